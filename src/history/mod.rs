@@ -1,0 +1,378 @@
+//! The history model every stage shares: [`Item`], [`Episode`], [`Finding`] and [`Probe`].
+//!
+//! An episode is one recorded agent run: the items the agent's LLM saw, in order, plus the key findings the
+//! agent learned along the way and probes (questions) that test whether those findings survive a reduction.
+
+pub mod dataset;
+pub mod validate;
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions from the agent's developer.
+    System,
+    /// The user (or the harness speaking for the user).
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// The role's wire name (`system`, `user`, `assistant`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One entry of an agent history.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Item {
+    /// A chat message.
+    Message {
+        /// Who wrote it.
+        role: Role,
+        /// Its text.
+        content: String,
+    },
+    /// A tool call made by the model.
+    ToolCall {
+        /// The call id that the result refers to.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments as JSON text, as the model wrote them.
+        arguments: String,
+    },
+    /// The result of a tool call.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The tool's output.
+        content: String,
+        /// Whether the tool reported an error.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+/// What kind of item an item is, for token-share reporting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// A system message or an instruction.
+    System,
+    /// A user message.
+    User,
+    /// Assistant text.
+    AssistantText,
+    /// A tool call.
+    ToolCall,
+    /// A tool result.
+    ToolResult,
+    /// A summary written into the instructions by a strategy.
+    Summary,
+}
+
+impl ItemKind {
+    /// Every kind, in report order.
+    pub const ALL: [ItemKind; 6] = [
+        ItemKind::System,
+        ItemKind::User,
+        ItemKind::AssistantText,
+        ItemKind::ToolCall,
+        ItemKind::ToolResult,
+        ItemKind::Summary,
+    ];
+
+    /// The kind's report name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemKind::System => "system",
+            ItemKind::User => "user",
+            ItemKind::AssistantText => "assistant_text",
+            ItemKind::ToolCall => "tool_call",
+            ItemKind::ToolResult => "tool_result",
+            ItemKind::Summary => "summary",
+        }
+    }
+}
+
+impl Item {
+    /// A message with the given role and content.
+    pub fn message(role: Role, content: impl Into<String>) -> Self {
+        Item::Message {
+            role,
+            content: content.into(),
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::message(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::message(Role::User, content)
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::message(Role::Assistant, content)
+    }
+
+    /// A tool call.
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Item::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    /// A successful tool result.
+    pub fn tool_result(call_id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
+        Item::ToolResult {
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    /// The item's kind for token-share reporting.
+    #[must_use]
+    pub fn kind(&self) -> ItemKind {
+        match self {
+            Item::Message { role: Role::System, .. } => ItemKind::System,
+            Item::Message { role: Role::User, .. } => ItemKind::User,
+            Item::Message { role: Role::Assistant, .. } => ItemKind::AssistantText,
+            Item::ToolCall { .. } => ItemKind::ToolCall,
+            Item::ToolResult { .. } => ItemKind::ToolResult,
+        }
+    }
+
+    /// Whether this item is part of an assistant turn (assistant text or a tool call).
+    #[must_use]
+    pub fn is_assistant_turn(&self) -> bool {
+        matches!(
+            self,
+            Item::Message { role: Role::Assistant, .. } | Item::ToolCall { .. }
+        )
+    }
+
+    /// Whether this is a message with the given role.
+    #[must_use]
+    pub fn is_role(&self, wanted: Role) -> bool {
+        matches!(self, Item::Message { role, .. } if *role == wanted)
+    }
+
+    /// The item's main text: message content, tool arguments or tool output.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        match self {
+            Item::Message { content, .. } | Item::ToolResult { content, .. } => content,
+            Item::ToolCall { arguments, .. } => arguments,
+        }
+    }
+
+    /// All the text of the item that a model would read, for retention checks.
+    ///
+    /// A tool call's name is part of what the model sees, so it is included with the arguments.
+    #[must_use]
+    pub fn searchable_text(&self) -> String {
+        match self {
+            Item::ToolCall { name, arguments, .. } => format!("{name} {arguments}"),
+            other => other.text().to_owned(),
+        }
+    }
+}
+
+/// What a finding or probe is about; retention is reported per kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// An error or a fact.
+    #[default]
+    Recall,
+    /// A file and what was done to it.
+    Artifact,
+    /// What was decided and why.
+    Decision,
+    /// What is next, what still fails.
+    Continuation,
+}
+
+impl FindingKind {
+    /// Every kind, in report order.
+    pub const ALL: [FindingKind; 4] = [
+        FindingKind::Recall,
+        FindingKind::Artifact,
+        FindingKind::Decision,
+        FindingKind::Continuation,
+    ];
+
+    /// The kind's report name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Recall => "recall",
+            FindingKind::Artifact => "artifact",
+            FindingKind::Decision => "decision",
+            FindingKind::Continuation => "continuation",
+        }
+    }
+}
+
+/// A key fact the agent learned and needs later.
+///
+/// A finding is *retained* in a request when every evidence string occurs in the text of one item or
+/// instruction of the request, compared case-insensitively with white space folded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    /// Unique within the episode.
+    pub id: String,
+    /// The fact in words.
+    pub text: String,
+    /// Strings that must all survive for the finding to count as retained.
+    pub evidence: Vec<String>,
+    /// Index of the item that introduced the finding.
+    pub introduced_at: usize,
+    /// What the finding is about.
+    #[serde(default)]
+    pub kind: FindingKind,
+}
+
+/// A question asked at a point of the replay, with the answers that count as correct.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// Unique within the episode.
+    pub id: String,
+    /// The probe is asked at the first call point after this item index.
+    pub after_item: usize,
+    /// The question.
+    pub question: String,
+    /// Accepted answers; a response containing any of them is correct.
+    pub answers: Vec<String>,
+    /// The finding the probe tests, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding: Option<String>,
+    /// What the probe is about.
+    #[serde(default)]
+    pub kind: FindingKind,
+}
+
+/// One recorded agent run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Episode {
+    /// Unique within a dataset.
+    pub id: String,
+    /// Where the episode comes from (a generator family, a trace format and file).
+    pub source: String,
+    /// The task in a sentence.
+    #[serde(default)]
+    pub task: String,
+    /// The history, in recorded order.
+    pub items: Vec<Item>,
+    /// Key findings.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// Probes.
+    #[serde(default)]
+    pub probes: Vec<Probe>,
+    /// Anything else the source recorded (provider token usage, model, exit status…).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub meta: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Lower-cases `text` and folds every run of white space into one space, trimming both ends.
+///
+/// This is the normal form in which evidence strings are compared with request text.
+#[must_use]
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for ch in text.chars() {
+        if ch.is_whitespace() {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.extend(ch.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Index of every call point of `items`: the positions just before an assistant turn begins.
+///
+/// An assistant message and the tool calls that directly follow it form one turn, so a call point is an
+/// assistant-turn item whose predecessor is not an assistant-turn item.
+#[must_use]
+pub fn call_points(items: &[Item]) -> Vec<usize> {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(i, item)| item.is_assistant_turn() && (*i == 0 || !items[i - 1].is_assistant_turn()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_folds_case_and_space() {
+        assert_eq!(normalize("  Hello\n\tWORLD  x "), "hello world x");
+        assert_eq!(normalize(""), "");
+    }
+
+    #[test]
+    fn call_points_group_text_and_tool_calls() {
+        let items = vec![
+            Item::system("s"),
+            Item::user("u"),
+            Item::assistant("thinking"),
+            Item::tool_call("1", "ls", "{}"),
+            Item::tool_result("1", "ls", "a b"),
+            Item::tool_call("2", "cat", "{}"),
+            Item::tool_result("2", "cat", "x"),
+            Item::assistant("done"),
+        ];
+        assert_eq!(call_points(&items), vec![2, 5, 7]);
+    }
+
+    #[test]
+    fn item_round_trips_through_json() {
+        let item = Item::ToolResult {
+            call_id: "c1".into(),
+            name: "run".into(),
+            content: "boom".into(),
+            is_error: true,
+        };
+        let json = serde_json::to_string(&item).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"tool_result","call_id":"c1","name":"run","content":"boom","is_error":true}"#
+        );
+        assert_eq!(serde_json::from_str::<Item>(&json).unwrap(), item);
+    }
+}

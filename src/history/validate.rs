@@ -1,0 +1,289 @@
+//! Checks that a dataset is well formed and that each episode makes sense as a history.
+//!
+//! Parsing catches malformed JSON, wrong types and unknown roles; [`check_episode`] then catches what JSON
+//! cannot express: tool results that answer no earlier call, findings whose evidence the history never
+//! showed, probes past the end, duplicate ids.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::dataset::stream;
+use super::{normalize, Episode, Item};
+use crate::error::{Error, Result};
+
+/// One problem in one episode: the field and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    /// JSON path of the field, e.g. `items[4].call_id`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// One problem located in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file.
+    pub path: PathBuf,
+    /// One-based line.
+    pub line: usize,
+    /// The episode id, when the line parsed far enough to have one.
+    pub episode: Option<String>,
+    /// The field, when known.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.path.display(), self.line)?;
+        if let Some(ep) = &self.episode {
+            write!(f, ": episode '{ep}'")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// What validation of a path found.
+#[derive(Debug, Default, Clone)]
+pub struct Validation {
+    /// Files read.
+    pub files: usize,
+    /// Episodes that parsed.
+    pub episodes: usize,
+    /// Items in those episodes.
+    pub items: usize,
+    /// Findings in those episodes.
+    pub findings: usize,
+    /// Probes in those episodes.
+    pub probes: usize,
+    /// Every problem, in file order.
+    pub problems: Vec<Problem>,
+}
+
+impl Validation {
+    /// Whether no problem was found.
+    #[must_use]
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Validates every dataset file under `path` and reports every problem found (not only the first).
+///
+/// # Errors
+/// Fails only when `path` cannot be listed; problems inside files are returned in [`Validation::problems`].
+pub fn validate_path(path: &Path) -> Result<Validation> {
+    let mut out = Validation::default();
+    let mut seen_ids: HashMap<String, (PathBuf, usize)> = HashMap::new();
+    let mut last_file: Option<PathBuf> = None;
+    for res in stream(path)? {
+        match res {
+            Ok((file, line, ep)) => {
+                if last_file.as_ref() != Some(&file) {
+                    out.files += 1;
+                    last_file = Some(file.clone());
+                }
+                out.episodes += 1;
+                out.items += ep.items.len();
+                out.findings += ep.findings.len();
+                out.probes += ep.probes.len();
+                for issue in check_episode(&ep) {
+                    out.problems.push(Problem {
+                        path: file.clone(),
+                        line,
+                        episode: Some(ep.id.clone()),
+                        field: Some(issue.field),
+                        message: issue.message,
+                    });
+                }
+                if let Some((first_file, first_line)) = seen_ids.get(&ep.id) {
+                    out.problems.push(Problem {
+                        path: file.clone(),
+                        line,
+                        episode: Some(ep.id.clone()),
+                        field: Some("id".into()),
+                        message: format!(
+                            "duplicate episode id, first seen at {}:{first_line}",
+                            first_file.display()
+                        ),
+                    });
+                } else {
+                    seen_ids.insert(ep.id.clone(), (file, line));
+                }
+            }
+            Err(Error::Parse { path, line, message }) => {
+                if last_file.as_ref() != Some(&path) {
+                    out.files += 1;
+                    last_file = Some(path.clone());
+                }
+                out.problems.push(Problem {
+                    path,
+                    line,
+                    episode: None,
+                    field: None,
+                    message,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Checks one parsed episode; an empty list means it is valid.
+#[must_use]
+pub fn check_episode(ep: &Episode) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    let mut issue = |field: String, message: String| issues.push(Issue { field, message });
+    if ep.id.trim().is_empty() {
+        issue("id".into(), "episode id is empty".into());
+    }
+    if ep.items.is_empty() {
+        issue("items".into(), "episode has no items".into());
+    }
+    let mut calls: HashSet<&str> = HashSet::new();
+    for (i, item) in ep.items.iter().enumerate() {
+        match item {
+            Item::ToolCall { id, name, .. } => {
+                if name.trim().is_empty() {
+                    issue(format!("items[{i}].name"), "tool call has an empty name".into());
+                }
+                calls.insert(id);
+            }
+            Item::ToolResult { call_id, .. } => {
+                if !calls.contains(call_id.as_str()) {
+                    issue(
+                        format!("items[{i}].call_id"),
+                        format!("tool result answers call '{call_id}', which no earlier tool call has"),
+                    );
+                }
+            }
+            Item::Message { .. } => {}
+        }
+    }
+    // Normalized item texts, computed once, for the evidence checks.
+    let normalized: Vec<String> = if ep.findings.is_empty() {
+        Vec::new()
+    } else {
+        ep.items.iter().map(|item| normalize(&item.searchable_text())).collect()
+    };
+    let mut finding_ids = HashSet::new();
+    for (f, finding) in ep.findings.iter().enumerate() {
+        if !finding_ids.insert(finding.id.as_str()) {
+            issue(format!("findings[{f}].id"), format!("duplicate finding id '{}'", finding.id));
+        }
+        if finding.introduced_at >= ep.items.len() {
+            issue(
+                format!("findings[{f}].introduced_at"),
+                format!(
+                    "introduced_at {} is out of range: the episode has {} items",
+                    finding.introduced_at,
+                    ep.items.len()
+                ),
+            );
+            continue;
+        }
+        if finding.evidence.is_empty() {
+            issue(format!("findings[{f}].evidence"), "finding has no evidence string".into());
+        }
+        for (e, evidence) in finding.evidence.iter().enumerate() {
+            let needle = normalize(evidence);
+            if needle.is_empty() {
+                issue(format!("findings[{f}].evidence[{e}]"), "evidence string is blank".into());
+            } else if !normalized[..=finding.introduced_at].iter().any(|t| t.contains(&needle)) {
+                issue(
+                    format!("findings[{f}].evidence[{e}]"),
+                    format!(
+                        "evidence '{evidence}' does not occur in any item at or before index {}",
+                        finding.introduced_at
+                    ),
+                );
+            }
+        }
+    }
+    let mut probe_ids = HashSet::new();
+    for (p, probe) in ep.probes.iter().enumerate() {
+        if !probe_ids.insert(probe.id.as_str()) {
+            issue(format!("probes[{p}].id"), format!("duplicate probe id '{}'", probe.id));
+        }
+        if probe.after_item >= ep.items.len() {
+            issue(
+                format!("probes[{p}].after_item"),
+                format!(
+                    "after_item {} is past the end: the episode has {} items",
+                    probe.after_item,
+                    ep.items.len()
+                ),
+            );
+        }
+        if probe.answers.iter().all(|a| a.trim().is_empty()) {
+            issue(format!("probes[{p}].answers"), "probe has no accepted answer".into());
+        }
+        if let Some(fid) = &probe.finding {
+            if !finding_ids.contains(fid.as_str()) && !ep.findings.iter().any(|f| &f.id == fid) {
+                issue(format!("probes[{p}].finding"), format!("probe refers to unknown finding '{fid}'"));
+            }
+        }
+    }
+    issues
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Finding, FindingKind, Probe};
+
+    fn episode() -> Episode {
+        Episode {
+            id: "e1".into(),
+            source: "test".into(),
+            task: String::new(),
+            items: vec![
+                Item::user("fix it"),
+                Item::tool_call("c1", "run", "{}"),
+                Item::tool_result("c1", "run", "Error: Disk FULL on /dev/sda1"),
+            ],
+            findings: vec![Finding {
+                id: "f1".into(),
+                text: "disk full".into(),
+                evidence: vec!["disk   full".into()],
+                introduced_at: 2,
+                kind: FindingKind::Recall,
+            }],
+            probes: vec![Probe {
+                id: "p1".into(),
+                after_item: 2,
+                question: "what failed?".into(),
+                answers: vec!["disk full".into()],
+                finding: Some("f1".into()),
+                kind: FindingKind::Recall,
+            }],
+            meta: serde_json::Map::new(),
+        }
+    }
+
+    #[test]
+    fn valid_episode_has_no_issue() {
+        assert_eq!(check_episode(&episode()), vec![]);
+    }
+
+    #[test]
+    fn every_semantic_problem_is_reported_with_its_field() {
+        let mut ep = episode();
+        ep.items.push(Item::tool_result("c9", "run", "x"));
+        ep.findings[0].introduced_at = 1;
+        ep.probes[0].after_item = 10;
+        ep.probes[0].finding = Some("nope".into());
+        let fields: Vec<String> = check_episode(&ep).into_iter().map(|i| i.field).collect();
+        assert_eq!(
+            fields,
+            vec!["items[3].call_id", "findings[0].evidence[0]", "probes[0].after_item", "probes[0].finding"]
+        );
+    }
+}

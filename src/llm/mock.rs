@@ -1,0 +1,340 @@
+//! A deterministic mock LLM: extractive, sectioned summaries and extractive probe answers, with latency from
+//! a model instead of a clock.
+//!
+//! The same request gives the same response on every machine. A summarization request (one whose
+//! instructions hold a `<history>…</history>` block) gets an extractive summary of that history under a token
+//! budget, laid out in the sections of a good summary; any other request is answered by picking the line of
+//! the request that shares the most words with the last user message.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::{Llm, LlmRequest, LlmResponse, Usage};
+use crate::error::Result;
+use crate::history::{Item, Role};
+use crate::tokens::Tokenizer;
+
+/// The mock's parameters: its latency model and its summary budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MockConfig {
+    /// The model name the mock reports (and is priced as).
+    pub model: String,
+    /// Time to first token, in milliseconds.
+    pub ttft_ms: f64,
+    /// Prefill time per input token, in milliseconds.
+    pub ms_per_input_token: f64,
+    /// Decode time per output token, in milliseconds.
+    pub ms_per_output_token: f64,
+    /// Token budget of a summary.
+    pub summary_max_tokens: usize,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        Self {
+            model: "gpt-4o-mini".into(),
+            ttft_ms: 350.0,
+            ms_per_input_token: 0.02,
+            ms_per_output_token: 12.0,
+            summary_max_tokens: 400,
+        }
+    }
+}
+
+/// The deterministic mock LLM.
+#[derive(Debug, Clone)]
+pub struct MockLlm {
+    config: MockConfig,
+    tokenizer: Arc<Tokenizer>,
+}
+
+impl MockLlm {
+    /// A mock that counts usage with `tokenizer`.
+    #[must_use]
+    pub fn new(config: MockConfig, tokenizer: Arc<Tokenizer>) -> Self {
+        Self { config, tokenizer }
+    }
+
+    /// The modelled latency of a call, in milliseconds.
+    #[must_use]
+    pub fn latency_ms(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let ms = self.config.ttft_ms
+            + input_tokens as f64 * self.config.ms_per_input_token
+            + output_tokens as f64 * self.config.ms_per_output_token;
+        ms
+    }
+
+    /// Answers a request synchronously (the async [`Llm::generate`] is ready at once).
+    #[must_use]
+    pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
+        let text = if let Some(history) = request.instructions.iter().find_map(|s| history_block(s)) {
+            summarize(history, &self.tokenizer, self.config.summary_max_tokens)
+        } else {
+            answer(request)
+        };
+        let input = self.tokenizer.count_request(&request.instructions, &request.contents) as u64;
+        let output = self.tokenizer.count_text(&text) as u64;
+        LlmResponse {
+            latency_ms: self.latency_ms(input, output),
+            text,
+            usage: Usage {
+                input_tokens: input,
+                output_tokens: output,
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Llm for MockLlm {
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+        Ok(self.respond(request))
+    }
+}
+
+/// The text between `<history>` and `</history>`, if the instruction has such a block.
+fn history_block(instruction: &str) -> Option<&str> {
+    let start = instruction.find("<history>")? + "<history>".len();
+    let end = instruction[start..].rfind("</history>")? + start;
+    Some(instruction[start..end].trim_matches('\n'))
+}
+
+const ERROR_WORDS: [&str; 12] = [
+    "error", "exception", "failed", "failure", "traceback", "assert", "denied", "not found", "timeout",
+    "refused", "fatal", "panic",
+];
+
+/// Words of a line: runs of letters, digits, `_`, `.`, `/` and `-`, lower-cased, at least 3 characters.
+fn words(line: &str) -> impl Iterator<Item = String> + '_ {
+    line.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+}
+
+fn is_identifier(word: &str) -> bool {
+    word.contains('_') || word.contains('/') || (word.contains('.') && !word.ends_with('.'))
+        || (word.chars().any(|c| c.is_ascii_digit()) && word.chars().any(char::is_alphabetic))
+}
+
+/// How salient a history line is: errors, paths, numbers, identifiers used elsewhere.
+fn salience(line: &str, freq: &HashMap<String, usize>) -> i64 {
+    let lower = line.to_lowercase();
+    let mut score = 0i64;
+    if ERROR_WORDS.iter().any(|w| lower.contains(w)) {
+        score += 4;
+    }
+    let mut paths = 0;
+    let mut numbers = 0;
+    let mut reused = 0;
+    for w in words(line) {
+        if w.contains('/') || (w.contains('.') && w.rsplit('.').next().is_some_and(|ext| (1..=4).contains(&ext.len()) && ext.chars().all(char::is_alphabetic))) {
+            paths += 1;
+        }
+        if w.chars().any(|c| c.is_ascii_digit()) {
+            numbers += 1;
+        }
+        if is_identifier(&w) && freq.get(&w).copied().unwrap_or(0) >= 2 {
+            reused += 1;
+        }
+    }
+    score += 2 * paths.min(2) + numbers.min(2) + reused.min(3);
+    if line.starts_with("[Tool Call]") {
+        score -= 2;
+    }
+    score
+}
+
+/// An extractive summary of formatted history lines, in sections, under `budget` tokens.
+fn summarize(history: &str, tokenizer: &Tokenizer, budget: usize) -> String {
+    let lines: Vec<&str> = history.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut freq: HashMap<String, usize> = HashMap::new();
+    for line in &lines {
+        for w in words(line) {
+            *freq.entry(w).or_default() += 1;
+        }
+    }
+    let task = lines
+        .iter()
+        .find(|l| l.starts_with("[user]:") || l.starts_with("[Previous summary]"))
+        .map(|l| clip(l, 200));
+    let mut tools: BTreeMap<usize, (String, usize)> = BTreeMap::new();
+    let mut tool_index: HashMap<String, usize> = HashMap::new();
+    for line in &lines {
+        if let Some(rest) = line.strip_prefix("[Tool Call]: ") {
+            let name = rest.split('(').next().unwrap_or(rest).trim().to_owned();
+            let next = tool_index.len();
+            let idx = *tool_index.entry(name.clone()).or_insert(next);
+            tools.entry(idx).or_insert((name, 0)).1 += 1;
+        }
+    }
+    let assistant: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("[assistant]:")).collect();
+    let remaining = assistant
+        .iter()
+        .rev()
+        .find(|l| {
+            let lower = l.to_lowercase();
+            ["next", "todo", "remaining", "still", "need", "will "].iter().any(|w| lower.contains(w))
+        })
+        .map(|l| clip(l, 240));
+
+    let mut out = String::new();
+    out.push_str("## Task\n");
+    out.push_str(task.as_deref().unwrap_or("(not stated in this part of the history)"));
+    out.push_str("\n## Tools used\n");
+    if tools.is_empty() {
+        out.push_str("(none)\n");
+    } else {
+        let list: Vec<String> = tools.values().map(|(n, c)| format!("{n} ×{c}")).collect();
+        out.push_str(&list.join(", "));
+        out.push('\n');
+    }
+    let fixed_tail = {
+        let mut t = String::from("## Progress\n");
+        match assistant.last() {
+            Some(l) => t.push_str(&clip(l, 240)),
+            None => t.push_str("(no assistant step)"),
+        }
+        t.push_str("\n## Remaining work\n");
+        t.push_str(remaining.as_deref().unwrap_or("(not stated)"));
+        t
+    };
+    let mut used = tokenizer.count_text(&out) + tokenizer.count_text(&fixed_tail) + 6;
+    // Rank candidate lines by salience, then by position, and take them while they fit.
+    let mut ranked: Vec<(i64, usize)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.starts_with("[user]:"))
+        .map(|(i, l)| (salience(l, &freq), i))
+        .filter(|(s, _)| *s > 0)
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut chosen = Vec::new();
+    for (_, i) in ranked {
+        let line = format!("- {}\n", clip(lines[i], 240));
+        let cost = tokenizer.count_text(&line);
+        if used + cost > budget {
+            continue;
+        }
+        used += cost;
+        chosen.push((i, line));
+    }
+    chosen.sort_by_key(|(i, _)| *i);
+    out.push_str("## Key findings\n");
+    if chosen.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for (_, line) in chosen {
+        out.push_str(&line);
+    }
+    out.push_str(&fixed_tail);
+    out
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut.
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((byte, _)) => format!("{}…", &s[..byte]),
+        None => s.to_owned(),
+    }
+}
+
+const STOPWORDS: [&str; 24] = [
+    "the", "and", "was", "were", "what", "which", "who", "when", "where", "how", "did", "does", "for",
+    "with", "that", "this", "from", "are", "has", "have", "its", "into", "after", "about",
+];
+
+/// Answers the last user message with the request line that shares the most of its words (the latest on ties).
+fn answer(request: &LlmRequest) -> String {
+    let question = request
+        .contents
+        .iter()
+        .rev()
+        .find_map(|i| match i {
+            Item::Message { role: Role::User, content } => Some(content.as_str()),
+            _ => None,
+        })
+        .unwrap_or("");
+    let wanted: Vec<String> = words(question).filter(|w| !STOPWORDS.contains(&w.as_str())).collect();
+    if wanted.is_empty() {
+        return "I don't know.".into();
+    }
+    let n = request.contents.len().saturating_sub(1);
+    let texts = request
+        .instructions
+        .iter()
+        .map(String::as_str)
+        .chain(request.contents[..n].iter().map(Item::text));
+    let mut best: Option<(usize, String)> = None;
+    for text in texts {
+        for line in text.lines() {
+            let have: std::collections::HashSet<String> = words(line).collect();
+            let score = wanted.iter().filter(|w| have.contains(*w)).count();
+            if score > 0 && best.as_ref().is_none_or(|(b, _)| score >= *b) {
+                best = Some((score, clip(line.trim(), 300)));
+            }
+        }
+    }
+    best.map_or_else(|| "I don't know.".into(), |(_, line)| line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mock() -> MockLlm {
+        MockLlm::new(MockConfig::default(), Tokenizer::shared_default().unwrap())
+    }
+
+    #[test]
+    fn summary_is_sectioned_deterministic_and_keeps_errors() {
+        let history = "[user]: Fix the failing test in src/app.py...\n\
+                       [Tool Call]: run_tests({\"path\": \"tests\"})\n\
+                       [Tool Result]: run_tests -> FAILED tests/test_app.py::test_total AssertionError: 41 != 42...\n\
+                       [assistant]: The total is off by one in src/app.py line 17; next I will fix it....";
+        let req = LlmRequest {
+            instructions: vec![format!("Summarize.\n<history>\n{history}\n</history>")],
+            contents: vec![Item::user("Please summarize.")],
+        };
+        let m = mock();
+        let a = m.respond(&req);
+        assert_eq!(a, m.respond(&req));
+        for section in ["## Task", "## Tools used", "## Key findings", "## Progress", "## Remaining work"] {
+            assert!(a.text.contains(section), "{}", a.text);
+        }
+        assert!(a.text.contains("AssertionError: 41 != 42"), "{}", a.text);
+        assert!(a.text.contains("run_tests ×1"), "{}", a.text);
+        assert!(a.latency_ms > 350.0);
+        assert_eq!(a.usage.output_tokens as usize, m.tokenizer.count_text(&a.text));
+    }
+
+    #[test]
+    fn summary_respects_budget() {
+        let history: String = (0..500).map(|i| format!("[Tool Result]: t -> error at /src/f{i}.rs:{i}\n")).collect();
+        let req = LlmRequest {
+            instructions: vec![format!("<history>\n{history}</history>")],
+            contents: vec![],
+        };
+        let m = mock();
+        let a = m.respond(&req);
+        assert!(a.usage.output_tokens <= 400 + 10, "{}", a.usage.output_tokens);
+    }
+
+    #[test]
+    fn answers_by_extractive_lookup() {
+        let req = LlmRequest::from_contents(vec![
+            Item::tool_result("1", "db", "customer_id: C-1029\ntier: gold\nrefund_limit: 250 USD"),
+            Item::user("What is the refund_limit of the customer?"),
+        ]);
+        assert_eq!(mock().respond(&req).text, "refund_limit: 250 USD");
+    }
+}

@@ -1,0 +1,84 @@
+//! The LLM interface strategies and probes talk to: [`Llm`], [`LlmRequest`], [`LlmResponse`].
+
+pub mod mock;
+pub mod pricing;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::history::Item;
+
+/// A request as an agent sends it: instructions (system text) and contents (the history).
+///
+/// Strategies may append instructions (a summary) and rewrite contents, as in the book's listing 6.6.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmRequest {
+    /// System-level text, sent before the contents.
+    pub instructions: Vec<String>,
+    /// The history.
+    pub contents: Vec<Item>,
+}
+
+impl LlmRequest {
+    /// A request with no instructions.
+    #[must_use]
+    pub fn from_contents(contents: Vec<Item>) -> Self {
+        Self {
+            instructions: Vec::new(),
+            contents,
+        }
+    }
+
+    /// Appends one instruction.
+    pub fn append_instructions(&mut self, text: impl Into<String>) {
+        self.instructions.push(text.into());
+    }
+
+    /// Every text of the request that a model reads, one entry per instruction or item.
+    pub fn texts(&self) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+        self.instructions
+            .iter()
+            .map(|s| std::borrow::Cow::Borrowed(s.as_str()))
+            .chain(self.contents.iter().map(|i| match i {
+                Item::ToolCall { .. } => std::borrow::Cow::Owned(i.searchable_text()),
+                other => std::borrow::Cow::Borrowed(other.text()),
+            }))
+    }
+}
+
+/// Token usage of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// What an LLM answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmResponse {
+    /// The answer text.
+    pub text: String,
+    /// Token usage.
+    pub usage: Usage,
+    /// Time the call took (measured for a real LLM, modelled for the mock), in milliseconds.
+    pub latency_ms: f64,
+}
+
+/// A chat model.
+///
+/// Implementations return the same response for the same request when they are deterministic (the mock), and
+/// never put secrets into their errors.
+#[async_trait]
+pub trait Llm: Send + Sync {
+    /// The model name, for reports and pricing.
+    fn model(&self) -> &str;
+
+    /// Sends one request.
+    ///
+    /// # Errors
+    /// Fails when the model cannot answer; strategies then leave the context as it was.
+    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse>;
+}

@@ -1,0 +1,323 @@
+//! Metrics: pure functions from replay records to numbers, per episode and per strategy over a dataset.
+//!
+//! Definitions (DESIGN.md "Metrics"): savings = 1 − input tokens / baseline input tokens on the same episode;
+//! cost = the agent's own calls (cached prefix priced as cached input) plus the strategy's calls; retention =
+//! share of the findings introduced so far that are retained in the request as sent.
+
+use serde::Serialize;
+
+use crate::history::{FindingKind, ItemKind};
+use crate::llm::pricing::Price;
+use crate::replay::{EpisodeReplay, StepRecord};
+
+/// The prices a run uses: the agent's model and the model the strategies call.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Prices {
+    /// The agent's model; `None` when unknown (cost is then unknown).
+    pub agent: Option<Price>,
+    /// The strategies' model.
+    pub strategy: Option<Price>,
+}
+
+impl Prices {
+    /// Cost of one step in USD: the agent call plus the strategy's calls; `None` when a needed price is unknown.
+    #[must_use]
+    pub fn step_cost(&self, s: &StepRecord) -> Option<f64> {
+        let agent = self.agent?.cost_usd(s.tokens_sent as u64, s.cached_tokens as u64, s.output_tokens as u64);
+        let strategy = if s.strategy_calls == 0 {
+            0.0
+        } else {
+            self.strategy?.cost_usd(s.strategy_input_tokens, 0, s.strategy_output_tokens)
+        };
+        Some(agent + strategy)
+    }
+}
+
+/// Share `part / whole`, or `None` when `whole` is 0.
+#[must_use]
+#[allow(clippy::cast_precision_loss)]
+pub fn ratio(part: usize, whole: usize) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// Metrics of one episode under one strategy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EpisodeMetrics {
+    /// The episode id.
+    pub episode: String,
+    /// The episode's source.
+    pub source: String,
+    /// The strategy.
+    pub strategy: String,
+    /// Items in the episode.
+    pub items: usize,
+    /// Call points.
+    pub steps: usize,
+    /// Total input tokens over all call points.
+    pub input_tokens: usize,
+    /// The same for the baseline.
+    pub baseline_input_tokens: usize,
+    /// 1 − input / baseline input.
+    pub savings: f64,
+    /// Largest request sent.
+    pub peak_tokens: usize,
+    /// Call points whose request exceeded the window.
+    pub steps_over_window: usize,
+    /// Input tokens priced as cached.
+    pub cached_tokens: usize,
+    /// Output tokens of the agent's recorded turns.
+    pub output_tokens: usize,
+    /// LLM calls made by the strategy.
+    pub strategy_calls: usize,
+    /// Of those, failed calls.
+    pub strategy_failures: usize,
+    /// Prompt tokens of the strategy's calls.
+    pub strategy_input_tokens: u64,
+    /// Completion tokens of the strategy's calls.
+    pub strategy_output_tokens: u64,
+    /// LLM latency of the strategy's calls, in milliseconds.
+    pub strategy_llm_ms: f64,
+    /// Cost in USD (agent and strategy); `None` when a price is unknown.
+    pub cost_usd: Option<f64>,
+    /// Findings introduced by the last call point.
+    pub findings: usize,
+    /// Retention at the last call point.
+    pub final_retention: Option<f64>,
+    /// Mean retention over call points that had a finding introduced.
+    pub mean_retention: Option<f64>,
+    /// Retention at the last call point per finding kind, as (introduced, retained).
+    pub retention_by_kind: [(usize, usize); 4],
+    /// Probes asked.
+    pub probes: usize,
+    /// Probes answered correctly.
+    pub probes_correct: usize,
+    /// Tokens sent by item kind, summed over call points.
+    pub tokens_by_kind: [usize; 6],
+}
+
+/// Computes an episode's metrics against its baseline replay.
+#[must_use]
+pub fn episode_metrics(replay: &EpisodeReplay, baseline: &EpisodeReplay, prices: &Prices) -> EpisodeMetrics {
+    let input_tokens: usize = replay.steps.iter().map(|s| s.tokens_sent).sum();
+    let baseline_input_tokens: usize = baseline.steps.iter().map(|s| s.tokens_sent).sum();
+    let cost_usd = replay
+        .steps
+        .iter()
+        .map(|s| prices.step_cost(s))
+        .sum::<Option<f64>>();
+    let last = replay.steps.last();
+    let with_findings: Vec<f64> = replay
+        .steps
+        .iter()
+        .filter_map(|s| ratio(s.findings_retained, s.findings_introduced))
+        .collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mean_retention = (!with_findings.is_empty()).then(|| with_findings.iter().sum::<f64>() / with_findings.len() as f64);
+    let mut tokens_by_kind = [0usize; 6];
+    for s in &replay.steps {
+        for (acc, n) in tokens_by_kind.iter_mut().zip(s.tokens_by_kind) {
+            *acc += n;
+        }
+    }
+    EpisodeMetrics {
+        episode: replay.episode.clone(),
+        source: replay.source.clone(),
+        strategy: replay.strategy.clone(),
+        items: replay.items,
+        steps: replay.steps.len(),
+        input_tokens,
+        baseline_input_tokens,
+        savings: ratio(input_tokens, baseline_input_tokens).map_or(0.0, |r| 1.0 - r),
+        peak_tokens: replay.steps.iter().map(|s| s.tokens_sent).max().unwrap_or(0),
+        steps_over_window: replay.steps.iter().filter(|s| s.over_window).count(),
+        cached_tokens: replay.steps.iter().map(|s| s.cached_tokens).sum(),
+        output_tokens: replay.steps.iter().map(|s| s.output_tokens).sum(),
+        strategy_calls: replay.steps.iter().map(|s| s.strategy_calls).sum(),
+        strategy_failures: replay.steps.iter().map(|s| s.strategy_failures).sum(),
+        strategy_input_tokens: replay.steps.iter().map(|s| s.strategy_input_tokens).sum(),
+        strategy_output_tokens: replay.steps.iter().map(|s| s.strategy_output_tokens).sum(),
+        strategy_llm_ms: replay.steps.iter().map(|s| s.strategy_llm_ms).sum(),
+        cost_usd,
+        findings: last.map_or(0, |s| s.findings_introduced),
+        final_retention: last.and_then(|s| ratio(s.findings_retained, s.findings_introduced)),
+        mean_retention,
+        retention_by_kind: last.map_or([(0, 0); 4], |s| s.retention_by_kind),
+        probes: replay.probes.len(),
+        probes_correct: replay.probes.iter().filter(|p| p.correct).count(),
+        tokens_by_kind,
+    }
+}
+
+/// Metrics of one strategy over a dataset.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StrategyMetrics {
+    /// The strategy.
+    pub strategy: String,
+    /// Episodes replayed.
+    pub episodes: usize,
+    /// Call points.
+    pub steps: usize,
+    /// Total input tokens.
+    pub input_tokens: usize,
+    /// Total baseline input tokens.
+    pub baseline_input_tokens: usize,
+    /// 1 − total input / total baseline input.
+    pub savings: f64,
+    /// Mean of the per-episode savings.
+    pub mean_episode_savings: f64,
+    /// Largest request sent in any episode.
+    pub peak_tokens: usize,
+    /// Call points over the window.
+    pub steps_over_window: usize,
+    /// LLM calls by the strategy.
+    pub strategy_calls: usize,
+    /// Of those, failures.
+    pub strategy_failures: usize,
+    /// Prompt tokens of the strategy's calls.
+    pub strategy_input_tokens: u64,
+    /// Completion tokens of the strategy's calls.
+    pub strategy_output_tokens: u64,
+    /// LLM latency of the strategy's calls, in milliseconds.
+    pub strategy_llm_ms: f64,
+    /// Total cost in USD; `None` when a price is unknown.
+    pub cost_usd: Option<f64>,
+    /// Cost relative to the baseline's: 1 − cost / baseline cost.
+    pub cost_savings: Option<f64>,
+    /// Findings at the end of all episodes.
+    pub findings: usize,
+    /// Pooled retention at the last call point: retained / introduced over all episodes.
+    pub final_retention: Option<f64>,
+    /// Mean of per-episode mean retention.
+    pub mean_retention: Option<f64>,
+    /// Pooled final retention per finding kind (`FindingKind::ALL` order).
+    pub retention_by_kind: [Option<f64>; 4],
+    /// Probes asked.
+    pub probes: usize,
+    /// Share answered correctly.
+    pub probe_accuracy: Option<f64>,
+    /// Share of tokens sent by item kind (`ItemKind::ALL` order).
+    pub token_share: [f64; 6],
+}
+
+/// Aggregates the episode metrics of one strategy; `baseline_cost` is the baseline's total cost.
+#[must_use]
+#[allow(clippy::cast_precision_loss)]
+pub fn strategy_metrics(name: &str, rows: &[&EpisodeMetrics], baseline_cost: Option<f64>) -> StrategyMetrics {
+    let sum = |f: fn(&EpisodeMetrics) -> usize| rows.iter().map(|r| f(r)).sum::<usize>();
+    let input_tokens = sum(|r| r.input_tokens);
+    let baseline_input_tokens = sum(|r| r.baseline_input_tokens);
+    let cost_usd = rows.iter().map(|r| r.cost_usd).sum::<Option<f64>>();
+    let mut kinds = [(0usize, 0usize); 4];
+    let mut tokens = [0usize; 6];
+    for r in rows {
+        for (k, v) in kinds.iter_mut().zip(r.retention_by_kind) {
+            k.0 += v.0;
+            k.1 += v.1;
+        }
+        for (t, v) in tokens.iter_mut().zip(r.tokens_by_kind) {
+            *t += v;
+        }
+    }
+    let all_tokens: usize = tokens.iter().sum();
+    let means: Vec<f64> = rows.iter().filter_map(|r| r.mean_retention).collect();
+    let probes = sum(|r| r.probes);
+    StrategyMetrics {
+        strategy: name.to_owned(),
+        episodes: rows.len(),
+        steps: sum(|r| r.steps),
+        input_tokens,
+        baseline_input_tokens,
+        savings: ratio(input_tokens, baseline_input_tokens).map_or(0.0, |r| 1.0 - r),
+        mean_episode_savings: if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r.savings).sum::<f64>() / rows.len() as f64 },
+        peak_tokens: rows.iter().map(|r| r.peak_tokens).max().unwrap_or(0),
+        steps_over_window: sum(|r| r.steps_over_window),
+        strategy_calls: sum(|r| r.strategy_calls),
+        strategy_failures: sum(|r| r.strategy_failures),
+        strategy_input_tokens: rows.iter().map(|r| r.strategy_input_tokens).sum(),
+        strategy_output_tokens: rows.iter().map(|r| r.strategy_output_tokens).sum(),
+        strategy_llm_ms: rows.iter().map(|r| r.strategy_llm_ms).sum(),
+        cost_usd,
+        cost_savings: match (cost_usd, baseline_cost) {
+            (Some(c), Some(b)) if b > 0.0 => Some(1.0 - c / b),
+            _ => None,
+        },
+        findings: sum(|r| r.findings),
+        final_retention: ratio(kinds.iter().map(|k| k.1).sum(), kinds.iter().map(|k| k.0).sum()),
+        mean_retention: (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64),
+        retention_by_kind: kinds.map(|(i, r)| ratio(r, i)),
+        probes,
+        probe_accuracy: ratio(sum(|r| r.probes_correct), probes),
+        token_share: tokens.map(|t| ratio(t, all_tokens).unwrap_or(0.0)),
+    }
+}
+
+/// Median and 95th percentile of `values` (nearest rank); `(0, 0)` when empty.
+#[must_use]
+pub fn percentiles(values: &mut [f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0);
+    }
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        let i = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1;
+        values[i]
+    };
+    (at(0.5), at(0.95))
+}
+
+/// Names of the finding kinds, in the order of the per-kind arrays.
+#[must_use]
+pub fn finding_kind_names() -> [&'static str; 4] {
+    FindingKind::ALL.map(FindingKind::as_str)
+}
+
+/// Names of the item kinds, in the order of the per-kind arrays.
+#[must_use]
+pub fn item_kind_names() -> [&'static str; 6] {
+    ItemKind::ALL.map(ItemKind::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_nearest_rank() {
+        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentiles(&mut v), (50.0, 95.0));
+        assert_eq!(percentiles(&mut []), (0.0, 0.0));
+    }
+
+    #[test]
+    fn unknown_price_gives_unknown_cost() {
+        let step = crate::replay::StepRecord {
+            step: 0,
+            item_index: 0,
+            items_sent: 1,
+            instructions_sent: 0,
+            tokens_before: 10,
+            tokens_sent: 10,
+            cached_tokens: 0,
+            output_tokens: 1,
+            tokens_by_kind: [0; 6],
+            strategy_calls: 1,
+            strategy_failures: 0,
+            strategy_input_tokens: 5,
+            strategy_output_tokens: 5,
+            strategy_llm_ms: 0.0,
+            summarized_items: 0,
+            compacted_items: 0,
+            dropped_items: 0,
+            findings_introduced: 0,
+            findings_retained: 0,
+            retention_by_kind: [(0, 0); 4],
+            over_window: false,
+            compute_us: 0.0,
+        };
+        let p = Price { input: 1.0, cached_input: 0.5, output: 2.0 };
+        assert_eq!(Prices { agent: Some(p), strategy: None }.step_cost(&step), None);
+        let c = Prices { agent: Some(p), strategy: Some(p) }.step_cost(&step).unwrap();
+        assert!((c - (10.0 + 2.0 + 5.0 + 10.0) / 1e6).abs() < 1e-15);
+    }
+}

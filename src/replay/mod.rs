@@ -1,0 +1,444 @@
+//! Replay: feed an episode's items into a live request, let a strategy reduce it at every call point, and
+//! record one [`StepRecord`] per call point.
+//!
+//! Semantics (see DESIGN.md): items arrive in recorded order; a call point is each place where the recorded
+//! agent called its LLM, just before an assistant turn; the strategy's reduction persists; the recorded
+//! assistant turn is appended whatever the strategy did (open-loop replay). When items follow the last
+//! assistant turn (a tool result, a user message), the agent would call its LLM again, so the end of the
+//! episode is a call point too.
+//!
+//! Cost per step is linear in the size of the live request: each item is hashed once per step and its token
+//! count and evidence set come from caches, so an item is tokenized and searched once per run.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::history::{normalize, Episode, FindingKind, Item, ItemKind, Role};
+use crate::llm::{Llm, LlmRequest};
+use crate::strategy::{NamedStrategy, ReplayState};
+use crate::tokens::{instruction_hash, item_hash, Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
+
+/// What happened at one call point of one episode under one strategy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRecord {
+    /// Zero-based call-point index.
+    pub step: usize,
+    /// Index of the episode item the call point precedes (the item count at the end of the episode).
+    pub item_index: usize,
+    /// Items in the request as sent.
+    pub items_sent: usize,
+    /// Instructions in the request as sent.
+    pub instructions_sent: usize,
+    /// Tokens of the live request before the strategy ran.
+    pub tokens_before: usize,
+    /// Tokens of the request as sent.
+    pub tokens_sent: usize,
+    /// Tokens of the sent request's prefix that equals the previous request (priced as cached input).
+    pub cached_tokens: usize,
+    /// Tokens of the recorded assistant turn that answered this call.
+    pub output_tokens: usize,
+    /// Tokens sent, by item kind (`ItemKind::ALL` order; the reply priming is in none).
+    pub tokens_by_kind: [usize; 6],
+    /// LLM calls the strategy made.
+    pub strategy_calls: usize,
+    /// Of those, calls that failed.
+    pub strategy_failures: usize,
+    /// Prompt tokens of the strategy's calls.
+    pub strategy_input_tokens: u64,
+    /// Completion tokens of the strategy's calls.
+    pub strategy_output_tokens: u64,
+    /// LLM latency of the strategy's calls, in milliseconds (real or modelled).
+    pub strategy_llm_ms: f64,
+    /// Items the strategy summarized away.
+    pub summarized_items: usize,
+    /// Items the strategy compacted.
+    pub compacted_items: usize,
+    /// Items the strategy dropped.
+    pub dropped_items: usize,
+    /// Findings introduced before this call point.
+    pub findings_introduced: usize,
+    /// Of those, findings retained in the request as sent.
+    pub findings_retained: usize,
+    /// (introduced, retained) per finding kind, in `FindingKind::ALL` order.
+    pub retention_by_kind: [(usize, usize); 4],
+    /// Whether the request as sent exceeds the context window.
+    pub over_window: bool,
+    /// Wall-clock time of the strategy's own work, in microseconds (varies between runs).
+    #[serde(skip)]
+    pub compute_us: f64,
+}
+
+/// The answer to one probe.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeRecord {
+    /// The probe id.
+    pub probe: String,
+    /// The step it was asked at (`None`: after the last step).
+    pub step: Option<usize>,
+    /// What the probe is about.
+    pub kind: FindingKind,
+    /// Whether the answer contains an accepted answer.
+    pub correct: bool,
+    /// The answer.
+    pub answer: String,
+}
+
+/// The replay of one episode under one strategy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EpisodeReplay {
+    /// The episode id.
+    pub episode: String,
+    /// The episode's source.
+    pub source: String,
+    /// The strategy's report name.
+    pub strategy: String,
+    /// Items in the episode.
+    pub items: usize,
+    /// One record per call point.
+    pub steps: Vec<StepRecord>,
+    /// One record per probe.
+    pub probes: Vec<ProbeRecord>,
+}
+
+/// Per-episode index of evidence strings, with a per-item cache of which evidence each item contains.
+struct Evidence {
+    needles: Vec<String>,
+    /// For each finding: its needle indices, kind and introduced_at.
+    findings: Vec<(Vec<usize>, FindingKind, usize)>,
+    words: usize,
+    cache: HashMap<u128, Vec<u64>>,
+}
+
+impl Evidence {
+    fn new(episode: &Episode) -> Self {
+        let mut needles: Vec<String> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let findings = episode
+            .findings
+            .iter()
+            .map(|f| {
+                let ids = f
+                    .evidence
+                    .iter()
+                    .map(|e| {
+                        let n = normalize(e);
+                        *index.entry(n.clone()).or_insert_with(|| {
+                            needles.push(n);
+                            needles.len() - 1
+                        })
+                    })
+                    .collect();
+                (ids, f.kind, f.introduced_at)
+            })
+            .collect();
+        let words = needles.len().div_ceil(64);
+        Self {
+            needles,
+            findings,
+            words,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// ORs into `acc` the evidence that `text` (keyed by `key`) contains.
+    fn add(&mut self, key: u128, text: impl FnOnce() -> String, acc: &mut [u64]) {
+        if self.needles.is_empty() {
+            return;
+        }
+        let needles = &self.needles;
+        let words = self.words;
+        let bits = self.cache.entry(key).or_insert_with(|| {
+            let hay = normalize(&text());
+            let mut bits = vec![0u64; words];
+            for (i, n) in needles.iter().enumerate() {
+                if hay.contains(n.as_str()) {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            bits
+        });
+        for (a, b) in acc.iter_mut().zip(bits.iter()) {
+            *a |= b;
+        }
+    }
+}
+
+/// Replays episodes through strategies with one LLM and one tokenizer.
+pub struct Replayer<'a> {
+    tokenizer: Arc<Tokenizer>,
+    llm: &'a dyn Llm,
+    context_window: usize,
+}
+
+impl<'a> Replayer<'a> {
+    /// A replayer for a model with `context_window` tokens.
+    pub fn new(tokenizer: Arc<Tokenizer>, llm: &'a dyn Llm, context_window: usize) -> Self {
+        Self {
+            tokenizer,
+            llm,
+            context_window,
+        }
+    }
+
+    /// Replays `episode` under every strategy, in order, sharing the episode's evidence cache.
+    ///
+    /// # Errors
+    /// A strategy's harness fault, naming the episode and strategy.
+    pub async fn replay_all(&self, episode: &Episode, strategies: &[NamedStrategy]) -> Result<Vec<EpisodeReplay>> {
+        let mut evidence = Evidence::new(episode);
+        let mut out = Vec::with_capacity(strategies.len());
+        for s in strategies {
+            out.push(self.replay_with(episode, s, &mut evidence).await?);
+        }
+        Ok(out)
+    }
+
+    /// Replays `episode` under one strategy.
+    ///
+    /// # Errors
+    /// As [`Replayer::replay_all`].
+    pub async fn replay(&self, episode: &Episode, strategy: &NamedStrategy) -> Result<EpisodeReplay> {
+        self.replay_with(episode, strategy, &mut Evidence::new(episode)).await
+    }
+
+    #[allow(clippy::too_many_lines)] // one loop that reads best in one piece
+    async fn replay_with(&self, episode: &Episode, named: &NamedStrategy, evidence: &mut Evidence) -> Result<EpisodeReplay> {
+        let mut strategy = named.config.build();
+        let items = &episode.items;
+        let mut points = crate::history::call_points(items);
+        let last_turn_end = points.last().map_or(0, |&cp| turn_end(items, cp));
+        if points.is_empty() || last_turn_end < items.len() {
+            points.push(items.len());
+        }
+        let mut probes: Vec<&crate::history::Probe> = episode.probes.iter().collect();
+        probes.sort_by_key(|p| p.after_item);
+        let mut next_probe = 0;
+        let mut probe_records = Vec::new();
+
+        let mut live = LlmRequest::default();
+        let mut next = 0usize;
+        let mut prev_prefix: Vec<(u128, usize)> = Vec::new();
+        let mut steps = Vec::with_capacity(points.len());
+        for (step, &cp) in points.iter().enumerate() {
+            live.contents.extend_from_slice(&items[next..cp]);
+            let state = ReplayState {
+                tokenizer: Arc::clone(&self.tokenizer),
+                context_window: self.context_window,
+                step,
+            };
+            let tokens_before = state.measure(&live);
+            let started = Instant::now();
+            let applied = strategy.apply(&state, &mut live, self.llm).await.map_err(|e| Error::Strategy {
+                strategy: named.name.clone(),
+                message: format!("episode '{}', step {step}: {e}", episode.id),
+            })?;
+            let compute_us = started.elapsed().as_secs_f64() * 1e6;
+
+            // One pass over the request as sent: tokens, kinds, cached prefix, evidence.
+            let mut acc = vec![0u64; evidence.words];
+            let mut by_kind = [0usize; 6];
+            let mut sequence: Vec<(u128, usize)> = Vec::with_capacity(live.instructions.len() + live.contents.len());
+            for text in &live.instructions {
+                let key = instruction_hash(text);
+                let n = self.tokenizer.count_instruction(text);
+                by_kind[ItemKind::Summary as usize] += n;
+                sequence.push((key, n));
+                evidence.add(key, || text.clone(), &mut acc);
+            }
+            for item in &live.contents {
+                let key = item_hash(item);
+                let n = self.tokenizer.count_item(item);
+                by_kind[item.kind() as usize] += n;
+                sequence.push((key, n));
+                evidence.add(key, || item.searchable_text(), &mut acc);
+            }
+            let tokens_sent = TOKENS_PER_REPLY + sequence.iter().map(|(_, n)| n).sum::<usize>();
+            let cached_tokens: usize = sequence
+                .iter()
+                .zip(&prev_prefix)
+                .take_while(|(a, b)| a.0 == b.0)
+                .map(|(a, _)| a.1)
+                .sum();
+            prev_prefix = sequence;
+
+            let mut by_finding_kind = [(0usize, 0usize); 4];
+            for (needles, kind, introduced_at) in &evidence.findings {
+                if *introduced_at >= cp {
+                    continue;
+                }
+                let k = FindingKind::ALL.iter().position(|x| x == kind).unwrap_or(0);
+                by_finding_kind[k].0 += 1;
+                if needles.iter().all(|&i| acc[i / 64] & (1 << (i % 64)) != 0) {
+                    by_finding_kind[k].1 += 1;
+                }
+            }
+
+            while next_probe < probes.len() && probes[next_probe].after_item < cp {
+                probe_records.push(self.ask(&live, probes[next_probe], Some(step)).await);
+                next_probe += 1;
+            }
+
+            let end = if cp < items.len() { turn_end(items, cp) } else { cp };
+            let output_tokens = items[cp..end]
+                .iter()
+                .map(|i| self.tokenizer.count_item(i).saturating_sub(TOKENS_PER_MESSAGE))
+                .sum();
+            live.contents.extend_from_slice(&items[cp..end]);
+            next = end;
+
+            steps.push(StepRecord {
+                step,
+                item_index: cp,
+                items_sent: live.contents.len() - (end - cp),
+                instructions_sent: live.instructions.len(),
+                tokens_before,
+                tokens_sent,
+                cached_tokens,
+                output_tokens,
+                tokens_by_kind: by_kind,
+                strategy_calls: applied.llm_calls.len(),
+                strategy_failures: applied.failures(),
+                strategy_input_tokens: applied.llm_calls.iter().map(|c| c.input_tokens).sum(),
+                strategy_output_tokens: applied.llm_calls.iter().map(|c| c.output_tokens).sum(),
+                strategy_llm_ms: applied.llm_calls.iter().map(|c| c.latency_ms).sum(),
+                summarized_items: applied.summarized_items,
+                compacted_items: applied.compacted_items,
+                dropped_items: applied.dropped_items,
+                findings_introduced: by_finding_kind.iter().map(|k| k.0).sum(),
+                findings_retained: by_finding_kind.iter().map(|k| k.1).sum(),
+                retention_by_kind: by_finding_kind,
+                over_window: tokens_sent > self.context_window,
+                compute_us,
+            });
+        }
+        while next_probe < probes.len() {
+            probe_records.push(self.ask(&live, probes[next_probe], None).await);
+            next_probe += 1;
+        }
+        Ok(EpisodeReplay {
+            episode: episode.id.clone(),
+            source: episode.source.clone(),
+            strategy: named.name.clone(),
+            items: items.len(),
+            steps,
+            probes: probe_records,
+        })
+    }
+
+    /// Asks one probe against the live request; a failed call counts as a wrong answer.
+    async fn ask(&self, live: &LlmRequest, probe: &crate::history::Probe, step: Option<usize>) -> ProbeRecord {
+        let mut req = live.clone();
+        req.contents.push(Item::message(Role::User, probe.question.clone()));
+        let answer = match self.llm.generate(&req).await {
+            Ok(r) => r.text,
+            Err(e) => format!("(probe call failed: {e})"),
+        };
+        let got = normalize(&answer);
+        let correct = probe.answers.iter().map(|a| normalize(a)).any(|a| !a.is_empty() && got.contains(&a));
+        ProbeRecord {
+            probe: probe.id.clone(),
+            step,
+            kind: probe.kind,
+            correct,
+            answer,
+        }
+    }
+}
+
+/// The index just past the assistant turn starting at `start`.
+fn turn_end(items: &[Item], start: usize) -> usize {
+    items[start..]
+        .iter()
+        .position(|i| !i.is_assistant_turn())
+        .map_or(items.len(), |n| start + n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Finding, Probe};
+    use crate::llm::mock::{MockConfig, MockLlm};
+    use crate::strategy::StrategyConfig;
+
+    pub(crate) fn episode() -> Episode {
+        let mut items = vec![Item::system("You are a coding agent."), Item::user("Fix the failing test.")];
+        for i in 0..12 {
+            items.push(Item::assistant(format!("Step {i}: running the tests.")));
+            items.push(Item::tool_call(format!("c{i}"), "run_tests", "{}"));
+            let mut out = format!("collected 40 items\n{}", "PASSED tests/test_misc.py\n".repeat(60));
+            if i == 2 {
+                out.push_str("FAILED tests/test_dates.py::test_leap - AssertionError: expected 2024-02-29\n");
+            }
+            items.push(Item::tool_result(format!("c{i}"), "run_tests", out));
+        }
+        items.push(Item::assistant("Fixed the leap year bug in src/dates.py."));
+        Episode {
+            id: "ep".into(),
+            source: "test".into(),
+            task: "fix".into(),
+            items,
+            findings: vec![Finding {
+                id: "f1".into(),
+                text: "leap test fails".into(),
+                evidence: vec!["AssertionError: expected 2024-02-29".into()],
+                introduced_at: 10,
+                kind: FindingKind::Recall,
+            }],
+            probes: vec![Probe {
+                id: "p1".into(),
+                after_item: 30,
+                question: "Which test in test_dates.py failed with an AssertionError?".into(),
+                answers: vec!["test_leap".into()],
+                finding: Some("f1".into()),
+                kind: FindingKind::Recall,
+            }],
+            meta: serde_json::Map::new(),
+        }
+    }
+
+    fn replay(strategies: &[NamedStrategy]) -> Vec<EpisodeReplay> {
+        let tok = Tokenizer::shared_default().unwrap();
+        let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+        let r = Replayer::new(tok, &llm, 4000);
+        pollster::block_on(r.replay_all(&episode(), strategies)).unwrap()
+    }
+
+    #[test]
+    fn baseline_keeps_everything_and_caches_the_prefix() {
+        let out = replay(&[NamedStrategy::new("none", StrategyConfig::None)]);
+        let steps = &out[0].steps;
+        assert_eq!(steps.len(), 13);
+        for w in steps.windows(2) {
+            assert!(w[1].tokens_sent > w[0].tokens_sent);
+            // The previous request is a prefix of the next one.
+            assert_eq!(w[1].cached_tokens, w[0].tokens_sent - TOKENS_PER_REPLY);
+        }
+        assert!(steps.iter().all(|s| s.findings_retained == s.findings_introduced));
+        assert_eq!(steps.last().unwrap().findings_introduced, 1);
+        assert!(out[0].probes[0].correct, "{:?}", out[0].probes);
+    }
+
+    #[test]
+    fn strategies_differ() {
+        let out = replay(&[
+            NamedStrategy::new("none", StrategyConfig::None),
+            NamedStrategy::new(
+                "window",
+                StrategyConfig::SlidingWindow(crate::strategy::SlidingWindowConfig {
+                    max_tokens: Some(1500),
+                    max_items: None,
+                }),
+            ),
+            NamedStrategy::new("compaction", StrategyConfig::Compaction(crate::strategy::CompactionConfig::default())),
+        ]);
+        let totals: Vec<usize> = out.iter().map(|r| r.steps.iter().map(|s| s.tokens_sent).sum()).collect();
+        assert!(totals[1] < totals[0] && totals[2] < totals[0], "{totals:?}");
+        // Compaction masks the old failing output: the finding is no longer retained at the end.
+        let last = out[2].steps.last().unwrap();
+        assert_eq!((last.findings_introduced, last.findings_retained), (1, 0));
+    }
+}

@@ -1,0 +1,298 @@
+//! Context-reduction strategies: the [`Strategy`] trait, what an application reports ([`Applied`]) and the
+//! serializable configuration that builds each strategy ([`StrategyConfig`]).
+//!
+//! Contract for every implementation: keep every system message, return the same output for the same input
+//! and state, and when an LLM call fails leave the request exactly as it was and record the failure (an error
+//! text is never committed as a summary). State that must persist between call points (a summary position,
+//! a compaction store) lives in the strategy value, one per episode replay.
+
+pub mod compaction;
+pub mod pipeline;
+pub mod sliding_window;
+pub mod summarization;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+pub use compaction::{Compaction, CompactionConfig, CompactionMode};
+pub use pipeline::{Pipeline, PipelineConfig};
+pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
+pub use summarization::{Summarization, SummarizationConfig};
+
+use crate::error::{Error, Result};
+use crate::llm::{Llm, LlmRequest};
+use crate::tokens::Tokenizer;
+
+/// What the replay tells a strategy about the call point it is applied at.
+#[derive(Debug, Clone)]
+pub struct ReplayState {
+    /// The run's tokenizer (with its shared item cache).
+    pub tokenizer: Arc<Tokenizer>,
+    /// The model's context window, in tokens.
+    pub context_window: usize,
+    /// Zero-based index of the call point.
+    pub step: usize,
+}
+
+impl ReplayState {
+    /// Tokens of `req` as it would be sent.
+    #[must_use]
+    pub fn measure(&self, req: &LlmRequest) -> usize {
+        self.tokenizer.count_request(&req.instructions, &req.contents)
+    }
+}
+
+/// One LLM call a strategy made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmCall {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Latency in milliseconds (real or modelled).
+    pub latency_ms: f64,
+    /// The error, when the call failed.
+    pub error: Option<String>,
+}
+
+/// What one application of a strategy did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied {
+    /// Whether the request changed.
+    pub changed: bool,
+    /// LLM calls made, in order.
+    pub llm_calls: Vec<LlmCall>,
+    /// Items that were summarized away.
+    pub summarized_items: usize,
+    /// Items whose content was replaced by a stub or truncated.
+    pub compacted_items: usize,
+    /// Items dropped.
+    pub dropped_items: usize,
+}
+
+impl Applied {
+    /// Adds what `other` did to what this did.
+    pub fn merge(&mut self, other: Applied) {
+        self.changed |= other.changed;
+        self.llm_calls.extend(other.llm_calls);
+        self.summarized_items += other.summarized_items;
+        self.compacted_items += other.compacted_items;
+        self.dropped_items += other.dropped_items;
+    }
+
+    /// Number of failed LLM calls.
+    #[must_use]
+    pub fn failures(&self) -> usize {
+        self.llm_calls.iter().filter(|c| c.error.is_some()).count()
+    }
+}
+
+/// A context-reduction strategy, applied at every call point of a replay.
+#[async_trait]
+pub trait Strategy: Send {
+    /// Reduces `req` in place; the reduced request is the live request from then on.
+    ///
+    /// # Errors
+    /// Only for harness faults; a failed LLM call is recorded in [`Applied::llm_calls`] instead.
+    async fn apply(&mut self, state: &ReplayState, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied>;
+}
+
+/// The baseline: sends the history unchanged.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoReduction;
+
+#[async_trait]
+impl Strategy for NoReduction {
+    async fn apply(&mut self, _: &ReplayState, _: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
+        Ok(Applied::default())
+    }
+}
+
+/// A strategy's configuration, as data (`{"type": "sliding_window", "max_tokens": 8000}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StrategyConfig {
+    /// No reduction: the baseline.
+    None,
+    /// See [`SlidingWindow`].
+    SlidingWindow(SlidingWindowConfig),
+    /// See [`Compaction`].
+    Compaction(CompactionConfig),
+    /// See [`Summarization`].
+    Summarization(SummarizationConfig),
+    /// See [`Pipeline`].
+    Pipeline(PipelineConfig),
+}
+
+impl StrategyConfig {
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    /// Names the parameter that is out of range.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            StrategyConfig::None | StrategyConfig::Compaction(_) => Ok(()),
+            StrategyConfig::SlidingWindow(c) => c.validate(),
+            StrategyConfig::Summarization(c) => c.validate(),
+            StrategyConfig::Pipeline(c) => c.validate(),
+        }
+    }
+
+    /// A fresh strategy for one episode.
+    #[must_use]
+    pub fn build(&self) -> Box<dyn Strategy> {
+        match self {
+            StrategyConfig::None => Box::new(NoReduction),
+            StrategyConfig::SlidingWindow(c) => Box::new(SlidingWindow::new(c.clone())),
+            StrategyConfig::Compaction(c) => Box::new(Compaction::new(c.clone())),
+            StrategyConfig::Summarization(c) => Box::new(Summarization::new(c.clone())),
+            StrategyConfig::Pipeline(c) => Box::new(Pipeline::new(c.clone())),
+        }
+    }
+}
+
+/// A strategy configuration with the name it is reported under.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedStrategy {
+    /// Report name, unique within a run.
+    pub name: String,
+    /// The configuration.
+    #[serde(flatten)]
+    pub config: StrategyConfig,
+}
+
+impl NamedStrategy {
+    /// Names a configuration.
+    pub fn new(name: impl Into<String>, config: StrategyConfig) -> Self {
+        Self {
+            name: name.into(),
+            config,
+        }
+    }
+}
+
+/// The built-in strategies a run compares when the config names none, by name.
+#[must_use]
+pub fn defaults() -> Vec<NamedStrategy> {
+    vec![
+        NamedStrategy::new("none", StrategyConfig::None),
+        NamedStrategy::new(
+            "sliding_window",
+            StrategyConfig::SlidingWindow(SlidingWindowConfig {
+                max_tokens: Some(16_000),
+                max_items: None,
+            }),
+        ),
+        NamedStrategy::new("compaction", StrategyConfig::Compaction(CompactionConfig::default())),
+        NamedStrategy::new(
+            "summarization",
+            StrategyConfig::Pipeline(PipelineConfig {
+                threshold: 0.5,
+                context_window: None,
+                stages: vec![StrategyConfig::Summarization(SummarizationConfig::default())],
+            }),
+        ),
+        NamedStrategy::new(
+            "pipeline",
+            StrategyConfig::Pipeline(PipelineConfig {
+                threshold: 0.5,
+                context_window: None,
+                stages: vec![
+                    StrategyConfig::Compaction(CompactionConfig::default()),
+                    StrategyConfig::Summarization(SummarizationConfig::default()),
+                ],
+            }),
+        ),
+    ]
+}
+
+/// Checks that names are unique and parameters valid.
+///
+/// # Errors
+/// Names the strategy at fault.
+pub fn validate_all(strategies: &[NamedStrategy]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for s in strategies {
+        if s.name.trim().is_empty() {
+            return Err(Error::Config("a strategy has an empty name".into()));
+        }
+        if !seen.insert(s.name.as_str()) {
+            return Err(Error::Config(format!("strategy name '{}' is used twice", s.name)));
+        }
+        s.config
+            .validate()
+            .map_err(|e| Error::Config(format!("strategy '{}': {e}", s.name)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Helpers for strategy tests.
+    use super::*;
+    use crate::llm::mock::{MockConfig, MockLlm};
+    use crate::llm::LlmResponse;
+
+    pub fn state(window: usize) -> ReplayState {
+        ReplayState {
+            tokenizer: Tokenizer::shared_default().unwrap(),
+            context_window: window,
+            step: 0,
+        }
+    }
+
+    pub fn mock() -> MockLlm {
+        MockLlm::new(MockConfig::default(), Tokenizer::shared_default().unwrap())
+    }
+
+    pub fn run<S: Strategy + ?Sized>(s: &mut S, st: &ReplayState, req: &mut LlmRequest, llm: &dyn Llm) -> Applied {
+        pollster::block_on(s.apply(st, req, llm)).unwrap()
+    }
+
+    /// An LLM that always fails.
+    pub struct Failing;
+
+    #[async_trait]
+    impl Llm for Failing {
+        fn model(&self) -> &str {
+            "failing"
+        }
+        async fn generate(&self, _: &LlmRequest) -> Result<LlmResponse> {
+            Err(Error::Llm("503 service unavailable".into()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_is_data() {
+        let json = r#"{"name":"w","type":"sliding_window","max_tokens":8000}"#;
+        let s: NamedStrategy = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            s.config,
+            StrategyConfig::SlidingWindow(SlidingWindowConfig {
+                max_tokens: Some(8000),
+                max_items: None
+            })
+        );
+        let toml_text = "name = \"p\"\ntype = \"pipeline\"\nthreshold = 0.7\n[[stages]]\ntype = \"compaction\"\nkeep_last = 2\n";
+        let p: NamedStrategy = toml::from_str(toml_text).unwrap();
+        assert!(matches!(p.config, StrategyConfig::Pipeline(ref c) if c.stages.len() == 1));
+    }
+
+    #[test]
+    fn unknown_parameter_is_an_error() {
+        let err = serde_json::from_str::<StrategyConfig>(r#"{"type":"sliding_window","max_tokenz":1}"#).unwrap_err();
+        assert!(err.to_string().contains("max_tokenz"), "{err}");
+    }
+
+    #[test]
+    fn defaults_are_valid_and_unique() {
+        validate_all(&defaults()).unwrap();
+    }
+}

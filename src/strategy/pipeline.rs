@@ -1,0 +1,156 @@
+//! Pipeline: the book's fallback order — measure; if over the trigger, apply the first stage; measure again;
+//! apply the next stage only if still over; and so on.
+//!
+//! ## What it does
+//! The trigger is `threshold × context_window` tokens (the pipeline's own `context_window`, or the run's). At a
+//! call point under the trigger nothing happens. Over it, stages run in order until the request is under the
+//! trigger again. Any strategies can be chained; the book's order is compaction, then summarization.
+//!
+//! ## Trade-offs
+//! Cheap stages go first, so the expensive LLM summary runs only when compaction is not enough. A high
+//! threshold keeps the prompt cache longer and delays losses; a low one saves more tokens.
+//!
+//! ## Parameters
+//! - `threshold` (0.8): fraction of the window at which reduction starts, in (0, 1].
+//! - `context_window`: overrides the run's window.
+//! - `stages`: the strategies, in order.
+//!
+//! ## Example
+//! `{"type": "pipeline", "threshold": 0.8, "stages": [{"type": "compaction"}, {"type": "summarization"}]}`
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::{Applied, ReplayState, Strategy, StrategyConfig};
+use crate::error::{Error, Result};
+use crate::llm::{Llm, LlmRequest};
+
+fn default_threshold() -> f64 {
+    0.8
+}
+
+/// Parameters of [`Pipeline`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// Fraction of the context window at which reduction starts.
+    #[serde(default = "default_threshold")]
+    pub threshold: f64,
+    /// The window, when it differs from the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<usize>,
+    /// The stages, in order.
+    pub stages: Vec<StrategyConfig>,
+}
+
+impl PipelineConfig {
+    /// Checks the parameters and every stage.
+    ///
+    /// # Errors
+    /// When the threshold is outside (0, 1], there is no stage, or a stage is invalid.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            return Err(Error::Config(format!(
+                "pipeline threshold {} is outside (0, 1]",
+                self.threshold
+            )));
+        }
+        if self.stages.is_empty() {
+            return Err(Error::Config("pipeline has no stage".into()));
+        }
+        self.stages.iter().try_for_each(StrategyConfig::validate)
+    }
+}
+
+/// The pipeline strategy; see the module docs.
+pub struct Pipeline {
+    config: PipelineConfig,
+    stages: Vec<Box<dyn Strategy>>,
+}
+
+impl Pipeline {
+    /// A pipeline with fresh stages.
+    #[must_use]
+    pub fn new(config: PipelineConfig) -> Self {
+        let stages = config.stages.iter().map(StrategyConfig::build).collect();
+        Self { config, stages }
+    }
+
+    /// The trigger in tokens for a run whose window is `run_window`.
+    #[must_use]
+    pub fn trigger_tokens(&self, run_window: usize) -> usize {
+        let window = self.config.context_window.unwrap_or(run_window);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        let trigger = (window as f64 * self.config.threshold).floor() as usize;
+        trigger
+    }
+}
+
+#[async_trait]
+impl Strategy for Pipeline {
+    async fn apply(&mut self, state: &ReplayState, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
+        let trigger = self.trigger_tokens(state.context_window);
+        let mut applied = Applied::default();
+        for stage in &mut self.stages {
+            if state.measure(req) <= trigger {
+                break;
+            }
+            applied.merge(stage.apply(state, req, llm).await?);
+        }
+        Ok(applied)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Item;
+    use crate::strategy::testing::{mock, run, state};
+    use crate::strategy::{CompactionConfig, SummarizationConfig};
+
+    fn req(n: usize) -> LlmRequest {
+        let mut items = vec![Item::system("sys"), Item::user("task")];
+        for i in 0..n {
+            items.push(Item::tool_call(format!("c{i}"), "read", "{}"));
+            items.push(Item::tool_result(format!("c{i}"), "read", format!("data {i} ").repeat(200)));
+        }
+        LlmRequest::from_contents(items)
+    }
+
+    fn book_order(threshold: f64) -> Pipeline {
+        Pipeline::new(PipelineConfig {
+            threshold,
+            context_window: Some(10_000),
+            stages: vec![
+                StrategyConfig::Compaction(CompactionConfig::default()),
+                StrategyConfig::Summarization(SummarizationConfig::default()),
+            ],
+        })
+    }
+
+    #[test]
+    fn under_trigger_does_nothing() {
+        let mut r = req(2);
+        let before = r.clone();
+        assert_eq!(run(&mut book_order(1.0), &state(0), &mut r, &mock()), Applied::default());
+        assert_eq!(r, before);
+    }
+
+    #[test]
+    fn compaction_first_summary_only_if_still_over() {
+        let st = state(0);
+        // 8 results of ~500 tokens; compaction alone (3 kept) brings them under 3,000 tokens: no summary.
+        let mut r = req(8);
+        assert!(st.measure(&r) > 3_000);
+        let a = run(&mut book_order(0.3), &st, &mut r, &mock());
+        assert!(st.measure(&r) <= 3_000);
+        assert!(a.compacted_items > 0);
+        assert!(a.llm_calls.is_empty());
+        // With a tiny trigger compaction is not enough: the summary runs.
+        let mut r = req(8);
+        let a = run(&mut book_order(0.01), &st, &mut r, &mock());
+        assert!(a.compacted_items > 0);
+        assert_eq!(a.llm_calls.len(), 1);
+        assert!(r.instructions[0].starts_with("[Previous work summary]"));
+    }
+}

@@ -1,0 +1,195 @@
+//! Sliding window: keep the system messages and the first user message, then the newest items that fit.
+//!
+//! ## What it does
+//! At every call point, if the request is over budget, it keeps every system message, the first user message
+//! and the longest run of newest items such that the whole request fits `max_tokens` (and holds at most
+//! `max_items` items besides that head). A tool result whose call fell outside the window is dropped too, so a
+//! tool call is never separated from its result.
+//!
+//! ## Trade-offs
+//! No LLM call and no cost; cheap to compute; keeps the prompt-cache prefix only until the first cut. Whatever
+//! falls out of the window is gone, however important: retention drops as soon as findings age out.
+//!
+//! ## Parameters
+//! - `max_tokens`: token budget of the whole request (instructions, items, reply priming).
+//! - `max_items`: the most items kept besides the head.
+//!
+//! ## Example
+//! `{"type": "sliding_window", "max_tokens": 16000}`
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::{Applied, ReplayState, Strategy};
+use crate::error::{Error, Result};
+use crate::history::{Item, Role};
+use crate::llm::{Llm, LlmRequest};
+use crate::tokens::TOKENS_PER_REPLY;
+
+/// Parameters of [`SlidingWindow`]; at least one limit must be set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlidingWindowConfig {
+    /// Token budget of the whole request.
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+    /// Most items kept besides the system messages and the first user message.
+    #[serde(default)]
+    pub max_items: Option<usize>,
+}
+
+impl SlidingWindowConfig {
+    /// Checks that a limit is set.
+    ///
+    /// # Errors
+    /// When neither limit is set.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_tokens.is_none() && self.max_items.is_none() {
+            return Err(Error::Config("sliding_window needs max_tokens or max_items".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The sliding-window strategy; see the module docs.
+#[derive(Debug, Clone)]
+pub struct SlidingWindow {
+    config: SlidingWindowConfig,
+}
+
+impl SlidingWindow {
+    /// A sliding window with the given limits.
+    #[must_use]
+    pub fn new(config: SlidingWindowConfig) -> Self {
+        Self { config }
+    }
+
+    /// The reduction itself, synchronous: returns the number of items dropped.
+    pub fn reduce(&self, state: &ReplayState, req: &mut LlmRequest) -> usize {
+        let tok = &state.tokenizer;
+        let first_user = req.contents.iter().position(|i| i.is_role(Role::User));
+        let is_head = |i: usize, item: &Item| item.is_role(Role::System) || Some(i) == first_user;
+        let counts: Vec<usize> = req.contents.iter().map(|i| tok.count_item(i)).collect();
+        let instructions: usize = req.instructions.iter().map(|s| tok.count_instruction(s)).sum();
+        let head_tokens: usize = TOKENS_PER_REPLY
+            + instructions
+            + req
+                .contents
+                .iter()
+                .enumerate()
+                .filter(|(i, item)| is_head(*i, item))
+                .map(|(i, _)| counts[i])
+                .sum::<usize>();
+        let body = req.contents.iter().enumerate().filter(|(i, it)| !is_head(*i, it)).count();
+        let total = head_tokens
+            + counts
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !is_head(*i, &req.contents[*i]))
+                .map(|(_, c)| c)
+                .sum::<usize>();
+        let max_tokens = self.config.max_tokens.unwrap_or(usize::MAX);
+        let max_items = self.config.max_items.unwrap_or(usize::MAX);
+        if total <= max_tokens && body <= max_items {
+            return 0;
+        }
+        // Walk back from the newest item while the window still fits.
+        let mut used = head_tokens;
+        let mut kept = 0usize;
+        let mut start = req.contents.len();
+        for i in (0..req.contents.len()).rev() {
+            if is_head(i, &req.contents[i]) {
+                continue;
+            }
+            if used + counts[i] > max_tokens || kept + 1 > max_items {
+                break;
+            }
+            used += counts[i];
+            kept += 1;
+            start = i;
+        }
+        let keep: Vec<bool> = (0..req.contents.len())
+            .map(|i| is_head(i, &req.contents[i]) || i >= start)
+            .collect();
+        // A result whose call is not kept would be an orphan: drop it as well.
+        let kept_calls: HashSet<&str> = req
+            .contents
+            .iter()
+            .zip(&keep)
+            .filter_map(|(item, k)| match item {
+                Item::ToolCall { id, .. } if *k => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let keep: Vec<bool> = req
+            .contents
+            .iter()
+            .zip(&keep)
+            .map(|(item, k)| *k && !matches!(item, Item::ToolResult { call_id, .. } if !kept_calls.contains(call_id.as_str())))
+            .collect();
+        let before = req.contents.len();
+        let mut flags = keep.into_iter();
+        req.contents.retain(|_| flags.next().unwrap_or(true));
+        before - req.contents.len()
+    }
+}
+
+#[async_trait]
+impl Strategy for SlidingWindow {
+    async fn apply(&mut self, state: &ReplayState, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
+        let dropped = self.reduce(state, req);
+        Ok(Applied {
+            changed: dropped > 0,
+            dropped_items: dropped,
+            ..Applied::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategy::testing::{mock, run, state};
+
+    fn history(n: usize) -> LlmRequest {
+        let mut items = vec![Item::system("You are an agent."), Item::user("Do the task.")];
+        for i in 0..n {
+            items.push(Item::assistant(format!("step {i}")));
+            items.push(Item::tool_call(format!("c{i}"), "run", "{}"));
+            items.push(Item::tool_result(format!("c{i}"), "run", "output ".repeat(20)));
+        }
+        LlmRequest::from_contents(items)
+    }
+
+    #[test]
+    fn keeps_head_and_newest_within_budget() {
+        let st = state(100_000);
+        let mut req = history(20);
+        let mut sw = SlidingWindow::new(SlidingWindowConfig {
+            max_tokens: Some(200),
+            max_items: None,
+        });
+        let applied = run(&mut sw, &st, &mut req, &mock());
+        assert!(applied.changed);
+        assert!(st.measure(&req) <= 200);
+        assert_eq!(req.contents[0], Item::system("You are an agent."));
+        assert_eq!(req.contents[1], Item::user("Do the task."));
+        assert_eq!(req.contents.last(), history(20).contents.last());
+    }
+
+    #[test]
+    fn never_leaves_an_orphan_result() {
+        let st = state(100_000);
+        let mut req = history(10);
+        // A count that would cut between a call and its result.
+        let mut sw = SlidingWindow::new(SlidingWindowConfig {
+            max_tokens: None,
+            max_items: Some(4),
+        });
+        run(&mut sw, &st, &mut req, &mock());
+        assert!(matches!(req.contents[2], Item::ToolCall { .. } | Item::Message { .. }));
+        assert!(req.contents.len() <= 6);
+    }
+}

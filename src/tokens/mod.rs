@@ -1,0 +1,373 @@
+//! Token counting: OpenAI's `o200k_base` and `cl100k_base` encodings, the chat per-message overhead, and a
+//! per-item count cache keyed by content.
+//!
+//! Two backends give identical counts: [`Backend::Bpe`] (the `bpe-openai` crate, the default, about twice as
+//! fast) and [`Backend::Tiktoken`] (`tiktoken-rs`, the reference port). Counting is the hot path of every
+//! replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its content: a run
+//! over many strategies tokenizes each distinct item once in total.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::error::{Error, Result};
+use crate::history::{Item, Role};
+
+/// Tokens every chat message costs beyond its content (`<|start|>role<|message|>…<|end|>`).
+pub const TOKENS_PER_MESSAGE: usize = 3;
+/// Tokens every reply is primed with (`<|start|>assistant<|message|>`).
+pub const TOKENS_PER_REPLY: usize = 3;
+/// Tokens a message's `name` field adds beyond the name's own tokens.
+pub const TOKENS_PER_NAME: usize = 1;
+
+/// A BPE encoding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// GPT-4o, GPT-4.1, o-series, GPT-5.
+    #[default]
+    O200kBase,
+    /// GPT-4, GPT-3.5-turbo.
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// The encoding's name as OpenAI writes it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+}
+
+impl std::str::FromStr for Encoding {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "o200k_base" | "o200k" => Ok(Encoding::O200kBase),
+            "cl100k_base" | "cl100k" => Ok(Encoding::Cl100kBase),
+            other => Err(Error::Config(format!(
+                "unknown tokenizer encoding '{other}': expected 'o200k_base' or 'cl100k_base'"
+            ))),
+        }
+    }
+}
+
+/// Which implementation counts tokens; both give the same counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// The `bpe-openai` crate: counts without building the token vector.
+    #[default]
+    Bpe,
+    /// The `tiktoken-rs` crate, a port of OpenAI's reference tokenizer.
+    Tiktoken,
+}
+
+impl Backend {
+    /// The backend's config name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Bpe => "bpe",
+            Backend::Tiktoken => "tiktoken",
+        }
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "bpe" | "bpe-openai" => Ok(Backend::Bpe),
+            "tiktoken" | "tiktoken-rs" => Ok(Backend::Tiktoken),
+            other => Err(Error::Config(format!(
+                "unknown tokenizer backend '{other}': expected 'bpe' or 'tiktoken'"
+            ))),
+        }
+    }
+}
+
+enum Engine {
+    Bpe(&'static bpe_openai::Tokenizer),
+    Tiktoken(&'static tiktoken_rs::CoreBPE),
+}
+
+/// Counts tokens of texts, chat items and requests, caching each item's count.
+///
+/// Thread-safe: one tokenizer is shared by every episode and strategy of a run, so the cache serves them all.
+pub struct Tokenizer {
+    encoding: Encoding,
+    backend: Backend,
+    engine: Engine,
+    cache: DashMap<u128, u32>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("encoding", &self.encoding)
+            .field("backend", &self.backend)
+            .field("cached_items", &self.cache.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How often the item cache answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheStats {
+    /// Counts served from the cache.
+    pub hits: u64,
+    /// Counts that had to tokenize.
+    pub misses: u64,
+}
+
+impl Tokenizer {
+    /// A tokenizer for `encoding` on `backend`. Vocabularies load once per process.
+    ///
+    /// # Errors
+    /// Fails when the vocabulary cannot be loaded.
+    pub fn new(encoding: Encoding, backend: Backend) -> Result<Self> {
+        let engine = match (backend, encoding) {
+            (Backend::Bpe, Encoding::O200kBase) => Engine::Bpe(bpe_openai::o200k_base()),
+            (Backend::Bpe, Encoding::Cl100kBase) => Engine::Bpe(bpe_openai::cl100k_base()),
+            (Backend::Tiktoken, Encoding::O200kBase) => Engine::Tiktoken(tiktoken_rs::o200k_base_singleton()),
+            (Backend::Tiktoken, Encoding::Cl100kBase) => Engine::Tiktoken(tiktoken_rs::cl100k_base_singleton()),
+        };
+        Ok(Self {
+            encoding,
+            backend,
+            engine,
+            cache: DashMap::new(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        })
+    }
+
+    /// A shared default tokenizer (`o200k_base` on the `bpe` backend).
+    ///
+    /// # Errors
+    /// As [`Tokenizer::new`].
+    pub fn shared_default() -> Result<Arc<Self>> {
+        Ok(Arc::new(Self::new(Encoding::default(), Backend::default())?))
+    }
+
+    /// The encoding.
+    #[must_use]
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The backend.
+    #[must_use]
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Tokens in `text`, special-token text counted as ordinary text; not cached.
+    #[must_use]
+    pub fn count_text(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        match self.engine {
+            Engine::Bpe(t) => t.count(text),
+            Engine::Tiktoken(t) => t.encode_ordinary(text).len(),
+        }
+    }
+
+    /// Token ids of `text` (for tests and tools); special-token text is encoded as ordinary text.
+    #[must_use]
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        match self.engine {
+            Engine::Bpe(t) => t.encode(text),
+            Engine::Tiktoken(t) => t.encode_ordinary(text).into_iter().collect(),
+        }
+    }
+
+    /// Tokens of one chat message as OpenAI accounts it: overhead, role, content and optional name.
+    #[must_use]
+    pub fn count_chat_message(&self, role: &str, content: &str, name: Option<&str>) -> usize {
+        TOKENS_PER_MESSAGE
+            + self.count_text(role)
+            + self.count_text(content)
+            + name.map_or(0, |n| TOKENS_PER_NAME + self.count_text(n))
+    }
+
+    /// Tokens of one item, cached by content.
+    ///
+    /// A message is counted as a chat message; a tool call as an assistant message whose content is the call's
+    /// JSON `{"name":…,"arguments":…}`; a tool result as a `tool` message.
+    #[must_use]
+    pub fn count_item(&self, item: &Item) -> usize {
+        self.cached(item_hash(item), || self.count_item_uncached(item))
+    }
+
+    /// Tokens of one instruction, sent as a system message; cached by content.
+    #[must_use]
+    pub fn count_instruction(&self, text: &str) -> usize {
+        self.cached(instruction_hash(text), || self.count_chat_message("system", text, None))
+    }
+
+    /// Tokens of a whole request: instructions, contents and the reply priming.
+    #[must_use]
+    pub fn count_request(&self, instructions: &[String], contents: &[Item]) -> usize {
+        TOKENS_PER_REPLY
+            + instructions.iter().map(|s| self.count_instruction(s)).sum::<usize>()
+            + contents.iter().map(|i| self.count_item(i)).sum::<usize>()
+    }
+
+    /// Hit and miss counts of the item cache since creation.
+    #[must_use]
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+        }
+    }
+
+    fn cached(&self, key: u128, count: impl FnOnce() -> usize) -> usize {
+        if let Some(n) = self.cache.get(&key) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return *n as usize;
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let n = count();
+        self.cache.insert(key, u32::try_from(n).unwrap_or(u32::MAX));
+        n
+    }
+
+    fn count_item_uncached(&self, item: &Item) -> usize {
+        match item {
+            Item::Message { role, content } => self.count_chat_message(role.as_str(), content, None),
+            Item::ToolCall { name, arguments, .. } => {
+                let json = serde_json::json!({ "name": name, "arguments": arguments }).to_string();
+                self.count_chat_message(Role::Assistant.as_str(), &json, None)
+            }
+            Item::ToolResult { content, .. } => self.count_chat_message("tool", content, None),
+        }
+    }
+}
+
+/// A 128-bit hash of an item's content, the key of every per-item cache.
+///
+/// Field lengths are hashed before the bytes so that two different items can never feed the same byte stream.
+#[must_use]
+pub fn item_hash(item: &Item) -> u128 {
+    let mut h = Xxh3::new();
+    let mut field = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    match item {
+        Item::Message { role, content } => {
+            field(b"m");
+            field(role.as_str().as_bytes());
+            field(content.as_bytes());
+        }
+        Item::ToolCall { id, name, arguments } => {
+            field(b"c");
+            field(id.as_bytes());
+            field(name.as_bytes());
+            field(arguments.as_bytes());
+        }
+        Item::ToolResult {
+            call_id,
+            name,
+            content,
+            is_error,
+        } => {
+            field(if *is_error { b"e" } else { b"r" });
+            field(call_id.as_bytes());
+            field(name.as_bytes());
+            field(content.as_bytes());
+        }
+    }
+    h.digest128()
+}
+
+/// A 128-bit hash of an instruction, distinct from every item hash.
+#[must_use]
+pub fn instruction_hash(text: &str) -> u128 {
+    let mut h = Xxh3::new();
+    h.update(&1u64.to_le_bytes());
+    h.update(b"i");
+    h.update(&(text.len() as u64).to_le_bytes());
+    h.update(text.as_bytes());
+    h.digest128()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(encoding: Encoding) -> [Tokenizer; 2] {
+        [
+            Tokenizer::new(encoding, Backend::Bpe).unwrap(),
+            Tokenizer::new(encoding, Backend::Tiktoken).unwrap(),
+        ]
+    }
+
+    /// Token ids published with OpenAI's tiktoken.
+    #[test]
+    fn known_token_ids() {
+        for t in both(Encoding::Cl100kBase) {
+            assert_eq!(t.encode("hello world"), vec![15339, 1917]);
+            assert_eq!(t.encode("tiktoken is great!"), vec![83, 1609, 5963, 374, 2294, 0]);
+        }
+        for t in both(Encoding::O200kBase) {
+            assert_eq!(t.encode("hello world"), vec![24912, 2375]);
+        }
+    }
+
+    /// The OpenAI cookbook's "How to count tokens with tiktoken" example, whose counts the API confirmed:
+    /// 129 prompt tokens for cl100k models (gpt-4-0613) and 124 for o200k models (gpt-4o).
+    #[test]
+    fn cookbook_chat_example_counts() {
+        let messages: [(&str, Option<&str>, &str); 6] = [
+            ("system", None, "You are a helpful, pattern-following assistant that translates corporate jargon into plain English."),
+            ("system", Some("example_user"), "New synergies will help drive top-line growth."),
+            ("system", Some("example_assistant"), "Things working well together will increase revenue."),
+            ("system", Some("example_user"), "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage."),
+            ("system", Some("example_assistant"), "Let's talk later when we're less busy about how to do better."),
+            ("user", None, "This late pivot means we don't have time to boil the ocean for the client deliverable."),
+        ];
+        for (encoding, expected) in [(Encoding::Cl100kBase, 129), (Encoding::O200kBase, 124)] {
+            for t in both(encoding) {
+                let total: usize = TOKENS_PER_REPLY
+                    + messages
+                        .iter()
+                        .map(|(role, name, content)| t.count_chat_message(role, content, *name))
+                        .sum::<usize>();
+                assert_eq!(total, expected, "{encoding:?} {:?}", t.backend());
+            }
+        }
+    }
+
+    #[test]
+    fn special_token_text_is_ordinary_text() {
+        for t in both(Encoding::O200kBase) {
+            assert!(t.count_text("<|endoftext|>") > 1);
+        }
+    }
+
+    #[test]
+    fn item_counts_are_cached_by_content() {
+        let t = Tokenizer::new(Encoding::O200kBase, Backend::Bpe).unwrap();
+        let a = Item::user("the same words");
+        let b = Item::user("the same words");
+        let c = Item::assistant("the same words");
+        let n = t.count_item(&a);
+        assert_eq!(n, TOKENS_PER_MESSAGE + 1 + t.count_text("the same words"));
+        assert_eq!(t.count_item(&b), n);
+        let _ = t.count_item(&c);
+        assert_eq!(t.cache_stats(), CacheStats { hits: 1, misses: 2 });
+    }
+}
