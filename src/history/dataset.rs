@@ -81,11 +81,15 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
             Ok(v) => v,
             Err(e) => return Some(Err(e)),
         };
-        Some(parse_episode(&text).map(|ep| (line, ep)).map_err(|message| Error::Parse {
-            path: self.path.clone(),
-            line,
-            message,
-        }))
+        Some(
+            parse_episode(&text)
+                .map(|ep| (line, ep))
+                .map_err(|message| Error::Parse {
+                    path: self.path.clone(),
+                    line,
+                    message,
+                }),
+        )
     }
 }
 
@@ -95,8 +99,10 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
 /// A message such as ``at `items[3].role`: unknown variant `robot`…``.
 pub fn parse_episode(text: &str) -> std::result::Result<Episode, String> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let episode: Episode = serde_path_to_error::deserialize(&mut de).map_err(|e| describe_json_error(&e))?;
-    de.end().map_err(|e| format!("trailing characters after the episode: {e}"))?;
+    let episode: Episode =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| describe_json_error(&e))?;
+    de.end()
+        .map_err(|e| format!("trailing characters after the episode: {e}"))?;
     Ok(episode)
 }
 
@@ -174,7 +180,10 @@ pub fn read_all(path: &Path) -> Result<Vec<Episode>> {
 ///
 /// # Errors
 /// Fails when writing fails.
-pub fn write_episodes<'a, W: Write>(mut out: W, episodes: impl IntoIterator<Item = &'a Episode>) -> std::io::Result<()> {
+pub fn write_episodes<'a, W: Write>(
+    mut out: W,
+    episodes: impl IntoIterator<Item = &'a Episode>,
+) -> std::io::Result<()> {
     for ep in episodes {
         serde_json::to_writer(&mut out, ep)?;
         out.write_all(b"\n")?;
@@ -192,7 +201,8 @@ mod tests {
 
     #[test]
     fn reads_lines_skipping_blanks_and_bom_and_crlf() {
-        let line = r#"{"id":"a","source":"s","items":[{"type":"message","role":"user","content":"hi"}]}"#;
+        let line =
+            r#"{"id":"a","source":"s","items":[{"type":"message","role":"user","content":"hi"}]}"#;
         let text = format!("\u{feff}{line}\r\n\n{}\n", line.replace("\"a\"", "\"b\""));
         let eps = read(text.as_bytes());
         assert_eq!(eps.len(), 2);
@@ -211,9 +221,15 @@ mod tests {
 
     #[test]
     fn invalid_utf8_and_truncation_are_errors() {
-        let err = read(b"{\"id\":\"\xff\"}\n").remove(0).unwrap_err().to_string();
+        let err = read(b"{\"id\":\"\xff\"}\n")
+            .remove(0)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("invalid UTF-8"), "{err}");
-        let err = read(b"{\"id\":\"a\",\"source\":").remove(0).unwrap_err().to_string();
+        let err = read(b"{\"id\":\"a\",\"source\":")
+            .remove(0)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("truncated JSON"), "{err}");
     }
 }

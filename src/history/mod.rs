@@ -134,7 +134,11 @@ impl Item {
     }
 
     /// A tool call.
-    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         Item::ToolCall {
             id: id.into(),
             name: name.into(),
@@ -143,7 +147,11 @@ impl Item {
     }
 
     /// A successful tool result.
-    pub fn tool_result(call_id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
         Item::ToolResult {
             call_id: call_id.into(),
             name: name.into(),
@@ -156,9 +164,16 @@ impl Item {
     #[must_use]
     pub fn kind(&self) -> ItemKind {
         match self {
-            Item::Message { role: Role::System, .. } => ItemKind::System,
-            Item::Message { role: Role::User, .. } => ItemKind::User,
-            Item::Message { role: Role::Assistant, .. } => ItemKind::AssistantText,
+            Item::Message {
+                role: Role::System, ..
+            } => ItemKind::System,
+            Item::Message {
+                role: Role::User, ..
+            } => ItemKind::User,
+            Item::Message {
+                role: Role::Assistant,
+                ..
+            } => ItemKind::AssistantText,
             Item::ToolCall { .. } => ItemKind::ToolCall,
             Item::ToolResult { .. } => ItemKind::ToolResult,
         }
@@ -169,7 +184,10 @@ impl Item {
     pub fn is_assistant_turn(&self) -> bool {
         matches!(
             self,
-            Item::Message { role: Role::Assistant, .. } | Item::ToolCall { .. }
+            Item::Message {
+                role: Role::Assistant,
+                ..
+            } | Item::ToolCall { .. }
         )
     }
 
@@ -194,14 +212,18 @@ impl Item {
     #[must_use]
     pub fn searchable_text(&self) -> String {
         match self {
-            Item::ToolCall { name, arguments, .. } => format!("{name} {arguments}"),
+            Item::ToolCall {
+                name, arguments, ..
+            } => format!("{name} {arguments}"),
             other => other.text().to_owned(),
         }
     }
 }
 
 /// What a finding or probe is about; retention is reported per kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// An error or a fact.
@@ -330,7 +352,9 @@ pub fn call_points(items: &[Item]) -> Vec<usize> {
     items
         .iter()
         .enumerate()
-        .filter(|(i, item)| item.is_assistant_turn() && (*i == 0 || !items[i - 1].is_assistant_turn()))
+        .filter(|(i, item)| {
+            item.is_assistant_turn() && (*i == 0 || !items[i - 1].is_assistant_turn())
+        })
         .map(|(i, _)| i)
         .collect()
 }

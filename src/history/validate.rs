@@ -117,7 +117,11 @@ pub fn validate_path(path: &Path) -> Result<Validation> {
                     seen_ids.insert(ep.id.clone(), (file, line));
                 }
             }
-            Err(Error::Parse { path, line, message }) => {
+            Err(Error::Parse {
+                path,
+                line,
+                message,
+            }) => {
                 if last_file.as_ref() != Some(&path) {
                     out.files += 1;
                     last_file = Some(path.clone());
@@ -152,7 +156,10 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
         match item {
             Item::ToolCall { id, name, .. } => {
                 if name.trim().is_empty() {
-                    issue(format!("items[{i}].name"), "tool call has an empty name".into());
+                    issue(
+                        format!("items[{i}].name"),
+                        "tool call has an empty name".into(),
+                    );
                 }
                 calls.insert(id);
             }
@@ -160,7 +167,9 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
                 if !calls.contains(call_id.as_str()) {
                     issue(
                         format!("items[{i}].call_id"),
-                        format!("tool result answers call '{call_id}', which no earlier tool call has"),
+                        format!(
+                            "tool result answers call '{call_id}', which no earlier tool call has"
+                        ),
                     );
                 }
             }
@@ -171,12 +180,18 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
     let normalized: Vec<String> = if ep.findings.is_empty() {
         Vec::new()
     } else {
-        ep.items.iter().map(|item| normalize(&item.searchable_text())).collect()
+        ep.items
+            .iter()
+            .map(|item| normalize(&item.searchable_text()))
+            .collect()
     };
     let mut finding_ids = HashSet::new();
     for (f, finding) in ep.findings.iter().enumerate() {
         if !finding_ids.insert(finding.id.as_str()) {
-            issue(format!("findings[{f}].id"), format!("duplicate finding id '{}'", finding.id));
+            issue(
+                format!("findings[{f}].id"),
+                format!("duplicate finding id '{}'", finding.id),
+            );
         }
         if finding.introduced_at >= ep.items.len() {
             issue(
@@ -190,13 +205,22 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             continue;
         }
         if finding.evidence.is_empty() {
-            issue(format!("findings[{f}].evidence"), "finding has no evidence string".into());
+            issue(
+                format!("findings[{f}].evidence"),
+                "finding has no evidence string".into(),
+            );
         }
         for (e, evidence) in finding.evidence.iter().enumerate() {
             let needle = normalize(evidence);
             if needle.is_empty() {
-                issue(format!("findings[{f}].evidence[{e}]"), "evidence string is blank".into());
-            } else if !normalized[..=finding.introduced_at].iter().any(|t| t.contains(&needle)) {
+                issue(
+                    format!("findings[{f}].evidence[{e}]"),
+                    "evidence string is blank".into(),
+                );
+            } else if !normalized[..=finding.introduced_at]
+                .iter()
+                .any(|t| t.contains(&needle))
+            {
                 issue(
                     format!("findings[{f}].evidence[{e}]"),
                     format!(
@@ -210,7 +234,10 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
     let mut probe_ids = HashSet::new();
     for (p, probe) in ep.probes.iter().enumerate() {
         if !probe_ids.insert(probe.id.as_str()) {
-            issue(format!("probes[{p}].id"), format!("duplicate probe id '{}'", probe.id));
+            issue(
+                format!("probes[{p}].id"),
+                format!("duplicate probe id '{}'", probe.id),
+            );
         }
         if probe.after_item >= ep.items.len() {
             issue(
@@ -223,11 +250,17 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             );
         }
         if probe.answers.iter().all(|a| a.trim().is_empty()) {
-            issue(format!("probes[{p}].answers"), "probe has no accepted answer".into());
+            issue(
+                format!("probes[{p}].answers"),
+                "probe has no accepted answer".into(),
+            );
         }
         if let Some(fid) = &probe.finding {
             if !finding_ids.contains(fid.as_str()) && !ep.findings.iter().any(|f| &f.id == fid) {
-                issue(format!("probes[{p}].finding"), format!("probe refers to unknown finding '{fid}'"));
+                issue(
+                    format!("probes[{p}].finding"),
+                    format!("probe refers to unknown finding '{fid}'"),
+                );
             }
         }
     }
@@ -283,7 +316,12 @@ mod tests {
         let fields: Vec<String> = check_episode(&ep).into_iter().map(|i| i.field).collect();
         assert_eq!(
             fields,
-            vec!["items[3].call_id", "findings[0].evidence[0]", "probes[0].after_item", "probes[0].finding"]
+            vec![
+                "items[3].call_id",
+                "findings[0].evidence[0]",
+                "probes[0].after_item",
+                "probes[0].finding"
+            ]
         );
     }
 }

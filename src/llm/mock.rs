@@ -72,12 +72,15 @@ impl MockLlm {
     /// Answers a request synchronously (the async [`Llm::generate`] is ready at once).
     #[must_use]
     pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
-        let text = if let Some(history) = request.instructions.iter().find_map(|s| history_block(s)) {
+        let text = if let Some(history) = request.instructions.iter().find_map(|s| history_block(s))
+        {
             summarize(history, &self.tokenizer, self.config.summary_max_tokens)
         } else {
             answer(request)
         };
-        let input = self.tokenizer.count_request(&request.instructions, &request.contents) as u64;
+        let input = self
+            .tokenizer
+            .count_request(&request.instructions, &request.contents) as u64;
         let output = self.tokenizer.count_text(&text) as u64;
         LlmResponse {
             latency_ms: self.latency_ms(input, output),
@@ -109,8 +112,18 @@ fn history_block(instruction: &str) -> Option<&str> {
 }
 
 const ERROR_WORDS: [&str; 12] = [
-    "error", "exception", "failed", "failure", "traceback", "assert", "denied", "not found", "timeout",
-    "refused", "fatal", "panic",
+    "error",
+    "exception",
+    "failed",
+    "failure",
+    "traceback",
+    "assert",
+    "denied",
+    "not found",
+    "timeout",
+    "refused",
+    "fatal",
+    "panic",
 ];
 
 /// Words of a line: runs of letters, digits, `_`, `.`, `/` and `-`, lower-cased, at least 3 characters.
@@ -122,7 +135,9 @@ fn words(line: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 fn is_identifier(word: &str) -> bool {
-    word.contains('_') || word.contains('/') || (word.contains('.') && !word.ends_with('.'))
+    word.contains('_')
+        || word.contains('/')
+        || (word.contains('.') && !word.ends_with('.'))
         || (word.chars().any(|c| c.is_ascii_digit()) && word.chars().any(char::is_alphabetic))
 }
 
@@ -137,7 +152,12 @@ fn salience(line: &str, freq: &HashMap<String, usize>) -> i64 {
     let mut numbers = 0;
     let mut reused = 0;
     for w in words(line) {
-        if w.contains('/') || (w.contains('.') && w.rsplit('.').next().is_some_and(|ext| (1..=4).contains(&ext.len()) && ext.chars().all(char::is_alphabetic))) {
+        if w.contains('/')
+            || (w.contains('.')
+                && w.rsplit('.').next().is_some_and(|ext| {
+                    (1..=4).contains(&ext.len()) && ext.chars().all(char::is_alphabetic)
+                }))
+        {
             paths += 1;
         }
         if w.chars().any(|c| c.is_ascii_digit()) {
@@ -156,7 +176,11 @@ fn salience(line: &str, freq: &HashMap<String, usize>) -> i64 {
 
 /// An extractive summary of formatted history lines, in sections, under `budget` tokens.
 fn summarize(history: &str, tokenizer: &Tokenizer, budget: usize) -> String {
-    let lines: Vec<&str> = history.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = history
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     let mut freq: HashMap<String, usize> = HashMap::new();
     for line in &lines {
         for w in words(line) {
@@ -177,19 +201,28 @@ fn summarize(history: &str, tokenizer: &Tokenizer, budget: usize) -> String {
             tools.entry(idx).or_insert((name, 0)).1 += 1;
         }
     }
-    let assistant: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("[assistant]:")).collect();
+    let assistant: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("[assistant]:"))
+        .collect();
     let remaining = assistant
         .iter()
         .rev()
         .find(|l| {
             let lower = l.to_lowercase();
-            ["next", "todo", "remaining", "still", "need", "will "].iter().any(|w| lower.contains(w))
+            ["next", "todo", "remaining", "still", "need", "will "]
+                .iter()
+                .any(|w| lower.contains(w))
         })
         .map(|l| clip(l, 240));
 
     let mut out = String::new();
     out.push_str("## Task\n");
-    out.push_str(task.as_deref().unwrap_or("(not stated in this part of the history)"));
+    out.push_str(
+        task.as_deref()
+            .unwrap_or("(not stated in this part of the history)"),
+    );
     out.push_str("\n## Tools used\n");
     if tools.is_empty() {
         out.push_str("(none)\n");
@@ -249,8 +282,8 @@ fn clip(s: &str, max: usize) -> String {
 }
 
 const STOPWORDS: [&str; 24] = [
-    "the", "and", "was", "were", "what", "which", "who", "when", "where", "how", "did", "does", "for",
-    "with", "that", "this", "from", "are", "has", "have", "its", "into", "after", "about",
+    "the", "and", "was", "were", "what", "which", "who", "when", "where", "how", "did", "does",
+    "for", "with", "that", "this", "from", "are", "has", "have", "its", "into", "after", "about",
 ];
 
 /// Answers the last user message with the request line that shares the most of its words (the latest on ties).
@@ -260,11 +293,16 @@ fn answer(request: &LlmRequest) -> String {
         .iter()
         .rev()
         .find_map(|i| match i {
-            Item::Message { role: Role::User, content } => Some(content.as_str()),
+            Item::Message {
+                role: Role::User,
+                content,
+            } => Some(content.as_str()),
             _ => None,
         })
         .unwrap_or("");
-    let wanted: Vec<String> = words(question).filter(|w| !STOPWORDS.contains(&w.as_str())).collect();
+    let wanted: Vec<String> = words(question)
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect();
     if wanted.is_empty() {
         return "I don't know.".into();
     }
@@ -308,31 +346,50 @@ mod tests {
         let m = mock();
         let a = m.respond(&req);
         assert_eq!(a, m.respond(&req));
-        for section in ["## Task", "## Tools used", "## Key findings", "## Progress", "## Remaining work"] {
+        for section in [
+            "## Task",
+            "## Tools used",
+            "## Key findings",
+            "## Progress",
+            "## Remaining work",
+        ] {
             assert!(a.text.contains(section), "{}", a.text);
         }
         assert!(a.text.contains("AssertionError: 41 != 42"), "{}", a.text);
         assert!(a.text.contains("run_tests ×1"), "{}", a.text);
         assert!(a.latency_ms > 350.0);
-        assert_eq!(a.usage.output_tokens as usize, m.tokenizer.count_text(&a.text));
+        assert_eq!(
+            a.usage.output_tokens as usize,
+            m.tokenizer.count_text(&a.text)
+        );
     }
 
     #[test]
     fn summary_respects_budget() {
-        let history: String = (0..500).map(|i| format!("[Tool Result]: t -> error at /src/f{i}.rs:{i}\n")).collect();
+        let history: String = (0..500)
+            .map(|i| format!("[Tool Result]: t -> error at /src/f{i}.rs:{i}\n"))
+            .collect();
         let req = LlmRequest {
             instructions: vec![format!("<history>\n{history}</history>")],
             contents: vec![],
         };
         let m = mock();
         let a = m.respond(&req);
-        assert!(a.usage.output_tokens <= 400 + 10, "{}", a.usage.output_tokens);
+        assert!(
+            a.usage.output_tokens <= 400 + 10,
+            "{}",
+            a.usage.output_tokens
+        );
     }
 
     #[test]
     fn answers_by_extractive_lookup() {
         let req = LlmRequest::from_contents(vec![
-            Item::tool_result("1", "db", "customer_id: C-1029\ntier: gold\nrefund_limit: 250 USD"),
+            Item::tool_result(
+                "1",
+                "db",
+                "customer_id: C-1029\ntier: gold\nrefund_limit: 250 USD",
+            ),
             Item::user("What is the refund_limit of the customer?"),
         ]);
         assert_eq!(mock().respond(&req).text, "refund_limit: 250 USD");

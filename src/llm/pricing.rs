@@ -27,7 +27,9 @@ impl Price {
     pub fn cost_usd(&self, input: u64, cached: u64, output: u64) -> f64 {
         let cached = cached.min(input);
         #[allow(clippy::cast_precision_loss)] // token counts are far below 2^52
-        let usd = ((input - cached) as f64 * self.input + cached as f64 * self.cached_input + output as f64 * self.output)
+        let usd = ((input - cached) as f64 * self.input
+            + cached as f64 * self.cached_input
+            + output as f64 * self.output)
             / 1_000_000.0;
         usd
     }
@@ -55,10 +57,16 @@ impl PriceTable {
     /// # Errors
     /// Names the TOML problem.
     pub fn parse(text: &str) -> Result<Self> {
-        let table: Self = toml::from_str(text).map_err(|e| Error::Config(format!("bad pricing table: {e}")))?;
+        let table: Self =
+            toml::from_str(text).map_err(|e| Error::Config(format!("bad pricing table: {e}")))?;
         for (name, p) in &table.models {
-            if [p.input, p.cached_input, p.output].iter().any(|v| !v.is_finite() || *v < 0.0) {
-                return Err(Error::Config(format!("price of model '{name}' must be finite and not negative")));
+            if [p.input, p.cached_input, p.output]
+                .iter()
+                .any(|v| !v.is_finite() || *v < 0.0)
+            {
+                return Err(Error::Config(format!(
+                    "price of model '{name}' must be finite and not negative"
+                )));
             }
         }
         Ok(table)
@@ -95,7 +103,8 @@ mod tests {
 
     #[test]
     fn negative_price_is_rejected() {
-        let err = PriceTable::parse("[models.x]\ninput = -1.0\ncached_input = 0.0\noutput = 0.0\n").unwrap_err();
+        let err = PriceTable::parse("[models.x]\ninput = -1.0\ncached_input = 0.0\noutput = 0.0\n")
+            .unwrap_err();
         assert!(err.to_string().contains("'x'"), "{err}");
     }
 }

@@ -23,11 +23,16 @@ impl Prices {
     /// Cost of one step in USD: the agent call plus the strategy's calls; `None` when a needed price is unknown.
     #[must_use]
     pub fn step_cost(&self, s: &StepRecord) -> Option<f64> {
-        let agent = self.agent?.cost_usd(s.tokens_sent as u64, s.cached_tokens as u64, s.output_tokens as u64);
+        let agent = self.agent?.cost_usd(
+            s.tokens_sent as u64,
+            s.cached_tokens as u64,
+            s.output_tokens as u64,
+        );
         let strategy = if s.strategy_calls == 0 {
             0.0
         } else {
-            self.strategy?.cost_usd(s.strategy_input_tokens, 0, s.strategy_output_tokens)
+            self.strategy?
+                .cost_usd(s.strategy_input_tokens, 0, s.strategy_output_tokens)
         };
         Some(agent + strategy)
     }
@@ -97,7 +102,11 @@ pub struct EpisodeMetrics {
 
 /// Computes an episode's metrics against its baseline replay.
 #[must_use]
-pub fn episode_metrics(replay: &EpisodeReplay, baseline: &EpisodeReplay, prices: &Prices) -> EpisodeMetrics {
+pub fn episode_metrics(
+    replay: &EpisodeReplay,
+    baseline: &EpisodeReplay,
+    prices: &Prices,
+) -> EpisodeMetrics {
     let input_tokens: usize = replay.steps.iter().map(|s| s.tokens_sent).sum();
     let baseline_input_tokens: usize = baseline.steps.iter().map(|s| s.tokens_sent).sum();
     let cost_usd = replay
@@ -112,7 +121,8 @@ pub fn episode_metrics(replay: &EpisodeReplay, baseline: &EpisodeReplay, prices:
         .filter_map(|s| ratio(s.findings_retained, s.findings_introduced))
         .collect();
     #[allow(clippy::cast_precision_loss)]
-    let mean_retention = (!with_findings.is_empty()).then(|| with_findings.iter().sum::<f64>() / with_findings.len() as f64);
+    let mean_retention = (!with_findings.is_empty())
+        .then(|| with_findings.iter().sum::<f64>() / with_findings.len() as f64);
     let mut tokens_by_kind = [0usize; 6];
     for s in &replay.steps {
         for (acc, n) in tokens_by_kind.iter_mut().zip(s.tokens_by_kind) {
@@ -128,7 +138,12 @@ pub fn episode_metrics(replay: &EpisodeReplay, baseline: &EpisodeReplay, prices:
         input_tokens,
         baseline_input_tokens,
         savings: ratio(input_tokens, baseline_input_tokens).map_or(0.0, |r| 1.0 - r),
-        peak_tokens: replay.steps.iter().map(|s| s.tokens_sent).max().unwrap_or(0),
+        peak_tokens: replay
+            .steps
+            .iter()
+            .map(|s| s.tokens_sent)
+            .max()
+            .unwrap_or(0),
         steps_over_window: replay.steps.iter().filter(|s| s.over_window).count(),
         cached_tokens: replay.steps.iter().map(|s| s.cached_tokens).sum(),
         output_tokens: replay.steps.iter().map(|s| s.output_tokens).sum(),
@@ -202,7 +217,11 @@ pub struct StrategyMetrics {
 /// Aggregates the episode metrics of one strategy; `baseline_cost` is the baseline's total cost.
 #[must_use]
 #[allow(clippy::cast_precision_loss)]
-pub fn strategy_metrics(name: &str, rows: &[&EpisodeMetrics], baseline_cost: Option<f64>) -> StrategyMetrics {
+pub fn strategy_metrics(
+    name: &str,
+    rows: &[&EpisodeMetrics],
+    baseline_cost: Option<f64>,
+) -> StrategyMetrics {
     let sum = |f: fn(&EpisodeMetrics) -> usize| rows.iter().map(|r| f(r)).sum::<usize>();
     let input_tokens = sum(|r| r.input_tokens);
     let baseline_input_tokens = sum(|r| r.baseline_input_tokens);
@@ -228,7 +247,11 @@ pub fn strategy_metrics(name: &str, rows: &[&EpisodeMetrics], baseline_cost: Opt
         input_tokens,
         baseline_input_tokens,
         savings: ratio(input_tokens, baseline_input_tokens).map_or(0.0, |r| 1.0 - r),
-        mean_episode_savings: if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r.savings).sum::<f64>() / rows.len() as f64 },
+        mean_episode_savings: if rows.is_empty() {
+            0.0
+        } else {
+            rows.iter().map(|r| r.savings).sum::<f64>() / rows.len() as f64
+        },
         peak_tokens: rows.iter().map(|r| r.peak_tokens).max().unwrap_or(0),
         steps_over_window: sum(|r| r.steps_over_window),
         strategy_calls: sum(|r| r.strategy_calls),
@@ -242,7 +265,10 @@ pub fn strategy_metrics(name: &str, rows: &[&EpisodeMetrics], baseline_cost: Opt
             _ => None,
         },
         findings: sum(|r| r.findings),
-        final_retention: ratio(kinds.iter().map(|k| k.1).sum(), kinds.iter().map(|k| k.0).sum()),
+        final_retention: ratio(
+            kinds.iter().map(|k| k.1).sum(),
+            kinds.iter().map(|k| k.0).sum(),
+        ),
         mean_retention: (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64),
         retention_by_kind: kinds.map(|(i, r)| ratio(r, i)),
         probes,
@@ -259,7 +285,11 @@ pub fn percentiles(values: &mut [f64]) -> (f64, f64) {
     }
     values.sort_by(f64::total_cmp);
     let at = |q: f64| {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
         let i = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1;
         values[i]
     };
@@ -315,9 +345,25 @@ mod tests {
             over_window: false,
             compute_us: 0.0,
         };
-        let p = Price { input: 1.0, cached_input: 0.5, output: 2.0 };
-        assert_eq!(Prices { agent: Some(p), strategy: None }.step_cost(&step), None);
-        let c = Prices { agent: Some(p), strategy: Some(p) }.step_cost(&step).unwrap();
+        let p = Price {
+            input: 1.0,
+            cached_input: 0.5,
+            output: 2.0,
+        };
+        assert_eq!(
+            Prices {
+                agent: Some(p),
+                strategy: None
+            }
+            .step_cost(&step),
+            None
+        );
+        let c = Prices {
+            agent: Some(p),
+            strategy: Some(p),
+        }
+        .step_cost(&step)
+        .unwrap();
         assert!((c - (10.0 + 2.0 + 5.0 + 10.0) / 1e6).abs() < 1e-15);
     }
 }

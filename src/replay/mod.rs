@@ -188,7 +188,11 @@ impl<'a> Replayer<'a> {
     ///
     /// # Errors
     /// A strategy's harness fault, naming the episode and strategy.
-    pub async fn replay_all(&self, episode: &Episode, strategies: &[NamedStrategy]) -> Result<Vec<EpisodeReplay>> {
+    pub async fn replay_all(
+        &self,
+        episode: &Episode,
+        strategies: &[NamedStrategy],
+    ) -> Result<Vec<EpisodeReplay>> {
         let mut evidence = Evidence::new(episode);
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
@@ -201,12 +205,22 @@ impl<'a> Replayer<'a> {
     ///
     /// # Errors
     /// As [`Replayer::replay_all`].
-    pub async fn replay(&self, episode: &Episode, strategy: &NamedStrategy) -> Result<EpisodeReplay> {
-        self.replay_with(episode, strategy, &mut Evidence::new(episode)).await
+    pub async fn replay(
+        &self,
+        episode: &Episode,
+        strategy: &NamedStrategy,
+    ) -> Result<EpisodeReplay> {
+        self.replay_with(episode, strategy, &mut Evidence::new(episode))
+            .await
     }
 
     #[allow(clippy::too_many_lines)] // one loop that reads best in one piece
-    async fn replay_with(&self, episode: &Episode, named: &NamedStrategy, evidence: &mut Evidence) -> Result<EpisodeReplay> {
+    async fn replay_with(
+        &self,
+        episode: &Episode,
+        named: &NamedStrategy,
+        evidence: &mut Evidence,
+    ) -> Result<EpisodeReplay> {
         let mut strategy = named.config.build();
         let items = &episode.items;
         let mut points = crate::history::call_points(items);
@@ -232,16 +246,20 @@ impl<'a> Replayer<'a> {
             };
             let tokens_before = state.measure(&live);
             let started = Instant::now();
-            let applied = strategy.apply(&state, &mut live, self.llm).await.map_err(|e| Error::Strategy {
-                strategy: named.name.clone(),
-                message: format!("episode '{}', step {step}: {e}", episode.id),
-            })?;
+            let applied = strategy
+                .apply(&state, &mut live, self.llm)
+                .await
+                .map_err(|e| Error::Strategy {
+                    strategy: named.name.clone(),
+                    message: format!("episode '{}', step {step}: {e}", episode.id),
+                })?;
             let compute_us = started.elapsed().as_secs_f64() * 1e6;
 
             // One pass over the request as sent: tokens, kinds, cached prefix, evidence.
             let mut acc = vec![0u64; evidence.words];
             let mut by_kind = [0usize; 6];
-            let mut sequence: Vec<(u128, usize)> = Vec::with_capacity(live.instructions.len() + live.contents.len());
+            let mut sequence: Vec<(u128, usize)> =
+                Vec::with_capacity(live.instructions.len() + live.contents.len());
             for text in &live.instructions {
                 let key = instruction_hash(text);
                 let n = self.tokenizer.count_instruction(text);
@@ -282,10 +300,18 @@ impl<'a> Replayer<'a> {
                 next_probe += 1;
             }
 
-            let end = if cp < items.len() { turn_end(items, cp) } else { cp };
+            let end = if cp < items.len() {
+                turn_end(items, cp)
+            } else {
+                cp
+            };
             let output_tokens = items[cp..end]
                 .iter()
-                .map(|i| self.tokenizer.count_item(i).saturating_sub(TOKENS_PER_MESSAGE))
+                .map(|i| {
+                    self.tokenizer
+                        .count_item(i)
+                        .saturating_sub(TOKENS_PER_MESSAGE)
+                })
                 .sum();
             live.contents.extend_from_slice(&items[cp..end]);
             next = end;
@@ -330,15 +356,25 @@ impl<'a> Replayer<'a> {
     }
 
     /// Asks one probe against the live request; a failed call counts as a wrong answer.
-    async fn ask(&self, live: &LlmRequest, probe: &crate::history::Probe, step: Option<usize>) -> ProbeRecord {
+    async fn ask(
+        &self,
+        live: &LlmRequest,
+        probe: &crate::history::Probe,
+        step: Option<usize>,
+    ) -> ProbeRecord {
         let mut req = live.clone();
-        req.contents.push(Item::message(Role::User, probe.question.clone()));
+        req.contents
+            .push(Item::message(Role::User, probe.question.clone()));
         let answer = match self.llm.generate(&req).await {
             Ok(r) => r.text,
             Err(e) => format!("(probe call failed: {e})"),
         };
         let got = normalize(&answer);
-        let correct = probe.answers.iter().map(|a| normalize(a)).any(|a| !a.is_empty() && got.contains(&a));
+        let correct = probe
+            .answers
+            .iter()
+            .map(|a| normalize(a))
+            .any(|a| !a.is_empty() && got.contains(&a));
         ProbeRecord {
             probe: probe.id.clone(),
             step,
@@ -365,13 +401,21 @@ mod tests {
     use crate::strategy::StrategyConfig;
 
     pub(crate) fn episode() -> Episode {
-        let mut items = vec![Item::system("You are a coding agent."), Item::user("Fix the failing test.")];
+        let mut items = vec![
+            Item::system("You are a coding agent."),
+            Item::user("Fix the failing test."),
+        ];
         for i in 0..12 {
             items.push(Item::assistant(format!("Step {i}: running the tests.")));
             items.push(Item::tool_call(format!("c{i}"), "run_tests", "{}"));
-            let mut out = format!("collected 40 items\n{}", "PASSED tests/test_misc.py\n".repeat(60));
+            let mut out = format!(
+                "collected 40 items\n{}",
+                "PASSED tests/test_misc.py\n".repeat(60)
+            );
             if i == 2 {
-                out.push_str("FAILED tests/test_dates.py::test_leap - AssertionError: expected 2024-02-29\n");
+                out.push_str(
+                    "FAILED tests/test_dates.py::test_leap - AssertionError: expected 2024-02-29\n",
+                );
             }
             items.push(Item::tool_result(format!("c{i}"), "run_tests", out));
         }
@@ -417,7 +461,9 @@ mod tests {
             // The previous request is a prefix of the next one.
             assert_eq!(w[1].cached_tokens, w[0].tokens_sent - TOKENS_PER_REPLY);
         }
-        assert!(steps.iter().all(|s| s.findings_retained == s.findings_introduced));
+        assert!(steps
+            .iter()
+            .all(|s| s.findings_retained == s.findings_introduced));
         assert_eq!(steps.last().unwrap().findings_introduced, 1);
         assert!(out[0].probes[0].correct, "{:?}", out[0].probes);
     }
@@ -433,9 +479,15 @@ mod tests {
                     max_items: None,
                 }),
             ),
-            NamedStrategy::new("compaction", StrategyConfig::Compaction(crate::strategy::CompactionConfig::default())),
+            NamedStrategy::new(
+                "compaction",
+                StrategyConfig::Compaction(crate::strategy::CompactionConfig::default()),
+            ),
         ]);
-        let totals: Vec<usize> = out.iter().map(|r| r.steps.iter().map(|s| s.tokens_sent).sum()).collect();
+        let totals: Vec<usize> = out
+            .iter()
+            .map(|r| r.steps.iter().map(|s| s.tokens_sent).sum())
+            .collect();
         assert!(totals[1] < totals[0] && totals[2] < totals[0], "{totals:?}");
         // Compaction masks the old failing output: the finding is no longer retained at the end.
         let last = out[2].steps.last().unwrap();

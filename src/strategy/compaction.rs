@@ -126,7 +126,9 @@ impl Compaction {
             CompactionMode::Truncate => {
                 let head: String = text.chars().take(self.config.head_chars).collect();
                 let tail: String = {
-                    let skip = chars.saturating_sub(self.config.tail_chars).max(self.config.head_chars);
+                    let skip = chars
+                        .saturating_sub(self.config.tail_chars)
+                        .max(self.config.head_chars);
                     text.chars().skip(skip).collect()
                 };
                 let elided = chars - head.chars().count() - tail.chars().count();
@@ -168,13 +170,23 @@ impl Compaction {
         for i in 0..req.contents.len() {
             let (what, name, text, limit) = match &req.contents[i] {
                 Item::ToolResult { name, content, .. } if old_results.binary_search(&i).is_ok() => {
-                    ("output", name.clone(), content.clone(), self.config.min_chars)
+                    (
+                        "output",
+                        name.clone(),
+                        content.clone(),
+                        self.config.min_chars,
+                    )
                 }
-                Item::ToolCall { id, name, arguments }
-                    if self.config.args_max_chars > 0 && old_calls.contains(id) =>
-                {
-                    ("arguments", name.clone(), arguments.clone(), self.config.args_max_chars)
-                }
+                Item::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } if self.config.args_max_chars > 0 && old_calls.contains(id) => (
+                    "arguments",
+                    name.clone(),
+                    arguments.clone(),
+                    self.config.args_max_chars,
+                ),
                 _ => continue,
             };
             if !self.worth(&text, limit) {
@@ -194,7 +206,12 @@ impl Compaction {
 
 #[async_trait]
 impl Strategy for Compaction {
-    async fn apply(&mut self, _: &ReplayState, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
+    async fn apply(
+        &mut self,
+        _: &ReplayState,
+        req: &mut LlmRequest,
+        _: &dyn Llm,
+    ) -> Result<Applied> {
         let compacted = self.reduce(req);
         Ok(Applied {
             changed: compacted > 0,
@@ -211,8 +228,16 @@ mod tests {
     fn req() -> LlmRequest {
         let mut items = vec![Item::user("go")];
         for i in 0..6 {
-            items.push(Item::tool_call(format!("c{i}"), "read", format!("{{\"path\":\"{}\"}}", "p".repeat(600))));
-            items.push(Item::tool_result(format!("c{i}"), "read", format!("line {i}\n").repeat(100)));
+            items.push(Item::tool_call(
+                format!("c{i}"),
+                "read",
+                format!("{{\"path\":\"{}\"}}", "p".repeat(600)),
+            ));
+            items.push(Item::tool_result(
+                format!("c{i}"),
+                "read",
+                format!("line {i}\n").repeat(100),
+            ));
         }
         LlmRequest::from_contents(items)
     }
@@ -224,7 +249,9 @@ mod tests {
         let mut c = Compaction::new(CompactionConfig::default());
         let n = c.reduce(&mut r);
         assert_eq!(n, 6, "3 old results and their 3 long arguments");
-        assert!(r.contents[2].text().starts_with("[compacted output of 'read'"));
+        assert!(r.contents[2]
+            .text()
+            .starts_with("[compacted output of 'read'"));
         assert_eq!(r.contents[12], original.contents[12]);
         // Applying again changes nothing: stubs are not compacted twice.
         assert_eq!(c.reduce(&mut r), 0);

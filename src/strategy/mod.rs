@@ -40,7 +40,8 @@ impl ReplayState {
     /// Tokens of `req` as it would be sent.
     #[must_use]
     pub fn measure(&self, req: &LlmRequest) -> usize {
-        self.tokenizer.count_request(&req.instructions, &req.contents)
+        self.tokenizer
+            .count_request(&req.instructions, &req.contents)
     }
 }
 
@@ -96,7 +97,12 @@ pub trait Strategy: Send {
     ///
     /// # Errors
     /// Only for harness faults; a failed LLM call is recorded in [`Applied::llm_calls`] instead.
-    async fn apply(&mut self, state: &ReplayState, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied>;
+    async fn apply(
+        &mut self,
+        state: &ReplayState,
+        req: &mut LlmRequest,
+        llm: &dyn Llm,
+    ) -> Result<Applied>;
 }
 
 /// The baseline: sends the history unchanged.
@@ -185,7 +191,10 @@ pub fn defaults() -> Vec<NamedStrategy> {
                 max_items: None,
             }),
         ),
-        NamedStrategy::new("compaction", StrategyConfig::Compaction(CompactionConfig::default())),
+        NamedStrategy::new(
+            "compaction",
+            StrategyConfig::Compaction(CompactionConfig::default()),
+        ),
         NamedStrategy::new(
             "summarization",
             StrategyConfig::Pipeline(PipelineConfig {
@@ -219,7 +228,10 @@ pub fn validate_all(strategies: &[NamedStrategy]) -> Result<()> {
             return Err(Error::Config("a strategy has an empty name".into()));
         }
         if !seen.insert(s.name.as_str()) {
-            return Err(Error::Config(format!("strategy name '{}' is used twice", s.name)));
+            return Err(Error::Config(format!(
+                "strategy name '{}' is used twice",
+                s.name
+            )));
         }
         s.config
             .validate()
@@ -247,7 +259,12 @@ pub(crate) mod testing {
         MockLlm::new(MockConfig::default(), Tokenizer::shared_default().unwrap())
     }
 
-    pub fn run<S: Strategy + ?Sized>(s: &mut S, st: &ReplayState, req: &mut LlmRequest, llm: &dyn Llm) -> Applied {
+    pub fn run<S: Strategy + ?Sized>(
+        s: &mut S,
+        st: &ReplayState,
+        req: &mut LlmRequest,
+        llm: &dyn Llm,
+    ) -> Applied {
         pollster::block_on(s.apply(st, req, llm)).unwrap()
     }
 
@@ -287,7 +304,9 @@ mod tests {
 
     #[test]
     fn unknown_parameter_is_an_error() {
-        let err = serde_json::from_str::<StrategyConfig>(r#"{"type":"sliding_window","max_tokenz":1}"#).unwrap_err();
+        let err =
+            serde_json::from_str::<StrategyConfig>(r#"{"type":"sliding_window","max_tokenz":1}"#)
+                .unwrap_err();
         assert!(err.to_string().contains("max_tokenz"), "{err}");
     }
 

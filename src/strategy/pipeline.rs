@@ -80,7 +80,11 @@ impl Pipeline {
     #[must_use]
     pub fn trigger_tokens(&self, run_window: usize) -> usize {
         let window = self.config.context_window.unwrap_or(run_window);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
         let trigger = (window as f64 * self.config.threshold).floor() as usize;
         trigger
     }
@@ -88,7 +92,12 @@ impl Pipeline {
 
 #[async_trait]
 impl Strategy for Pipeline {
-    async fn apply(&mut self, state: &ReplayState, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
+    async fn apply(
+        &mut self,
+        state: &ReplayState,
+        req: &mut LlmRequest,
+        llm: &dyn Llm,
+    ) -> Result<Applied> {
         let trigger = self.trigger_tokens(state.context_window);
         let mut applied = Applied::default();
         for stage in &mut self.stages {
@@ -112,7 +121,11 @@ mod tests {
         let mut items = vec![Item::system("sys"), Item::user("task")];
         for i in 0..n {
             items.push(Item::tool_call(format!("c{i}"), "read", "{}"));
-            items.push(Item::tool_result(format!("c{i}"), "read", format!("data {i} ").repeat(200)));
+            items.push(Item::tool_result(
+                format!("c{i}"),
+                "read",
+                format!("data {i} ").repeat(200),
+            ));
         }
         LlmRequest::from_contents(items)
     }
@@ -132,7 +145,10 @@ mod tests {
     fn under_trigger_does_nothing() {
         let mut r = req(2);
         let before = r.clone();
-        assert_eq!(run(&mut book_order(1.0), &state(0), &mut r, &mock()), Applied::default());
+        assert_eq!(
+            run(&mut book_order(1.0), &state(0), &mut r, &mock()),
+            Applied::default()
+        );
         assert_eq!(r, before);
     }
 

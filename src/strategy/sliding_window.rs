@@ -47,7 +47,9 @@ impl SlidingWindowConfig {
     /// When neither limit is set.
     pub fn validate(&self) -> Result<()> {
         if self.max_tokens.is_none() && self.max_items.is_none() {
-            return Err(Error::Config("sliding_window needs max_tokens or max_items".into()));
+            return Err(Error::Config(
+                "sliding_window needs max_tokens or max_items".into(),
+            ));
         }
         Ok(())
     }
@@ -72,7 +74,11 @@ impl SlidingWindow {
         let first_user = req.contents.iter().position(|i| i.is_role(Role::User));
         let is_head = |i: usize, item: &Item| item.is_role(Role::System) || Some(i) == first_user;
         let counts: Vec<usize> = req.contents.iter().map(|i| tok.count_item(i)).collect();
-        let instructions: usize = req.instructions.iter().map(|s| tok.count_instruction(s)).sum();
+        let instructions: usize = req
+            .instructions
+            .iter()
+            .map(|s| tok.count_instruction(s))
+            .sum();
         let head_tokens: usize = TOKENS_PER_REPLY
             + instructions
             + req
@@ -82,7 +88,12 @@ impl SlidingWindow {
                 .filter(|(i, item)| is_head(*i, item))
                 .map(|(i, _)| counts[i])
                 .sum::<usize>();
-        let body = req.contents.iter().enumerate().filter(|(i, it)| !is_head(*i, it)).count();
+        let body = req
+            .contents
+            .iter()
+            .enumerate()
+            .filter(|(i, it)| !is_head(*i, it))
+            .count();
         let total = head_tokens
             + counts
                 .iter()
@@ -138,7 +149,12 @@ impl SlidingWindow {
 
 #[async_trait]
 impl Strategy for SlidingWindow {
-    async fn apply(&mut self, state: &ReplayState, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
+    async fn apply(
+        &mut self,
+        state: &ReplayState,
+        req: &mut LlmRequest,
+        _: &dyn Llm,
+    ) -> Result<Applied> {
         let dropped = self.reduce(state, req);
         Ok(Applied {
             changed: dropped > 0,
@@ -154,11 +170,18 @@ mod tests {
     use crate::strategy::testing::{mock, run, state};
 
     fn history(n: usize) -> LlmRequest {
-        let mut items = vec![Item::system("You are an agent."), Item::user("Do the task.")];
+        let mut items = vec![
+            Item::system("You are an agent."),
+            Item::user("Do the task."),
+        ];
         for i in 0..n {
             items.push(Item::assistant(format!("step {i}")));
             items.push(Item::tool_call(format!("c{i}"), "run", "{}"));
-            items.push(Item::tool_result(format!("c{i}"), "run", "output ".repeat(20)));
+            items.push(Item::tool_result(
+                format!("c{i}"),
+                "run",
+                "output ".repeat(20),
+            ));
         }
         LlmRequest::from_contents(items)
     }
@@ -189,7 +212,10 @@ mod tests {
             max_items: Some(4),
         });
         run(&mut sw, &st, &mut req, &mock());
-        assert!(matches!(req.contents[2], Item::ToolCall { .. } | Item::Message { .. }));
+        assert!(matches!(
+            req.contents[2],
+            Item::ToolCall { .. } | Item::Message { .. }
+        ));
         assert!(req.contents.len() <= 6);
     }
 }

@@ -113,7 +113,11 @@ impl Summarization {
     /// The listing's `format_history_for_summary`, with its cuts as parameters (cuts count characters).
     #[must_use]
     pub fn format_history(&self, items: &[Item]) -> String {
-        format_history(items, self.config.message_chars, self.config.tool_result_chars)
+        format_history(
+            items,
+            self.config.message_chars,
+            self.config.tool_result_chars,
+        )
     }
 }
 
@@ -123,10 +127,17 @@ pub fn format_history(items: &[Item], message_chars: usize, tool_result_chars: u
     let lines: Vec<String> = items
         .iter()
         .map(|item| match item {
-            Item::Message { role, content } => format!("[{}]: {}...", role.as_str(), prefix(content, message_chars)),
-            Item::ToolCall { name, arguments, .. } => format!("[Tool Call]: {name}({arguments})"),
+            Item::Message { role, content } => {
+                format!("[{}]: {}...", role.as_str(), prefix(content, message_chars))
+            }
+            Item::ToolCall {
+                name, arguments, ..
+            } => format!("[Tool Call]: {name}({arguments})"),
             Item::ToolResult { name, content, .. } => {
-                format!("[Tool Result]: {name} -> {}...", prefix(content, tool_result_chars))
+                format!(
+                    "[Tool Result]: {name} -> {}...",
+                    prefix(content, tool_result_chars)
+                )
             }
         })
         .collect();
@@ -140,7 +151,12 @@ fn prefix(s: &str, n: usize) -> &str {
 
 #[async_trait]
 impl Strategy for Summarization {
-    async fn apply(&mut self, _: &ReplayState, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
+    async fn apply(
+        &mut self,
+        _: &ReplayState,
+        req: &mut LlmRequest,
+        llm: &dyn Llm,
+    ) -> Result<Applied> {
         let Some(user_idx) = req.contents.iter().position(|i| i.is_role(Role::User)) else {
             return Ok(Applied::default());
         };
@@ -250,18 +266,32 @@ mod tests {
         let mut req = LlmRequest::from_contents(items(8));
         let a = run(&mut s, &st, &mut req, &llm);
         assert_eq!(a.summarized_items, 3);
-        assert_eq!(req.instructions, vec!["[Previous work summary]\nS1".to_string()]);
+        assert_eq!(
+            req.instructions,
+            vec!["[Previous work summary]\nS1".to_string()]
+        );
         let texts: Vec<&str> = req.contents.iter().map(Item::text).collect();
         assert_eq!(texts, ["sys", "task", "a3", "a4", "a5", "a6", "a7"]);
         assert_eq!(s.last_summary_idx(), Some(1));
         let history = llm.0.lock().unwrap()[0].clone();
-        assert!(history.contains("<history>\n[assistant]: a0...\n[assistant]: a1...\n[assistant]: a2...\n</history>"));
+        assert!(history.contains(
+            "<history>\n[assistant]: a0...\n[assistant]: a1...\n[assistant]: a2...\n</history>"
+        ));
 
-        req.contents.extend([Item::assistant("b0"), Item::assistant("b1"), Item::assistant("b2"), Item::assistant("b3")]);
+        req.contents.extend([
+            Item::assistant("b0"),
+            Item::assistant("b1"),
+            Item::assistant("b2"),
+            Item::assistant("b3"),
+        ]);
         run(&mut s, &st, &mut req, &llm);
         let texts: Vec<&str> = req.contents.iter().map(Item::text).collect();
         assert_eq!(texts, ["sys", "task", "a7", "b0", "b1", "b2", "b3"]);
-        assert_eq!(req.instructions.len(), 2, "each summary is appended, as in the listing");
+        assert_eq!(
+            req.instructions.len(),
+            2,
+            "each summary is appended, as in the listing"
+        );
         // Nothing is summarized twice.
         let second = llm.0.lock().unwrap()[1].clone();
         assert!(second.contains("[assistant]: a3...") && !second.contains("a2..."));
@@ -284,7 +314,10 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], format!("[user]: {}...", "é".repeat(500)));
         assert_eq!(lines[1], "[Tool Call]: grep({\"q\":\"x\"})");
-        assert_eq!(lines[2], format!("[Tool Result]: grep -> {}...", "é".repeat(200)));
+        assert_eq!(
+            lines[2],
+            format!("[Tool Result]: grep -> {}...", "é".repeat(200))
+        );
     }
 
     #[test]
@@ -297,9 +330,13 @@ mod tests {
         });
         let mut req = LlmRequest::from_contents(items(8));
         run(&mut s, &st, &mut req, &llm);
-        req.contents.extend((0..6).map(|i| Item::assistant(format!("b{i}"))));
+        req.contents
+            .extend((0..6).map(|i| Item::assistant(format!("b{i}"))));
         run(&mut s, &st, &mut req, &llm);
-        assert_eq!(req.instructions, vec!["[Previous work summary]\nS2".to_string()]);
+        assert_eq!(
+            req.instructions,
+            vec!["[Previous work summary]\nS2".to_string()]
+        );
         assert!(llm.0.lock().unwrap()[1].contains("[Previous summary]: S1"));
     }
 

@@ -138,8 +138,12 @@ impl Tokenizer {
         let engine = match (backend, encoding) {
             (Backend::Bpe, Encoding::O200kBase) => Engine::Bpe(bpe_openai::o200k_base()),
             (Backend::Bpe, Encoding::Cl100kBase) => Engine::Bpe(bpe_openai::cl100k_base()),
-            (Backend::Tiktoken, Encoding::O200kBase) => Engine::Tiktoken(tiktoken_rs::o200k_base_singleton()),
-            (Backend::Tiktoken, Encoding::Cl100kBase) => Engine::Tiktoken(tiktoken_rs::cl100k_base_singleton()),
+            (Backend::Tiktoken, Encoding::O200kBase) => {
+                Engine::Tiktoken(tiktoken_rs::o200k_base_singleton())
+            }
+            (Backend::Tiktoken, Encoding::Cl100kBase) => {
+                Engine::Tiktoken(tiktoken_rs::cl100k_base_singleton())
+            }
         };
         Ok(Self {
             encoding,
@@ -156,7 +160,10 @@ impl Tokenizer {
     /// # Errors
     /// As [`Tokenizer::new`].
     pub fn shared_default() -> Result<Arc<Self>> {
-        Ok(Arc::new(Self::new(Encoding::default(), Backend::default())?))
+        Ok(Arc::new(Self::new(
+            Encoding::default(),
+            Backend::default(),
+        )?))
     }
 
     /// The encoding.
@@ -213,14 +220,19 @@ impl Tokenizer {
     /// Tokens of one instruction, sent as a system message; cached by content.
     #[must_use]
     pub fn count_instruction(&self, text: &str) -> usize {
-        self.cached(instruction_hash(text), || self.count_chat_message("system", text, None))
+        self.cached(instruction_hash(text), || {
+            self.count_chat_message("system", text, None)
+        })
     }
 
     /// Tokens of a whole request: instructions, contents and the reply priming.
     #[must_use]
     pub fn count_request(&self, instructions: &[String], contents: &[Item]) -> usize {
         TOKENS_PER_REPLY
-            + instructions.iter().map(|s| self.count_instruction(s)).sum::<usize>()
+            + instructions
+                .iter()
+                .map(|s| self.count_instruction(s))
+                .sum::<usize>()
             + contents.iter().map(|i| self.count_item(i)).sum::<usize>()
     }
 
@@ -246,8 +258,12 @@ impl Tokenizer {
 
     fn count_item_uncached(&self, item: &Item) -> usize {
         match item {
-            Item::Message { role, content } => self.count_chat_message(role.as_str(), content, None),
-            Item::ToolCall { name, arguments, .. } => {
+            Item::Message { role, content } => {
+                self.count_chat_message(role.as_str(), content, None)
+            }
+            Item::ToolCall {
+                name, arguments, ..
+            } => {
                 let json = serde_json::json!({ "name": name, "arguments": arguments }).to_string();
                 self.count_chat_message(Role::Assistant.as_str(), &json, None)
             }
@@ -272,7 +288,11 @@ pub fn item_hash(item: &Item) -> u128 {
             field(role.as_str().as_bytes());
             field(content.as_bytes());
         }
-        Item::ToolCall { id, name, arguments } => {
+        Item::ToolCall {
+            id,
+            name,
+            arguments,
+        } => {
             field(b"c");
             field(id.as_bytes());
             field(name.as_bytes());
@@ -320,7 +340,10 @@ mod tests {
     fn known_token_ids() {
         for t in both(Encoding::Cl100kBase) {
             assert_eq!(t.encode("hello world"), vec![15339, 1917]);
-            assert_eq!(t.encode("tiktoken is great!"), vec![83, 1609, 5963, 374, 2294, 0]);
+            assert_eq!(
+                t.encode("tiktoken is great!"),
+                vec![83, 1609, 5963, 374, 2294, 0]
+            );
         }
         for t in both(Encoding::O200kBase) {
             assert_eq!(t.encode("hello world"), vec![24912, 2375]);

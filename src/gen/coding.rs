@@ -1,0 +1,371 @@
+//! Coding agent: debugging a failing test with file reads, greps, test runs and edits.
+
+use serde_json::json;
+
+use super::{event_turns, plant, Builder, Rng};
+use crate::history::{FindingKind, Item};
+
+const MODULES: [&str; 10] = [
+    "billing",
+    "parser",
+    "scheduler",
+    "auth",
+    "inventory",
+    "reports",
+    "cache",
+    "dates",
+    "export",
+    "search",
+];
+const LIBS: [&str; 8] = [
+    "pydantic",
+    "requests",
+    "sqlalchemy",
+    "numpy",
+    "pandas",
+    "django",
+    "attrs",
+    "dateutil",
+];
+const VERBS: [&str; 12] = [
+    "parse",
+    "load",
+    "compute",
+    "render",
+    "validate",
+    "merge",
+    "resolve",
+    "normalize",
+    "fetch",
+    "apply",
+    "build",
+    "split",
+];
+const NOUNS: [&str; 12] = [
+    "invoice", "token", "window", "record", "offset", "schedule", "batch", "header", "payload",
+    "period", "row", "index",
+];
+const CONSTS: [&str; 8] = [
+    "MAX_RETRIES",
+    "LEAP_OFFSET_DAYS",
+    "BATCH_LIMIT",
+    "CACHE_TTL_SECONDS",
+    "ROUNDING_PLACES",
+    "PAGE_SIZE",
+    "GRACE_PERIOD_HOURS",
+    "SHARD_COUNT",
+];
+
+const SYSTEM: &str = "You are a software engineering agent working in a Python repository. You can call tools: \
+read_file(path), grep(pattern, path), list_dir(path), run_tests(target), git_log(path), edit_file(path, old, new). \
+Work step by step: reproduce the failure, find the root cause, make the smallest fix, and run the tests again. \
+Explain what you are doing before each tool call. Never edit tests to make them pass.";
+
+fn ident(rng: &mut Rng) -> String {
+    format!("{}_{}", rng.pick(&VERBS), rng.pick(&NOUNS))
+}
+
+fn code_file(rng: &mut Rng, lo: usize, hi: usize) -> Vec<String> {
+    let lines = rng.range(lo, hi);
+    let mut out = vec![
+        "from __future__ import annotations".to_string(),
+        "import logging".into(),
+        String::new(),
+    ];
+    while out.len() < lines {
+        let f = ident(rng);
+        let arg = rng.pick(&NOUNS);
+        let n = rng.range(2, 900);
+        out.push(format!("def {f}({arg}, *, strict: bool = False):"));
+        out.push(format!("    \"\"\"{}\"\"\"", super::sentence(rng)));
+        out.push(format!(
+            "    value = {arg}.get(\"{}\", {n})",
+            rng.pick(&NOUNS)
+        ));
+        out.push(format!("    if strict and value > {}:", rng.range(1, 5000)));
+        out.push(format!(
+            "        raise ValueError(f\"{f}: {{value}} out of range\")"
+        ));
+        out.push(format!(
+            "    return {}(value) + {}",
+            ident(rng),
+            rng.range(0, 9)
+        ));
+        out.push(String::new());
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(i, l)| format!("{:>4}  {l}", i + 1))
+        .collect()
+}
+
+fn test_log(rng: &mut Rng, m: &str, lo: usize, hi: usize) -> Vec<String> {
+    let passed = rng.range(lo, hi);
+    let mut out = vec![
+        "============================= test session starts =============================="
+            .to_string(),
+        "platform linux -- Python 3.11.7, pytest-8.2.0, pluggy-1.5.0".into(),
+        format!("collected {passed} items"),
+        String::new(),
+    ];
+    for i in 0..passed {
+        out.push(format!(
+            "tests/test_{}.py::test_{} PASSED{:>width$}[{:>3}%]",
+            rng.pick(&MODULES),
+            ident(rng),
+            "",
+            (i + 1) * 100 / passed.max(1),
+            width = rng.range(2, 20)
+        ));
+    }
+    if rng.percent(50) {
+        out.push(format!(
+            "tests/test_{m}.py: DeprecationWarning: {} is deprecated",
+            ident(rng)
+        ));
+    }
+    out
+}
+
+/// One coding episode of `turns` tool turns.
+#[allow(clippy::too_many_lines)] // a script of one episode reads best top to bottom
+pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
+    let m = *rng.pick(&MODULES);
+    let pkg = format!(
+        "{}{}",
+        rng.pick(&["core", "app", "svc", "lib"]),
+        rng.range(1, 9)
+    );
+    let src = format!("src/{pkg}/{m}.py");
+    let settings = format!("src/{pkg}/settings.py");
+    let test_file = format!("tests/test_{m}.py");
+    let test_fn = format!("test_{}", ident(rng));
+    let lib = *rng.pick(&LIBS);
+    let (major, minor) = (rng.range(1, 4), rng.range(0, 19));
+    let expected = rng.range(100, 9999);
+    let actual = expected + rng.range(1, 3);
+    let constant = *rng.pick(&CONSTS);
+    let const_value = rng.range(2, 720);
+    let other_test = format!("test_{}", ident(rng));
+    let other_module = *rng.pick(&MODULES);
+    let verbosity = [1usize, 1, 2, 2, 3][index % 5];
+    let task = format!(
+        "Fix the failing test {test_file}::{test_fn} after upgrading {lib} to {major}.{minor}"
+    );
+    let mut b = Builder::new(format!("coding-{index:02}"), "gen/coding", task.clone());
+    b.meta("family", json!("coding"));
+    b.push(Item::system(SYSTEM));
+    b.push(Item::user(format!(
+        "{task}. CI started failing on main yesterday; nothing else changed. Please find the root cause and fix it."
+    )));
+    let events = event_turns(turns, &[15, 35, 55, 62, 85]);
+    let mut found_failure = false;
+    for t in 0..turns {
+        if t == events[0] {
+            b.push(Item::assistant(format!(
+                "Let me reproduce the failure by running {test_file}."
+            )));
+            let mut lines = test_log(rng, m, 30 * verbosity + 10, 30 * verbosity + 60);
+            let trace = vec![
+                format!(
+                    "_________________________________ {test_fn} _________________________________"
+                ),
+                format!("    def {test_fn}():"),
+                format!("        result = {}(FIXTURE)", ident(rng)),
+                format!(">       assert result == {expected}"),
+                format!("E       AssertionError: assert {actual} == {expected}"),
+                format!("{test_file}:{}: AssertionError", rng.range(20, 400)),
+            ];
+            let at = lines.len() * 2 / 3;
+            for (k, l) in trace.into_iter().enumerate() {
+                lines.insert(at + k, l);
+            }
+            lines.push(format!(
+                "FAILED {test_file}::{test_fn} - AssertionError: assert {actual} == {expected}"
+            ));
+            lines.push(format!(
+                "=========== 1 failed, {} passed in {}.{:02}s ===========",
+                lines.len(),
+                rng.range(1, 30),
+                rng.range(0, 99)
+            ));
+            let at = b.tool(
+                "run_tests",
+                &json!({ "target": test_file }),
+                lines.join("\n"),
+            );
+            b.finding(
+                FindingKind::Recall,
+                at,
+                format!("{test_fn} fails: assert {actual} == {expected}"),
+                vec![format!("AssertionError: assert {actual} == {expected}")],
+                format!("Which values did the AssertionError in {test_fn} compare?"),
+                format!("assert {actual} == {expected}"),
+            );
+            found_failure = true;
+        } else if t == events[1] {
+            b.push(Item::assistant(format!(
+                "The off-by-{} suggests a constant; let me read {settings}.",
+                actual - expected
+            )));
+            let mut lines = code_file(rng, 60 * verbosity + 40, 60 * verbosity + 160);
+            let line =
+                format!("{constant} = {const_value}  # changed in {lib} {major}.{minor} migration");
+            plant(rng, &mut lines, format!("      {line}"), 55, 90);
+            let at = b.tool("read_file", &json!({ "path": settings }), lines.join("\n"));
+            b.finding(
+                FindingKind::Recall,
+                at,
+                format!("{constant} is {const_value} in {settings}"),
+                vec![format!("{constant} = {const_value}")],
+                format!("What is {constant} set to in settings?"),
+                format!("{constant} = {const_value}"),
+            );
+        } else if t == events[2] {
+            let f = ident(rng);
+            b.push(Item::assistant(format!(
+                "{constant} = {const_value} is applied twice in {f}; I will remove the second adjustment in {src}."
+            )));
+            let old = format!("    value = value + {constant}\n    return value + {constant}");
+            let new = format!("    value = value + {constant}\n    return value");
+            let at = b.tool(
+                "edit_file",
+                &json!({ "path": src, "old": old, "new": new }),
+                format!("Applied edit to {src} (+1 -1)"),
+            );
+            b.finding(
+                FindingKind::Artifact,
+                at,
+                format!("edited {src} to drop the double {constant} adjustment"),
+                vec![format!("Applied edit to {src}")],
+                "Which file got the applied edit?".into(),
+                src.clone(),
+            );
+        } else if t == events[3] {
+            let reason = rng.pick(&[
+                "it breaks the plugin API",
+                "the changelog lists a regression",
+                "two other services pin it",
+            ]);
+            let text = format!(
+                "Decision: keep {lib} at {major}.{minor} and fix our code instead of pinning the old release, because {reason}."
+            );
+            let at = b.push(Item::assistant(text));
+            b.tool(
+                "run_tests",
+                &json!({ "target": test_file }),
+                test_log(rng, m, 20 + 5, 20 + 40).join("\n"),
+            );
+            b.finding(
+                FindingKind::Decision,
+                at,
+                format!("keep {lib} {major}.{minor}"),
+                vec![format!("keep {lib} at {major}.{minor}")],
+                format!("Which {lib} version did the agent decide to keep?"),
+                format!("{major}.{minor}"),
+            );
+        } else if t == events[4] {
+            b.push(Item::assistant(
+                "Running the whole suite to check for regressions.".to_string(),
+            ));
+            let mut lines = test_log(rng, m, 40 * verbosity + 20, 40 * verbosity + 80);
+            lines.push(format!(
+                "FAILED tests/test_{other_module}.py::{other_test} - TimeoutError: worker did not answer in 30s"
+            ));
+            b.tool("run_tests", &json!({ "target": "tests" }), lines.join("\n"));
+            let at = b.push(Item::assistant(format!(
+                "The original failure is fixed. Remaining: {other_test} still fails with a TimeoutError in tests/test_{other_module}.py; next I will check the worker pool size."
+            )));
+            b.finding(
+                FindingKind::Continuation,
+                at,
+                format!("{other_test} still fails"),
+                vec![format!("{other_test} still fails")],
+                "Which test still fails with a TimeoutError?".into(),
+                other_test.clone(),
+            );
+            b.tool(
+                "read_file",
+                &json!({ "path": format!("tests/test_{other_module}.py") }),
+                code_file(rng, 40, 40).join("\n"),
+            );
+        } else {
+            let step = rng.range(0, 9);
+            let note = if found_failure && rng.percent(30) {
+                format!(" The failure is still assert {actual} == {expected}.")
+            } else {
+                String::new()
+            };
+            match step {
+                0..=3 => {
+                    let path = format!("src/{pkg}/{}.py", rng.pick(&MODULES));
+                    b.push(Item::assistant(format!("Let me read {path}.{note}")));
+                    let lines = code_file(rng, 30 * verbosity + 20, 30 * verbosity + 200);
+                    b.tool("read_file", &json!({ "path": path }), lines.join("\n"));
+                }
+                4 | 5 => {
+                    let pattern = ident(rng);
+                    b.push(Item::assistant(format!("Searching for {pattern}.{note}")));
+                    let hits: Vec<String> = (0..rng.range(3, 25 * verbosity))
+                        .map(|_| {
+                            format!(
+                                "src/{pkg}/{}.py:{}:    return {pattern}(value) + {}",
+                                rng.pick(&MODULES),
+                                rng.range(1, 900),
+                                rng.range(0, 9)
+                            )
+                        })
+                        .collect();
+                    b.tool(
+                        "grep",
+                        &json!({ "pattern": pattern, "path": "src" }),
+                        hits.join("\n"),
+                    );
+                }
+                6 => {
+                    b.push(Item::assistant(format!(
+                        "Listing src/{pkg} to see the layout."
+                    )));
+                    let files: Vec<String> = MODULES
+                        .iter()
+                        .map(|f| format!("{f}.py  {} bytes", rng.range(300, 40_000)))
+                        .collect();
+                    b.tool(
+                        "list_dir",
+                        &json!({ "path": format!("src/{pkg}") }),
+                        files.join("\n"),
+                    );
+                }
+                7 => {
+                    b.push(Item::assistant(format!(
+                        "Checking recent history of {src}."
+                    )));
+                    let log: Vec<String> = (0..rng.range(5, 30))
+                        .map(|_| {
+                            format!(
+                                "{} {} ({})",
+                                rng.hex(7),
+                                super::sentence(rng),
+                                rng.pick(&["ana", "bo", "chen", "dee"])
+                            )
+                        })
+                        .collect();
+                    b.tool("git_log", &json!({ "path": src }), log.join("\n"));
+                }
+                _ => {
+                    b.push(Item::assistant(format!("Running {test_file} again.{note}")));
+                    let lines = test_log(rng, m, 20 * verbosity + 5, 20 * verbosity + 40);
+                    b.tool(
+                        "run_tests",
+                        &json!({ "target": test_file }),
+                        lines.join("\n"),
+                    );
+                }
+            }
+        }
+    }
+    b.push(Item::assistant(format!(
+        "Summary: {test_fn} now passes after removing the double {constant} adjustment in {src}. {other_test} still fails and needs a separate fix."
+    )));
+    b.finish()
+}

@@ -1,0 +1,146 @@
+//! Reports: what a run writes, one exporter per format, and the manager that writes files atomically.
+//!
+//! Exporters only read a [`RunReport`] (metrics, never replay internals) and return bytes; [`ExportManager`]
+//! does the I/O. Files are written to a temporary name and renamed, so a file on disk is always complete, and
+//! rewritten after each finished batch of episodes, so a run that fails midway keeps what it finished.
+//! Wall-clock measurements go only to `timings.csv`: every other file is byte-identical between two mock runs.
+
+pub mod csv;
+pub mod json;
+pub mod markdown;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::metrics::{EpisodeMetrics, StrategyMetrics};
+
+/// Everything a report needs about a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Format version of `summary.json`.
+    pub version: u32,
+    /// The ctxbench version that wrote it.
+    pub tool_version: String,
+    /// The run's name.
+    pub run: String,
+    /// Whether every episode finished.
+    pub complete: bool,
+    /// The dataset.
+    pub dataset: DatasetInfo,
+    /// The full configuration, so the run can be repeated.
+    pub config: serde_json::Value,
+    /// Per-strategy results, in configuration order.
+    pub strategies: Vec<StrategyMetrics>,
+    /// Known limits of these numbers.
+    pub notes: Vec<String>,
+    /// Per-episode results (written to `episodes.csv`, not to `summary.json`).
+    #[serde(skip)]
+    pub episodes: Vec<EpisodeMetrics>,
+    /// Strategy compute time per strategy: (p50, p95) in microseconds (written to `timings.csv` only).
+    #[serde(skip)]
+    pub timings: Vec<(String, f64, f64)>,
+}
+
+/// The dataset a run read.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetInfo {
+    /// Path as given.
+    pub path: String,
+    /// SHA-256 of the dataset files' bytes, in file order.
+    pub sha256: String,
+    /// Episodes replayed.
+    pub episodes: usize,
+    /// Items in those episodes.
+    pub items: usize,
+}
+
+/// The notes every report carries.
+#[must_use]
+pub fn standard_notes() -> Vec<String> {
+    vec![
+        "Open-loop replay: the recorded future does not depend on the reduced context. A strategy can change what \
+         an agent does next (LLM summaries made SWE-agent runs 13-15% longer in the Complexity Trap study); \
+         closed-loop replay with a real LLM is the way to measure that."
+            .into(),
+        "Retention counts a finding as kept when every evidence string occurs in one item or instruction of the \
+         request as sent (case-insensitive, white space folded)."
+            .into(),
+        "Cost prices the prefix shared with the previous request as cached input; strategy compute times vary \
+         between runs and are in timings.csv only."
+            .into(),
+    ]
+}
+
+/// Turns a report into the bytes of one file; no I/O.
+pub trait Exporter {
+    /// The file name under the run directory.
+    fn file_name(&self) -> &'static str;
+    /// The file's content.
+    ///
+    /// # Errors
+    /// When serialization fails.
+    fn serialize(&self, run: &RunReport) -> Result<Vec<u8>>;
+}
+
+/// Writes every exporter's file under one directory, atomically.
+pub struct ExportManager {
+    dir: PathBuf,
+    exporters: Vec<Box<dyn Exporter>>,
+}
+
+impl ExportManager {
+    /// A manager writing the standard files (`episodes.csv`, `timings.csv`, `summary.json`, `report.md`).
+    #[must_use]
+    pub fn standard(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_owned(),
+            exporters: vec![
+                Box::new(csv::EpisodesCsv),
+                Box::new(csv::TimingsCsv),
+                Box::new(json::SummaryJson),
+                Box::new(markdown::MarkdownReport),
+            ],
+        }
+    }
+
+    /// Writes every file.
+    ///
+    /// # Errors
+    /// Names the file that could not be written.
+    pub fn write_all(&self, run: &RunReport) -> Result<()> {
+        for e in &self.exporters {
+            write_atomic(&self.dir.join(e.file_name()), &e.serialize(run)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so `path` is never half-written.
+///
+/// # Errors
+/// Names the file and the I/O error (disk full, permission denied…); the temporary file is removed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io("write", path, e)
+    })
+}
+
+/// Formats an optional share as a percentage with one decimal, or `–`.
+#[must_use]
+pub fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{:.1}%", v * 100.0))
+}

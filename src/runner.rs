@@ -1,0 +1,387 @@
+//! Running a comparison: configuration, parallel replay of a streamed dataset, and the files it writes.
+//!
+//! Episodes are read in batches; each batch replays in parallel on rayon (the mock LLM's futures are ready at
+//! once, so each episode blocks on its own future), results keep dataset order, and after each batch
+//! `steps.csv` is flushed and the other files are rewritten: a run that fails midway keeps what it finished.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::history::dataset::{dataset_files, stream};
+use crate::history::validate::check_episode;
+use crate::history::Episode;
+use crate::llm::mock::{MockConfig, MockLlm};
+use crate::llm::pricing::{Price, PriceTable};
+use crate::metrics::{episode_metrics, percentiles, strategy_metrics, EpisodeMetrics, Prices};
+use crate::replay::{EpisodeReplay, Replayer};
+use crate::report::csv::{StepRow, StepsWriter};
+use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
+use crate::strategy::{self, NamedStrategy, StrategyConfig};
+use crate::tokens::{Backend, Encoding, Tokenizer};
+
+/// Version of the `summary.json` format.
+pub const SUMMARY_VERSION: u32 = 1;
+
+/// Tokenizer settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TokenizerConfig {
+    /// The encoding.
+    pub encoding: Encoding,
+    /// The backend.
+    pub backend: Backend,
+}
+
+/// Pricing settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PricingConfig {
+    /// The agent's model, priced for every call point.
+    pub agent_model: String,
+    /// The model strategies call (summaries); the mock's model when absent.
+    pub strategy_model: Option<String>,
+    /// Extra or overriding prices, USD per million tokens.
+    pub models: BTreeMap<String, Price>,
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        Self {
+            agent_model: "gpt-4o".into(),
+            strategy_model: None,
+            models: BTreeMap::new(),
+        }
+    }
+}
+
+/// Everything a run needs besides the dataset; read from TOML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    /// Recorded in the summary; the mock LLM and the replay use no randomness.
+    pub seed: u64,
+    /// The agent model's context window, in tokens.
+    pub context_window: usize,
+    /// Tokenizer settings.
+    pub tokenizer: TokenizerConfig,
+    /// The mock LLM's latency model and summary budget.
+    pub mock: MockConfig,
+    /// Prices.
+    pub pricing: PricingConfig,
+    /// The strategies to compare, by name.
+    pub strategies: Vec<NamedStrategy>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            seed: 42,
+            context_window: 128_000,
+            tokenizer: TokenizerConfig::default(),
+            mock: MockConfig::default(),
+            pricing: PricingConfig::default(),
+            strategies: strategy::defaults(),
+        }
+    }
+}
+
+impl RunConfig {
+    /// Reads a TOML config file.
+    ///
+    /// # Errors
+    /// Names the file and the TOML problem (line and key).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+        let config: Self = toml::from_str(&text)
+            .map_err(|e| Error::Config(format!("'{}': {e}", path.display())))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the config.
+    ///
+    /// # Errors
+    /// Names the value at fault.
+    pub fn validate(&self) -> Result<()> {
+        if self.context_window == 0 {
+            return Err(Error::Config("context_window must be above 0".into()));
+        }
+        if self.strategies.is_empty() {
+            return Err(Error::Config("no strategy to compare".into()));
+        }
+        strategy::validate_all(&self.strategies)
+    }
+
+    /// Keeps only the strategies named in `names` (comma-separated lists are split), in that order.
+    ///
+    /// # Errors
+    /// Names an unknown strategy and lists the known ones.
+    pub fn select(&mut self, names: &[String]) -> Result<()> {
+        let wanted: Vec<&str> = names
+            .iter()
+            .flat_map(|n| n.split(','))
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect();
+        let mut picked = Vec::new();
+        for name in wanted {
+            let found = self
+                .strategies
+                .iter()
+                .chain(strategy::defaults().iter())
+                .find(|s| s.name == name)
+                .cloned();
+            match found {
+                Some(s) if !picked.iter().any(|p: &NamedStrategy| p.name == s.name) => {
+                    picked.push(s)
+                }
+                Some(_) => {}
+                None => {
+                    let known: Vec<String> =
+                        self.strategies.iter().map(|s| s.name.clone()).collect();
+                    return Err(Error::Config(format!(
+                        "unknown strategy '{name}'; this config has: {}",
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+        self.strategies = picked;
+        self.validate()
+    }
+
+    /// The price table: built-in prices overridden by the config's.
+    #[must_use]
+    pub fn price_table(&self) -> PriceTable {
+        let mut table = PriceTable::builtin();
+        table.extend(&PriceTable {
+            models: self.pricing.models.clone(),
+        });
+        table
+    }
+
+    /// The prices of the agent's and the strategies' models (`None` where unknown).
+    #[must_use]
+    pub fn prices(&self) -> Prices {
+        let table = self.price_table();
+        Prices {
+            agent: table.get(&self.pricing.agent_model),
+            strategy: table.get(
+                self.pricing
+                    .strategy_model
+                    .as_deref()
+                    .unwrap_or(&self.mock.model),
+            ),
+        }
+    }
+}
+
+/// Progress callbacks, so the CLI can draw a bar without the library knowing about terminals.
+pub trait Progress: Sync {
+    /// `n` more episodes finished.
+    fn advance(&self, n: u64);
+}
+
+impl Progress for () {
+    fn advance(&self, _: u64) {}
+}
+
+/// SHA-256 of the dataset files under `path`, in file order.
+///
+/// # Errors
+/// Names the file that could not be read.
+pub fn dataset_sha256(path: &Path) -> Result<String> {
+    let mut hasher = Sha256::new();
+    for file in dataset_files(path)? {
+        let mut f = std::fs::File::open(&file).map_err(|e| Error::io("open", &file, e))?;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = f.read(&mut buf).map_err(|e| Error::io("read", &file, e))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+    }
+    Ok(format!("{:x}", hasher.finalize()))
+}
+
+/// The result of a run: the report and where it was written.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The report.
+    pub report: RunReport,
+    /// The run directory.
+    pub dir: PathBuf,
+}
+
+/// Replays one episode under the baseline and every strategy; returns (reports, baseline).
+fn replay_episode(
+    replayer: &Replayer<'_>,
+    episode: &Episode,
+    strategies: &[NamedStrategy],
+) -> Result<(Vec<EpisodeReplay>, EpisodeReplay)> {
+    let has_baseline = strategies
+        .iter()
+        .position(|s| s.config == StrategyConfig::None);
+    let mut all: Vec<NamedStrategy> = strategies.to_vec();
+    if has_baseline.is_none() {
+        all.insert(0, NamedStrategy::new("(baseline)", StrategyConfig::None));
+    }
+    let mut out = pollster::block_on(replayer.replay_all(episode, &all))?;
+    let baseline = match has_baseline {
+        Some(i) => out[i].clone(),
+        None => out.remove(0),
+    };
+    Ok((out, baseline))
+}
+
+/// Runs the comparison on `dataset` and writes the run directory `out`.
+///
+/// # Errors
+/// Bad input (naming file, line and episode), an invalid config, or a file that cannot be written. Files
+/// already written stay, marked incomplete.
+pub fn run(
+    config: &RunConfig,
+    dataset: &Path,
+    out: &Path,
+    name: &str,
+    progress: &dyn Progress,
+) -> Result<RunOutcome> {
+    config.validate()?;
+    std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
+    let tokenizer = Arc::new(Tokenizer::new(
+        config.tokenizer.encoding,
+        config.tokenizer.backend,
+    )?);
+    let llm = MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer));
+    let replayer = Replayer::new(Arc::clone(&tokenizer), &llm, config.context_window);
+    let prices = config.prices();
+    let mut steps = StepsWriter::create(&out.join("steps.csv"))?;
+    let exports = ExportManager::standard(out);
+    let mut report = RunReport {
+        version: SUMMARY_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        run: name.into(),
+        complete: false,
+        dataset: DatasetInfo {
+            path: dataset.display().to_string(),
+            sha256: dataset_sha256(dataset)?,
+            episodes: 0,
+            items: 0,
+        },
+        config: serde_json::to_value(config).map_err(|e| Error::Serialize {
+            what: "config",
+            message: e.to_string(),
+        })?,
+        strategies: Vec::new(),
+        notes: standard_notes(),
+        episodes: Vec::new(),
+        timings: Vec::new(),
+    };
+    let mut baseline_rows: Vec<EpisodeMetrics> = Vec::new();
+    let mut compute: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let batch_size = rayon::current_num_threads().max(1) * 4;
+    let mut episodes = stream(dataset)?;
+    loop {
+        let mut batch = Vec::with_capacity(batch_size);
+        for res in episodes.by_ref().take(batch_size) {
+            let (file, line, ep) = res?;
+            if let Some(issue) = check_episode(&ep).into_iter().next() {
+                return Err(Error::Invalid {
+                    path: file,
+                    line,
+                    episode: ep.id,
+                    message: format!(
+                        "{}: {} (run `ctxbench validate` for every problem)",
+                        issue.field, issue.message
+                    ),
+                });
+            }
+            batch.push(ep);
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let results: Vec<Result<(Vec<EpisodeReplay>, EpisodeReplay)>> = batch
+            .par_iter()
+            .map(|ep| replay_episode(&replayer, ep, &config.strategies))
+            .collect();
+        for (ep, res) in batch.iter().zip(results) {
+            let (replays, baseline) = res?;
+            report.dataset.episodes += 1;
+            report.dataset.items += ep.items.len();
+            for r in &replays {
+                for s in &r.steps {
+                    steps.write(&StepRow::new(&r.episode, &r.strategy, s, &prices))?;
+                    compute
+                        .entry(r.strategy.clone())
+                        .or_default()
+                        .push(s.compute_us);
+                }
+                report.episodes.push(episode_metrics(r, &baseline, &prices));
+            }
+            baseline_rows.push(episode_metrics(&baseline, &baseline, &prices));
+        }
+        steps.flush()?;
+        progress.advance(batch.len() as u64);
+        aggregate(
+            &mut report,
+            &config.strategies,
+            &baseline_rows,
+            &mut compute,
+        );
+        exports.write_all(&report)?;
+    }
+    report.complete = true;
+    aggregate(
+        &mut report,
+        &config.strategies,
+        &baseline_rows,
+        &mut compute,
+    );
+    exports.write_all(&report)?;
+    Ok(RunOutcome {
+        report,
+        dir: out.to_owned(),
+    })
+}
+
+fn aggregate(
+    report: &mut RunReport,
+    strategies: &[NamedStrategy],
+    baseline: &[EpisodeMetrics],
+    compute: &mut BTreeMap<String, Vec<f64>>,
+) {
+    let baseline_refs: Vec<&EpisodeMetrics> = baseline.iter().collect();
+    let baseline_cost = strategy_metrics("(baseline)", &baseline_refs, None).cost_usd;
+    report.strategies = strategies
+        .iter()
+        .map(|s| {
+            let rows: Vec<&EpisodeMetrics> = report
+                .episodes
+                .iter()
+                .filter(|e| e.strategy == s.name)
+                .collect();
+            strategy_metrics(&s.name, &rows, baseline_cost)
+        })
+        .collect();
+    report.timings = strategies
+        .iter()
+        .map(|s| {
+            let (p50, p95) = percentiles(
+                compute
+                    .get_mut(&s.name)
+                    .map_or(&mut [][..], Vec::as_mut_slice),
+            );
+            (s.name.clone(), p50, p95)
+        })
+        .collect();
+}
