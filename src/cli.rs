@@ -76,6 +76,7 @@ impl Progress for Bar {
 /// # Errors
 /// Any harness error, with context.
 pub fn run(cli: Cli) -> Result<bool> {
+    let mut stdout = std::io::stdout().lock();
     match cli.command {
         Command::Run {
             dataset,
@@ -84,8 +85,8 @@ pub fn run(cli: Cli) -> Result<bool> {
             out,
             name,
             window,
-        } => cmd_run(&dataset, config.as_deref(), &strategies, out, name, window),
-        Command::Validate { paths } => cmd_validate(&paths),
+        } => cmd_run(&mut stdout, &dataset, config.as_deref(), &strategies, out, name, window),
+        Command::Validate { paths } => cmd_validate(&mut stdout, &paths),
         Command::Gen { seed, out } => {
             let episodes = crate::gen::generate(seed);
             if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -96,30 +97,32 @@ pub fn run(cli: Cli) -> Result<bool> {
             write_episodes(&mut bytes, &episodes)?;
             crate::report::write_atomic(&out, &bytes)?;
             let items: usize = episodes.iter().map(|e| e.items.len()).sum();
-            println!(
+            writeln!(
+                stdout,
                 "wrote {} episodes ({items} items) to {}",
                 episodes.len(),
                 out.display()
-            );
+            )?;
             Ok(true)
         }
         Command::Strategies => {
             for s in crate::strategy::defaults() {
-                println!("{:<16} {}", s.name, serde_json::to_string(&s.config)?);
+                writeln!(stdout, "{:<16} {}", s.name, serde_json::to_string(&s.config)?)?;
             }
             Ok(true)
         }
     }
 }
 
-fn cmd_validate(paths: &[PathBuf]) -> Result<bool> {
+fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result<bool> {
     let mut ok = true;
     for path in paths {
         let v = validate_path(path)?;
         for p in &v.problems {
-            println!("{p}");
+            writeln!(stdout, "{p}")?;
         }
-        println!(
+        writeln!(
+            stdout,
             "{}: {} files, {} episodes, {} items, {} findings, {} probes, {} problems",
             path.display(),
             v.files,
@@ -128,13 +131,14 @@ fn cmd_validate(paths: &[PathBuf]) -> Result<bool> {
             v.findings,
             v.probes,
             v.problems.len()
-        );
+        )?;
         ok &= v.is_ok();
     }
     Ok(ok)
 }
 
 fn cmd_run(
+    stdout: &mut impl Write,
     dataset: &Path,
     config_path: Option<&Path>,
     strategies: &[String],
@@ -178,7 +182,6 @@ fn cmd_run(
         })?;
     bar.finish_and_clear();
     let r = &outcome.report;
-    let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
         "{} episodes, {} items, window {} tokens, agent model {}\n",

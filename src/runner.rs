@@ -290,6 +290,7 @@ pub fn run(
     let mut compute: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let batch_size = rayon::current_num_threads().max(1) * 4;
     let mut episodes = stream(dataset)?;
+    let mut seen_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let mut batch = Vec::with_capacity(batch_size);
         for res in episodes.by_ref().take(batch_size) {
@@ -303,6 +304,14 @@ pub fn run(
                         "{}: {} (run `ctxbench validate` for every problem)",
                         issue.field, issue.message
                     ),
+                });
+            }
+            if !seen_ids.insert(ep.id.clone()) {
+                return Err(Error::Invalid {
+                    path: file,
+                    line,
+                    episode: ep.id,
+                    message: "duplicate episode id: every episode of a run needs its own id".into(),
                 });
             }
             batch.push(ep);

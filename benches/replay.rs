@@ -1,0 +1,84 @@
+//! Strategy application on histories of 100, 1,000 and 10,000 items, and a whole replay of the bundled
+//! dataset through every default strategy with the mock LLM. `Throughput::Elements(n_items)` shows whether
+//! cost grows linearly with history length.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ctxbench::gen::Rng;
+use ctxbench::history::dataset::read_all;
+use ctxbench::llm::mock::{MockConfig, MockLlm};
+use ctxbench::llm::LlmRequest;
+use ctxbench::replay::Replayer;
+use ctxbench::strategy::{defaults, ReplayState};
+use ctxbench::{Item, Tokenizer};
+
+/// A seeded history of `n` items: system, task, then turns of text, a call and a 50–2,000 character result.
+fn history(n: usize) -> Vec<Item> {
+    let mut rng = Rng::new(n as u64);
+    let mut items = vec![Item::system("You are an agent."), Item::user("Do the task.")];
+    let mut k = 0;
+    while items.len() < n {
+        k += 1;
+        items.push(Item::assistant(format!("step {k}: {}", ctxbench::gen::sentence(&mut rng))));
+        items.push(Item::tool_call(format!("c{k}"), "read", format!("{{\"path\":\"src/f{k}.py\"}}")));
+        let len = rng.range(1, 40);
+        items.push(Item::tool_result(format!("c{k}"), "read", ctxbench::gen::paragraph(&mut rng, len)));
+    }
+    items.truncate(n);
+    items
+}
+
+fn strategies(c: &mut Criterion) {
+    let tok = Tokenizer::shared_default().expect("vocabulary loads");
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+    let state = ReplayState {
+        tokenizer: Arc::clone(&tok),
+        context_window: 128_000,
+        step: 0,
+    };
+    for named in defaults() {
+        let mut group = c.benchmark_group(format!("strategy/{}", named.name));
+        group.sample_size(10);
+        for n in [100usize, 1_000, 10_000] {
+            let items = history(n);
+            group.throughput(Throughput::Elements(n as u64));
+            group.bench_with_input(BenchmarkId::new(named.name.as_str(), n), &items, |b, items| {
+                b.iter(|| {
+                    let mut s = named.config.build();
+                    let mut req = LlmRequest::from_contents(items.clone());
+                    pollster::block_on(s.apply(&state, &mut req, &llm)).expect("apply");
+                    black_box(req.contents.len())
+                });
+            });
+        }
+        group.finish();
+    }
+}
+
+fn whole_replay(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/default.jsonl");
+    let episodes = read_all(&path).expect("the bundled dataset reads");
+    let items: usize = episodes.iter().map(|e| e.items.len()).sum();
+    let tok = Tokenizer::shared_default().expect("vocabulary loads");
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+    let strategies = defaults();
+    let mut group = c.benchmark_group("replay/bundled_dataset");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(items as u64));
+    group.bench_function("all_default_strategies", |b| {
+        b.iter(|| {
+            let r = Replayer::new(Arc::clone(&tok), &llm, 128_000);
+            let steps: usize = episodes
+                .iter()
+                .map(|e| pollster::block_on(r.replay_all(e, &strategies)).expect("replay").iter().map(|x| x.steps.len()).sum::<usize>())
+                .sum();
+            black_box(steps)
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, strategies, whole_replay);
+criterion_main!(benches);

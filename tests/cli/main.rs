@@ -1,0 +1,174 @@
+//! The one integration test binary: the CLI end to end, plus property tests of the strategies.
+
+mod props;
+mod tokens;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ctxbench(args: &[&str], threads: Option<usize>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxbench"));
+    cmd.args(args).current_dir(root());
+    if let Some(n) = threads {
+        cmd.env("RAYON_NUM_THREADS", n.to_string());
+    }
+    cmd.output().expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The first `n` episodes of the bundled dataset, in a temporary file.
+fn subset(dir: &Path, n: usize) -> PathBuf {
+    let all = std::fs::read_to_string(root().join("datasets/default.jsonl")).unwrap();
+    let lines: Vec<&str> = all.lines().take(n).collect();
+    let path = dir.join("subset.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn bundled_dataset_validates() {
+    let out = ctxbench(&["validate", "datasets"], None);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("42 episodes") && stdout.contains("0 problems"), "{stdout}");
+}
+
+#[test]
+fn generator_reproduces_the_bundled_dataset_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gen.jsonl");
+    let out = ctxbench(&["gen", "--seed", "42", "--out", path.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bundled = std::fs::read(root().join("datasets/default.jsonl")).unwrap();
+    assert!(std::fs::read(&path).unwrap() == bundled, "datasets/default.jsonl differs from `ctxbench gen --seed 42`");
+}
+
+/// Every broken fixture gives a clear error naming the line and what is wrong, and a non-zero exit code.
+#[test]
+fn broken_fixtures_give_clear_errors() {
+    let cases = [
+        ("unknown_role.jsonl", ":1: at `items[0]`: unknown variant `robot`"),
+        ("orphan_tool_result.jsonl", ":1: episode 'e1': items[2].call_id: tool result answers call 'c9'"),
+        ("finding_out_of_range.jsonl", "findings[0].introduced_at: introduced_at 10 is out of range"),
+        ("evidence_not_in_history.jsonl", "evidence 'segfault' does not occur in any item at or before index 3"),
+        ("evidence_after_introduced_at.jsonl", "does not occur in any item at or before index 1"),
+        ("probe_after_end.jsonl", "probes[0].after_item: after_item 99 is past the end"),
+        ("probe_unknown_finding.jsonl", "probes[0].finding: probe refers to unknown finding 'f7'"),
+        ("truncated.jsonl", ":1: at `items[0].?`: truncated JSON"),
+        ("wrong_type.jsonl", "at `items`: invalid type: string \"not a list\", expected a sequence"),
+        ("missing_source.jsonl", "missing field `source`"),
+        ("empty_items.jsonl", "items: episode has no items"),
+        ("duplicate_episode_id.jsonl", ":2: episode 'e1': id: duplicate episode id"),
+        ("trailing_garbage.jsonl", "trailing characters after the episode"),
+        ("unknown_field.jsonl", "unknown field `colour`"),
+        ("invalid_utf8.jsonl", ":1: invalid UTF-8 at byte"),
+    ];
+    let listed = std::fs::read_dir(root().join("tests/fixtures/broken")).unwrap().count();
+    assert_eq!(listed, cases.len(), "every fixture has an expected error");
+    for (file, expected) in cases {
+        let path = format!("tests/fixtures/broken/{file}");
+        let out = ctxbench(&["validate", &path], None);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{file}: {stdout}");
+        assert!(stdout.contains(&format!("{path}:")), "{file}: {stdout}");
+        assert!(stdout.contains(expected), "{file}: expected {expected:?} in\n{stdout}");
+        assert!(!text(&out.stderr).contains("panicked"), "{file}");
+        // `run` refuses the same file with exit code 2 and names it.
+        let dir = tempfile::tempdir().unwrap();
+        let out = ctxbench(&["run", "--dataset", &path, "--out", dir.path().to_str().unwrap()], None);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert!(stderr.starts_with("error: ") && stderr.contains(file), "{file}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{file}: {stderr}");
+    }
+}
+
+fn run_files(dataset: &Path, out: &Path, threads: usize) -> Vec<(String, Vec<u8>)> {
+    let o = ctxbench(
+        &["run", "--dataset", dataset.to_str().unwrap(), "--out", out.to_str().unwrap(), "--name", "det"],
+        Some(threads),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    ["steps.csv", "episodes.csv", "summary.json", "report.md"]
+        .iter()
+        .map(|f| ((*f).to_string(), std::fs::read(out.join(f)).unwrap()))
+        .collect()
+}
+
+/// The same run twice, and with 1 and 4 threads, writes byte-identical CSV, JSON and Markdown.
+#[test]
+fn runs_are_byte_identical_across_repeats_and_thread_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 9);
+    let a = run_files(&data, &dir.path().join("a"), 4);
+    let b = run_files(&data, &dir.path().join("b"), 4);
+    let c = run_files(&data, &dir.path().join("c"), 1);
+    for ((name, x), ((_, y), (_, z))) in a.iter().zip(b.iter().zip(c.iter())) {
+        assert!(x == y, "{name} differs between two runs");
+        assert!(x == z, "{name} differs between 1 and 4 threads");
+    }
+    assert!(dir.path().join("a/timings.csv").exists());
+}
+
+#[test]
+fn run_prints_a_table_where_strategies_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 6);
+    // The bundled config scaled down to these short episodes: an 8k window and a 3k sliding window.
+    let cfg = dir.path().join("small.toml");
+    let bundled = std::fs::read_to_string(root().join("configs/default.toml")).unwrap();
+    std::fs::write(&cfg, bundled.replace("max_tokens = 16000", "max_tokens = 3000")).unwrap();
+    let out = ctxbench(
+        &[
+            "run", "--dataset", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(),
+            "--out", dir.path().join("r").to_str().unwrap(), "--window", "8000",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["version"], 1);
+    assert_eq!(summary["complete"], true);
+    assert_eq!(summary["dataset"]["episodes"], 6);
+    assert_eq!(summary["dataset"]["sha256"].as_str().unwrap().len(), 64);
+    let strategies = summary["strategies"].as_array().unwrap();
+    let by_name = |n: &str| strategies.iter().find(|s| s["strategy"] == n).unwrap();
+    assert_eq!(by_name("none")["savings"], 0.0);
+    assert_eq!(by_name("none")["final_retention"], 1.0);
+    for s in ["sliding_window", "compaction", "summarization", "pipeline"] {
+        let savings = by_name(s)["savings"].as_f64().unwrap();
+        assert!(savings > 0.05, "{s} saves {savings}");
+        assert!(stdout.contains(&format!("| {s} |")), "{stdout}");
+    }
+    assert!(by_name("summarization")["strategy_calls"].as_u64().unwrap() > 0);
+    let report = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
+    assert!(report.contains("## Retention by finding kind") && report.contains("Open-loop replay"));
+}
+
+#[test]
+fn unknown_strategy_is_a_clear_error() {
+    let out = ctxbench(&["run", "--strategies", "none,slidng_window"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("unknown strategy 'slidng_window'") && stderr.contains("sliding_window"), "{stderr}");
+}
+
+#[test]
+fn bad_config_names_the_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "context_window = 1000\n[[strategies]]\nname = \"w\"\ntype = \"sliding_window\"\nmax_tokenz = 5\n").unwrap();
+    let out = ctxbench(&["run", "--config", cfg.to_str().unwrap()], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("bad.toml") && stderr.contains("max_tokenz"), "{stderr}");
+}

@@ -1,0 +1,81 @@
+//! Differential test: the bpe-openai and tiktoken-rs backends count every text identically.
+
+use std::path::Path;
+
+use ctxbench::history::dataset::read_all;
+use ctxbench::{Backend, Encoding, Tokenizer};
+
+fn check(texts: &[String], what: &str) {
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let bpe = Tokenizer::new(encoding, Backend::Bpe).unwrap();
+        let tik = Tokenizer::new(encoding, Backend::Tiktoken).unwrap();
+        for (i, t) in texts.iter().enumerate() {
+            assert_eq!(
+                bpe.count_text(t),
+                tik.count_text(t),
+                "{what} text {i} ({encoding:?}): {:?}",
+                t.chars().take(80).collect::<String>()
+            );
+        }
+    }
+}
+
+#[test]
+fn backends_agree_on_edge_cases() {
+    let texts: Vec<String> = [
+        "",
+        " ",
+        "hello world",
+        "🦀🦀🦀 emoji 👩‍👩‍👧‍👦 family",
+        "中文分词测试，日本語のテキスト、한국어 텍스트",
+        &" ".repeat(1000),
+        &"\n".repeat(300),
+        &"1234567890".repeat(200),
+        "<|endoftext|> and <|im_start|>system<|im_end|> in content",
+        "x\u{0301}\u{0302} combining marks, \u{200b}zero width",
+        "\t\tindented\r\n\r\nwindows lines",
+        &"a".repeat(10_000),
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    check(&texts, "edge case");
+}
+
+#[test]
+fn backends_agree_on_every_item_of_the_bundled_dataset() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/default.jsonl");
+    let texts: Vec<String> = read_all(&path)
+        .unwrap()
+        .iter()
+        .flat_map(|e| e.items.iter().map(|i| i.searchable_text()))
+        .collect();
+    assert!(texts.len() > 6000);
+    check(&texts, "bundled dataset");
+}
+
+/// Every text field of every file under ../shared/traces/, whatever its format.
+#[test]
+fn backends_agree_on_the_shared_traces() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces");
+    if !dir.is_dir() {
+        eprintln!("skipping: {} is absent (the real traces are not part of the repository)", dir.display());
+        return;
+    }
+    let mut texts = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(t) = std::fs::read_to_string(&p) {
+                // Whole files, and each line, so both long and short inputs are compared.
+                texts.extend(t.lines().map(str::to_owned));
+                texts.push(t);
+            }
+        }
+    }
+    assert!(texts.len() > 100);
+    check(&texts, "shared traces");
+}
