@@ -17,14 +17,28 @@ use ctxbench::{Item, Tokenizer};
 /// A seeded history of `n` items: system, task, then turns of text, a call and a 50–2,000 character result.
 fn history(n: usize) -> Vec<Item> {
     let mut rng = Rng::new(n as u64);
-    let mut items = vec![Item::system("You are an agent."), Item::user("Do the task.")];
+    let mut items = vec![
+        Item::system("You are an agent."),
+        Item::user("Do the task."),
+    ];
     let mut k = 0;
     while items.len() < n {
         k += 1;
-        items.push(Item::assistant(format!("step {k}: {}", ctxbench::gen::sentence(&mut rng))));
-        items.push(Item::tool_call(format!("c{k}"), "read", format!("{{\"path\":\"src/f{k}.py\"}}")));
+        items.push(Item::assistant(format!(
+            "step {k}: {}",
+            ctxbench::gen::sentence(&mut rng)
+        )));
+        items.push(Item::tool_call(
+            format!("c{k}"),
+            "read",
+            format!("{{\"path\":\"src/f{k}.py\"}}"),
+        ));
         let len = rng.range(1, 40);
-        items.push(Item::tool_result(format!("c{k}"), "read", ctxbench::gen::paragraph(&mut rng, len)));
+        items.push(Item::tool_result(
+            format!("c{k}"),
+            "read",
+            ctxbench::gen::paragraph(&mut rng, len),
+        ));
     }
     items.truncate(n);
     items
@@ -44,14 +58,18 @@ fn strategies(c: &mut Criterion) {
         for n in [100usize, 1_000, 10_000] {
             let items = history(n);
             group.throughput(Throughput::Elements(n as u64));
-            group.bench_with_input(BenchmarkId::new(named.name.as_str(), n), &items, |b, items| {
-                b.iter(|| {
-                    let mut s = named.config.build();
-                    let mut req = LlmRequest::from_contents(items.clone());
-                    pollster::block_on(s.apply(&state, &mut req, &llm)).expect("apply");
-                    black_box(req.contents.len())
-                });
-            });
+            group.bench_with_input(
+                BenchmarkId::new(named.name.as_str(), n),
+                &items,
+                |b, items| {
+                    b.iter(|| {
+                        let mut s = named.config.build();
+                        let mut req = LlmRequest::from_contents(items.clone());
+                        pollster::block_on(s.apply(&state, &mut req, &llm)).expect("apply");
+                        black_box(req.contents.len())
+                    });
+                },
+            );
         }
         group.finish();
     }
@@ -72,7 +90,13 @@ fn whole_replay(c: &mut Criterion) {
             let r = Replayer::new(Arc::clone(&tok), &llm, 128_000);
             let steps: usize = episodes
                 .iter()
-                .map(|e| pollster::block_on(r.replay_all(e, &strategies)).expect("replay").iter().map(|x| x.steps.len()).sum::<usize>())
+                .map(|e| {
+                    pollster::block_on(r.replay_all(e, &strategies))
+                        .expect("replay")
+                        .iter()
+                        .map(|x| x.steps.len())
+                        .sum::<usize>()
+                })
                 .sum();
             black_box(steps)
         });

@@ -34,7 +34,14 @@ fn counting(c: &mut Criterion) {
             group.bench_with_input(
                 BenchmarkId::new(backend.as_str(), encoding.as_str()),
                 &texts,
-                |b, texts| b.iter(|| texts.iter().map(|s| t.count_text(black_box(s))).sum::<usize>()),
+                |b, texts| {
+                    b.iter(|| {
+                        texts
+                            .iter()
+                            .map(|s| t.count_text(black_box(s)))
+                            .sum::<usize>()
+                    })
+                },
             );
         }
     }

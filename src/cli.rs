@@ -61,6 +61,19 @@ enum Command {
     },
     /// List the built-in strategies with their configuration.
     Strategies,
+    /// Convert agent traces (OpenAI, Anthropic, SWE-agent, mini-swe-agent, OpenHands, Claude Code, tau-bench,
+    /// aider, smolagents) into a ctxbench dataset, adding automatic findings where there are none.
+    Import {
+        /// The trace format.
+        #[arg(long, short, value_enum, default_value = "auto")]
+        format: crate::history::import::Format,
+        /// Trace files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output dataset (JSONL).
+        #[arg(long, short)]
+        out: PathBuf,
+    },
 }
 
 struct Bar(indicatif::ProgressBar);
@@ -85,7 +98,15 @@ pub fn run(cli: Cli) -> Result<bool> {
             out,
             name,
             window,
-        } => cmd_run(&mut stdout, &dataset, config.as_deref(), &strategies, out, name, window),
+        } => cmd_run(
+            &mut stdout,
+            &dataset,
+            config.as_deref(),
+            &strategies,
+            out,
+            name,
+            window,
+        ),
         Command::Validate { paths } => cmd_validate(&mut stdout, &paths),
         Command::Gen { seed, out } => {
             let episodes = crate::gen::generate(seed);
@@ -105,9 +126,54 @@ pub fn run(cli: Cli) -> Result<bool> {
             )?;
             Ok(true)
         }
+        Command::Import { format, files, out } => {
+            let mut episodes = Vec::new();
+            for f in &files {
+                let eps = crate::history::import::import_file(f, format)
+                    .with_context(|| format!("failed to import '{}'", f.display()))?;
+                for ep in &eps {
+                    if let Some(issue) = crate::history::validate::check_episode(ep)
+                        .into_iter()
+                        .next()
+                    {
+                        bail!(
+                            "imported episode '{}' from '{}' is invalid: {}: {}",
+                            ep.id,
+                            f.display(),
+                            issue.field,
+                            issue.message
+                        );
+                    }
+                    writeln!(
+                        stdout,
+                        "{}: episode '{}', {} items, {} findings",
+                        f.display(),
+                        ep.id,
+                        ep.items.len(),
+                        ep.findings.len()
+                    )?;
+                }
+                episodes.extend(eps);
+            }
+            let mut bytes = Vec::new();
+            write_episodes(&mut bytes, &episodes)?;
+            crate::report::write_atomic(&out, &bytes)?;
+            writeln!(
+                stdout,
+                "wrote {} episodes to {}",
+                episodes.len(),
+                out.display()
+            )?;
+            Ok(true)
+        }
         Command::Strategies => {
             for s in crate::strategy::defaults() {
-                writeln!(stdout, "{:<16} {}", s.name, serde_json::to_string(&s.config)?)?;
+                writeln!(
+                    stdout,
+                    "{:<16} {}",
+                    s.name,
+                    serde_json::to_string(&s.config)?
+                )?;
             }
             Ok(true)
         }

@@ -1,5 +1,35 @@
 //! ctxbench replays recorded AI-agent histories through context-reduction strategies and measures what
 //! each one saves and what it loses.
+//!
+//! The stages are separate and pass plain data: [`history`] (episodes) → [`replay`] (one
+//! [`replay::StepRecord`] per call point, under a [`strategy::Strategy`] and an [`llm::Llm`]) → [`metrics`]
+//! (pure functions of records) → [`report`] (one exporter per format). [`runner`] wires them for a dataset.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ctxbench::{Item, Tokenizer};
+//! use ctxbench::llm::mock::{MockConfig, MockLlm};
+//! use ctxbench::replay::Replayer;
+//! use ctxbench::strategy::{NamedStrategy, SlidingWindowConfig, StrategyConfig};
+//!
+//! let mut items = vec![Item::system("You are an agent."), Item::user("List the files.")];
+//! for i in 0..20 {
+//!     items.push(Item::tool_call(format!("c{i}"), "ls", "{}"));
+//!     items.push(Item::tool_result(format!("c{i}"), "ls", "main.rs lib.rs ".repeat(50)));
+//! }
+//! let episode = ctxbench::Episode {
+//!     id: "demo".into(), source: "doc".into(), task: String::new(), items,
+//!     findings: vec![], probes: vec![], meta: Default::default(),
+//! };
+//! let tokenizer = Tokenizer::shared_default()?;
+//! let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tokenizer));
+//! let window = NamedStrategy::new("window", StrategyConfig::SlidingWindow(SlidingWindowConfig {
+//!     max_tokens: Some(1_000), max_items: None,
+//! }));
+//! let replay = pollster::block_on(Replayer::new(tokenizer, &llm, 128_000).replay(&episode, &window))?;
+//! assert!(replay.steps.iter().all(|s| s.tokens_sent <= 1_000));
+//! # Ok::<(), ctxbench::Error>(())
+//! ```
 #![warn(missing_docs)]
 
 pub mod error;

@@ -4,6 +4,7 @@
 //! agent learned along the way and probes (questions) that test whether those findings survive a reduction.
 
 pub mod dataset;
+pub mod import;
 pub mod validate;
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
 //! The one integration test binary: the CLI end to end, plus property tests of the strategies.
 
+mod import;
 mod props;
 mod tokens;
 
@@ -37,40 +38,81 @@ fn bundled_dataset_validates() {
     let out = ctxbench(&["validate", "datasets"], None);
     assert!(out.status.success(), "{}", text(&out.stdout));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("42 episodes") && stdout.contains("0 problems"), "{stdout}");
+    assert!(
+        stdout.contains("42 episodes") && stdout.contains("0 problems"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn generator_reproduces_the_bundled_dataset_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gen.jsonl");
-    let out = ctxbench(&["gen", "--seed", "42", "--out", path.to_str().unwrap()], None);
+    let out = ctxbench(
+        &["gen", "--seed", "42", "--out", path.to_str().unwrap()],
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let bundled = std::fs::read(root().join("datasets/default.jsonl")).unwrap();
-    assert!(std::fs::read(&path).unwrap() == bundled, "datasets/default.jsonl differs from `ctxbench gen --seed 42`");
+    assert!(
+        std::fs::read(&path).unwrap() == bundled,
+        "datasets/default.jsonl differs from `ctxbench gen --seed 42`"
+    );
 }
 
 /// Every broken fixture gives a clear error naming the line and what is wrong, and a non-zero exit code.
 #[test]
 fn broken_fixtures_give_clear_errors() {
     let cases = [
-        ("unknown_role.jsonl", ":1: at `items[0]`: unknown variant `robot`"),
-        ("orphan_tool_result.jsonl", ":1: episode 'e1': items[2].call_id: tool result answers call 'c9'"),
-        ("finding_out_of_range.jsonl", "findings[0].introduced_at: introduced_at 10 is out of range"),
-        ("evidence_not_in_history.jsonl", "evidence 'segfault' does not occur in any item at or before index 3"),
-        ("evidence_after_introduced_at.jsonl", "does not occur in any item at or before index 1"),
-        ("probe_after_end.jsonl", "probes[0].after_item: after_item 99 is past the end"),
-        ("probe_unknown_finding.jsonl", "probes[0].finding: probe refers to unknown finding 'f7'"),
+        (
+            "unknown_role.jsonl",
+            ":1: at `items[0]`: unknown variant `robot`",
+        ),
+        (
+            "orphan_tool_result.jsonl",
+            ":1: episode 'e1': items[2].call_id: tool result answers call 'c9'",
+        ),
+        (
+            "finding_out_of_range.jsonl",
+            "findings[0].introduced_at: introduced_at 10 is out of range",
+        ),
+        (
+            "evidence_not_in_history.jsonl",
+            "evidence 'segfault' does not occur in any item at or before index 3",
+        ),
+        (
+            "evidence_after_introduced_at.jsonl",
+            "does not occur in any item at or before index 1",
+        ),
+        (
+            "probe_after_end.jsonl",
+            "probes[0].after_item: after_item 99 is past the end",
+        ),
+        (
+            "probe_unknown_finding.jsonl",
+            "probes[0].finding: probe refers to unknown finding 'f7'",
+        ),
         ("truncated.jsonl", ":1: at `items[0].?`: truncated JSON"),
-        ("wrong_type.jsonl", "at `items`: invalid type: string \"not a list\", expected a sequence"),
+        (
+            "wrong_type.jsonl",
+            "at `items`: invalid type: string \"not a list\", expected a sequence",
+        ),
         ("missing_source.jsonl", "missing field `source`"),
         ("empty_items.jsonl", "items: episode has no items"),
-        ("duplicate_episode_id.jsonl", ":2: episode 'e1': id: duplicate episode id"),
-        ("trailing_garbage.jsonl", "trailing characters after the episode"),
+        (
+            "duplicate_episode_id.jsonl",
+            ":2: episode 'e1': id: duplicate episode id",
+        ),
+        (
+            "trailing_garbage.jsonl",
+            "trailing characters after the episode",
+        ),
         ("unknown_field.jsonl", "unknown field `colour`"),
         ("invalid_utf8.jsonl", ":1: invalid UTF-8 at byte"),
     ];
-    let listed = std::fs::read_dir(root().join("tests/fixtures/broken")).unwrap().count();
+    let listed = std::fs::read_dir(root().join("tests/fixtures/broken"))
+        .unwrap()
+        .count();
     assert_eq!(listed, cases.len(), "every fixture has an expected error");
     for (file, expected) in cases {
         let path = format!("tests/fixtures/broken/{file}");
@@ -78,21 +120,44 @@ fn broken_fixtures_give_clear_errors() {
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{file}: {stdout}");
         assert!(stdout.contains(&format!("{path}:")), "{file}: {stdout}");
-        assert!(stdout.contains(expected), "{file}: expected {expected:?} in\n{stdout}");
+        assert!(
+            stdout.contains(expected),
+            "{file}: expected {expected:?} in\n{stdout}"
+        );
         assert!(!text(&out.stderr).contains("panicked"), "{file}");
         // `run` refuses the same file with exit code 2 and names it.
         let dir = tempfile::tempdir().unwrap();
-        let out = ctxbench(&["run", "--dataset", &path, "--out", dir.path().to_str().unwrap()], None);
+        let out = ctxbench(
+            &[
+                "run",
+                "--dataset",
+                &path,
+                "--out",
+                dir.path().to_str().unwrap(),
+            ],
+            None,
+        );
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
-        assert!(stderr.starts_with("error: ") && stderr.contains(file), "{file}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(file),
+            "{file}: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{file}: {stderr}");
     }
 }
 
 fn run_files(dataset: &Path, out: &Path, threads: usize) -> Vec<(String, Vec<u8>)> {
     let o = ctxbench(
-        &["run", "--dataset", dataset.to_str().unwrap(), "--out", out.to_str().unwrap(), "--name", "det"],
+        &[
+            "run",
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--name",
+            "det",
+        ],
         Some(threads),
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
@@ -124,11 +189,22 @@ fn run_prints_a_table_where_strategies_differ() {
     // The bundled config scaled down to these short episodes: an 8k window and a 3k sliding window.
     let cfg = dir.path().join("small.toml");
     let bundled = std::fs::read_to_string(root().join("configs/default.toml")).unwrap();
-    std::fs::write(&cfg, bundled.replace("max_tokens = 16000", "max_tokens = 3000")).unwrap();
+    std::fs::write(
+        &cfg,
+        bundled.replace("max_tokens = 16000", "max_tokens = 3000"),
+    )
+    .unwrap();
     let out = ctxbench(
         &[
-            "run", "--dataset", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(),
-            "--out", dir.path().join("r").to_str().unwrap(), "--window", "8000",
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            dir.path().join("r").to_str().unwrap(),
+            "--window",
+            "8000",
         ],
         None,
     );
@@ -159,7 +235,10 @@ fn unknown_strategy_is_a_clear_error() {
     let out = ctxbench(&["run", "--strategies", "none,slidng_window"], None);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("unknown strategy 'slidng_window'") && stderr.contains("sliding_window"), "{stderr}");
+    assert!(
+        stderr.contains("unknown strategy 'slidng_window'") && stderr.contains("sliding_window"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -170,5 +249,8 @@ fn bad_config_names_the_file_and_key() {
     let out = ctxbench(&["run", "--config", cfg.to_str().unwrap()], None);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("bad.toml") && stderr.contains("max_tokenz"), "{stderr}");
+    assert!(
+        stderr.contains("bad.toml") && stderr.contains("max_tokenz"),
+        "{stderr}"
+    );
 }

@@ -8,8 +8,8 @@ use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::llm::{Llm, LlmRequest, LlmResponse, Usage};
 use ctxbench::replay::Replayer;
 use ctxbench::strategy::{
-    Compaction, CompactionConfig, CompactionMode, NamedStrategy, PipelineConfig, ReplayState, SlidingWindow,
-    SlidingWindowConfig, StrategyConfig, SummarizationConfig,
+    Compaction, CompactionConfig, CompactionMode, NamedStrategy, PipelineConfig, ReplayState,
+    SlidingWindow, SlidingWindowConfig, StrategyConfig, SummarizationConfig,
 };
 use ctxbench::{Episode, Finding, FindingKind, Item, Role, Tokenizer};
 use proptest::prelude::*;
@@ -31,21 +31,39 @@ fn state() -> ReplayState {
 fn history() -> impl Strategy<Value = Vec<Item>> {
     let turn = (0usize..3, 0usize..4, 1usize..400, any::<bool>());
     prop::collection::vec(turn, 1..25).prop_map(|turns| {
-        let mut items = vec![Item::system("You are an agent."), Item::user("Do the task.")];
+        let mut items = vec![
+            Item::system("You are an agent."),
+            Item::user("Do the task."),
+        ];
         let mut call = 0;
         for (t, (kind, calls, len, user)) in turns.into_iter().enumerate() {
             if user {
                 items.push(Item::user(format!("user note {t}")));
             }
             if kind > 0 || calls == 0 {
-                items.push(Item::assistant(format!("thinking {t} ").repeat(1 + len % 7)));
+                items.push(Item::assistant(
+                    format!("thinking {t} ").repeat(1 + len % 7),
+                ));
             }
-            let ids: Vec<String> = (0..calls).map(|_| { call += 1; format!("c{call}") }).collect();
+            let ids: Vec<String> = (0..calls)
+                .map(|_| {
+                    call += 1;
+                    format!("c{call}")
+                })
+                .collect();
             for id in &ids {
-                items.push(Item::tool_call(id.clone(), "tool", format!("{{\"n\":{}}}", "7".repeat(len % 50))));
+                items.push(Item::tool_call(
+                    id.clone(),
+                    "tool",
+                    format!("{{\"n\":{}}}", "7".repeat(len % 50)),
+                ));
             }
             for id in &ids {
-                items.push(Item::tool_result(id.clone(), "tool", format!("out-{id} ").repeat(len)));
+                items.push(Item::tool_result(
+                    id.clone(),
+                    "tool",
+                    format!("out-{id} ").repeat(len),
+                ));
             }
         }
         items

@@ -59,7 +59,10 @@ fn backends_agree_on_every_item_of_the_bundled_dataset() {
 fn backends_agree_on_the_shared_traces() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces");
     if !dir.is_dir() {
-        eprintln!("skipping: {} is absent (the real traces are not part of the repository)", dir.display());
+        eprintln!(
+            "skipping: {} is absent (the real traces are not part of the repository)",
+            dir.display()
+        );
         return;
     }
     let mut texts = Vec::new();

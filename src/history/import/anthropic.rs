@@ -1,0 +1,87 @@
+//! Anthropic Messages: `{system?, messages: [{role, content: string | blocks}]}` or a bare list of messages.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{bad, episode, parse_json, text_of, Conversation};
+use crate::error::Result;
+use crate::history::{Episode, Role};
+
+/// Appends one Anthropic message (`text`, `tool_use`, `tool_result` blocks; `thinking` is not re-sent and is
+/// skipped) to `conv`.
+pub fn push_message(conv: &mut Conversation, role: &str, content: &Value) {
+    let role = if role == "assistant" {
+        Role::Assistant
+    } else {
+        Role::User
+    };
+    let Some(blocks) = content.as_array() else {
+        conv.message(role, text_of(content));
+        return;
+    };
+    for b in blocks {
+        match b.get("type").and_then(Value::as_str) {
+            Some("tool_use") => {
+                let name = b.get("name").and_then(Value::as_str).unwrap_or("tool");
+                let input = b.get("input").map_or_else(|| "{}".into(), Value::to_string);
+                conv.call(b.get("id").and_then(Value::as_str), name, input);
+            }
+            Some("tool_result") => {
+                let id = b.get("tool_use_id").and_then(Value::as_str);
+                let name = id
+                    .and_then(|id| conv.call_name(id))
+                    .unwrap_or_else(|| "tool".into());
+                let is_error = b.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                conv.result(
+                    id,
+                    &name,
+                    b.get("content").map_or_else(String::new, text_of),
+                    is_error,
+                );
+            }
+            Some("thinking" | "redacted_thinking") => {}
+            _ => conv.message(role, text_of(b)),
+        }
+    }
+}
+
+/// Imports one conversation.
+///
+/// # Errors
+/// Malformed JSON, or messages without a role.
+pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
+    let v = parse_json(text, origin)?;
+    let messages = match &v {
+        Value::Array(a) => a,
+        _ => v
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad(origin, 1, "at `messages`: expected a list of messages"))?,
+    };
+    let mut conv = Conversation::default();
+    if let Some(system) = v.get("system") {
+        conv.message(Role::System, text_of(system));
+    }
+    for (i, m) in messages.iter().enumerate() {
+        let role = m
+            .get("role")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(origin, 1, format!("at `messages[{i}].role`: missing role")))?;
+        if !matches!(role, "user" | "assistant") {
+            return Err(bad(
+                origin,
+                1,
+                format!(
+                    "at `messages[{i}].role`: unknown role '{role}' (expected user or assistant)"
+                ),
+            ));
+        }
+        push_message(&mut conv, role, m.get("content").unwrap_or(&Value::Null));
+    }
+    let mut ep = episode(origin, None, "anthropic", conv.into_items());
+    if let Some(model) = v.get("model") {
+        ep.meta.insert("model".into(), model.clone());
+    }
+    Ok(vec![ep])
+}

@@ -1,0 +1,288 @@
+//! Importers: one committed fixture per format, malformed input, and every real trace under ../shared/traces.
+
+use std::path::{Path, PathBuf};
+
+use ctxbench::history::import::{import_file, Format};
+use ctxbench::history::validate::check_episode;
+use ctxbench::{Episode, Item, ItemKind};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name)
+}
+
+fn kinds(ep: &Episode) -> Vec<&'static str> {
+    ep.items.iter().map(|i| i.kind().as_str()).collect()
+}
+
+fn one(name: &str, format: Format) -> Episode {
+    let mut eps = import_file(&fixture(name), format).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(eps.len(), 1, "{name}");
+    let ep = eps.remove(0);
+    assert_eq!(check_episode(&ep), vec![], "{name}");
+    // Auto detection agrees with the explicit format.
+    let auto = import_file(&fixture(name), Format::Auto).unwrap();
+    assert_eq!(auto[0].items, ep.items, "{name}: auto detection");
+    ep
+}
+
+#[test]
+fn openai_messages() {
+    let ep = one("openai.json", Format::Openai);
+    assert_eq!(
+        kinds(&ep),
+        [
+            "system",
+            "user",
+            "tool_call",
+            "tool_result",
+            "assistant_text"
+        ]
+    );
+    assert_eq!(ep.meta["model"], "gpt-4o");
+    // The path the tool revealed and the assistant used again is an automatic artifact finding.
+    assert!(
+        ep.findings
+            .iter()
+            .any(|f| f.evidence == ["build/config.mk"] && f.introduced_at == 3),
+        "{:?}",
+        ep.findings
+    );
+}
+
+#[test]
+fn anthropic_blocks() {
+    let ep = one("anthropic.json", Format::Anthropic);
+    assert_eq!(
+        kinds(&ep),
+        [
+            "system",
+            "user",
+            "assistant_text",
+            "tool_call",
+            "tool_result",
+            "assistant_text"
+        ]
+    );
+    assert!(
+        matches!(&ep.items[4], Item::ToolResult { is_error: true, name, .. } if name == "bash")
+    );
+}
+
+#[test]
+fn swe_agent_traj() {
+    let ep = one("swe_agent.traj", Format::SweAgent);
+    assert_eq!(
+        ep.items
+            .iter()
+            .filter(|i| i.kind() == ItemKind::ToolResult)
+            .count(),
+        2
+    );
+    assert_eq!(ep.meta["model_stats"]["tokens_sent"], 1200);
+    assert!(ep
+        .findings
+        .iter()
+        .any(|f| f.evidence == ["/repo/src/bad_module.py"]));
+}
+
+#[test]
+fn mini_swe_agent_both_formats() {
+    let legacy = one("mini_swe_agent_legacy.json", Format::MiniSweAgent);
+    assert_eq!(
+        kinds(&legacy),
+        ["system", "user", "assistant_text", "user", "assistant_text"]
+    );
+    assert!(
+        legacy
+            .findings
+            .iter()
+            .any(|f| f.evidence == ["max_workers"]),
+        "{:?}",
+        legacy.findings
+    );
+    let v11 = one("mini_swe_agent_1_1.json", Format::MiniSweAgent);
+    assert_eq!(
+        v11.meta["provider_prompt_tokens"],
+        serde_json::json!([321, 380])
+    );
+    assert_eq!(v11.meta["model"], "deepseek/deepseek-chat");
+    assert!(
+        !kinds(&v11).is_empty()
+            && v11
+                .items
+                .iter()
+                .all(|i| !i.text().starts_with("diff --git")),
+        "exit is skipped"
+    );
+}
+
+#[test]
+fn openhands_streams() {
+    let ep = one("openhands_events.json", Format::Openhands);
+    assert_eq!(
+        kinds(&ep),
+        [
+            "user",
+            "assistant_text",
+            "tool_call",
+            "tool_result",
+            "assistant_text"
+        ]
+    );
+    assert!(
+        matches!(&ep.items[2], Item::ToolCall { id, name, .. } if id == "toolu_9" && name == "execute_bash")
+    );
+    let out = import_file(&fixture("openhands_output.jsonl"), Format::Openhands).unwrap();
+    assert_eq!(out[0].id, "openhands_output.jsonl#repo__1");
+    assert_eq!(
+        kinds(&out[0]),
+        ["user", "assistant_text", "tool_call", "tool_result"]
+    );
+    assert_eq!(out[0].meta["metrics"]["accumulated_cost"], 0.03);
+}
+
+#[test]
+fn claude_code_follows_the_parent_chain() {
+    let ep = one("claude_code.jsonl", Format::ClaudeCode);
+    assert_eq!(
+        kinds(&ep),
+        ["user", "tool_call", "tool_result", "assistant_text"]
+    );
+    assert!(ep.items.iter().all(|i| i.text() != "sidechain"));
+    assert_eq!(
+        ep.meta["provider_prompt_tokens"],
+        serde_json::json!([510, 543])
+    );
+}
+
+#[test]
+fn tau_bench_result() {
+    let ep = one("tau_bench.json", Format::TauBench);
+    assert_eq!(ep.task, "Cancel reservation ABC123");
+    assert_eq!(ep.meta["reward"], 1.0);
+    assert!(ep.findings.iter().any(|f| f.evidence == ["1234"]));
+}
+
+#[test]
+fn aider_markdown() {
+    let ep = one("aider.md", Format::Aider);
+    assert_eq!(
+        kinds(&ep),
+        [
+            "system",
+            "user",
+            "assistant_text",
+            "user",
+            "user",
+            "user",
+            "assistant_text"
+        ],
+        "{:?}",
+        ep.items
+    );
+    assert!(ep.items[2].text().contains("def test_upper"));
+    assert!(
+        ep.findings
+            .iter()
+            .any(|f| f.evidence == ["tests/test_strings.py::test_upper"]),
+        "{:?}",
+        ep.findings
+    );
+}
+
+#[test]
+fn smolagents_run() {
+    let mut eps = import_file(&fixture("smolagents.jsonl"), Format::Smolagents).unwrap();
+    let ep = eps.remove(0);
+    assert_eq!(check_episode(&ep), vec![]);
+    assert_eq!(
+        kinds(&ep),
+        [
+            "system",
+            "user",
+            "tool_call",
+            "tool_result",
+            "assistant_text"
+        ]
+    );
+    assert!(
+        matches!(&ep.items[2], Item::ToolCall { id, name, .. } if id == "call_z" && name == "web_search")
+    );
+    assert_eq!(ep.meta["true_answer"], "1842");
+}
+
+#[test]
+fn malformed_traces_name_file_and_position() {
+    let err = import_file(&fixture("bad_unknown_role.json"), Format::Openai)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad_unknown_role.json") && err.contains("`.[1].role`: unknown role 'wizard'"),
+        "{err}"
+    );
+    let err = import_file(&fixture("bad_truncated.traj"), Format::Auto)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad_truncated.traj") && err.contains("line 1"),
+        "{err}"
+    );
+    let err = import_file(&fixture("bad_truncated.traj"), Format::SweAgent)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("truncated JSON"), "{err}");
+    let err = import_file(&fixture("aider.md"), Format::ClaudeCode)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("aider.md") && err.contains("line 1"), "{err}");
+}
+
+/// Every real trace imports, validates and replays through every default strategy.
+#[test]
+fn every_shared_trace_imports_validates_and_replays() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces");
+    if !dir.is_dir() {
+        eprintln!(
+            "skipping: {} is absent (the real traces are not part of the repository)",
+            dir.display()
+        );
+        return;
+    }
+    let mut files = Vec::new();
+    for sub in std::fs::read_dir(&dir).unwrap() {
+        let sub = sub.unwrap().path();
+        if sub.is_dir() {
+            files.extend(std::fs::read_dir(&sub).unwrap().map(|f| f.unwrap().path()));
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 26, "{files:?}");
+    let mut episodes = Vec::new();
+    for f in &files {
+        let eps = import_file(f, Format::Auto).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for ep in &eps {
+            assert_eq!(check_episode(ep), vec![], "{}", ep.id);
+        }
+        episodes.extend(eps);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("traces.jsonl");
+    let mut bytes = Vec::new();
+    ctxbench::history::dataset::write_episodes(&mut bytes, &episodes).unwrap();
+    std::fs::write(&data, bytes).unwrap();
+    let mut config = ctxbench::runner::RunConfig::default();
+    config.context_window = 8_000;
+    let out =
+        ctxbench::runner::run(&config, &data, &tmp.path().join("run"), "traces", &()).unwrap();
+    assert_eq!(out.report.dataset.episodes, episodes.len());
+    assert!(out.report.complete);
+    let none = &out.report.strategies[0];
+    assert_eq!(none.final_retention, Some(1.0));
+    assert!(
+        out.report.strategies[1..].iter().all(|s| s.savings > 0.0),
+        "{:?}",
+        out.report.strategies
+    );
+}
