@@ -25,7 +25,7 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-')))
         .map(|w| {
             w.trim_start_matches([':', '-'])
-                .trim_end_matches(|c: char| matches!(c, '.' | ':' | '-' | '/'))
+                .trim_end_matches(['.', ':', '-', '/'])
         })
         .filter(|w| w.len() >= 3)
 }
