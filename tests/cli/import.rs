@@ -272,8 +272,10 @@ fn every_shared_trace_imports_validates_and_replays() {
     let mut bytes = Vec::new();
     ctxbench::history::dataset::write_episodes(&mut bytes, &episodes).unwrap();
     std::fs::write(&data, bytes).unwrap();
-    let mut config = ctxbench::runner::RunConfig::default();
-    config.context_window = 8_000;
+    let config = ctxbench::runner::RunConfig {
+        context_window: 8_000,
+        ..Default::default()
+    };
     let out =
         ctxbench::runner::run(&config, &data, &tmp.path().join("run"), "traces", &()).unwrap();
     assert_eq!(out.report.dataset.episodes, episodes.len());
