@@ -21,6 +21,7 @@ use crate::llm::mock::{MockConfig, MockLlm};
 use crate::llm::pricing::{Price, PriceTable};
 use crate::metrics::{episode_metrics, percentiles, strategy_metrics, EpisodeMetrics, Prices};
 use crate::replay::{EpisodeReplay, Replayer};
+use crate::report::charts::{ChartData, StepSeries};
 use crate::report::csv::{StepRow, StepsWriter};
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
 use crate::strategy::{self, NamedStrategy, StrategyConfig};
@@ -285,8 +286,11 @@ pub fn run(
         notes: standard_notes(),
         episodes: Vec::new(),
         timings: Vec::new(),
+        charts: ChartData::default(),
     };
     let mut baseline_rows: Vec<EpisodeMetrics> = Vec::new();
+    // The episode with the largest baseline context so far is drawn step by step in the charts.
+    let mut largest = 0usize;
     let mut compute: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let batch_size = rayon::current_num_threads().max(1) * 4;
     let mut episodes = stream(dataset)?;
@@ -337,6 +341,16 @@ pub fn run(
                 }
                 report.episodes.push(episode_metrics(r, &baseline, &prices));
             }
+            let peak = baseline
+                .steps
+                .iter()
+                .map(|s| s.tokens_sent)
+                .max()
+                .unwrap_or(0);
+            if peak > largest {
+                largest = peak;
+                report.charts = chart_data(&ep.id, config.context_window, &replays, &prices);
+            }
             baseline_rows.push(episode_metrics(&baseline, &baseline, &prices));
         }
         steps.flush()?;
@@ -361,6 +375,42 @@ pub fn run(
         report,
         dir: out.to_owned(),
     })
+}
+
+/// The per-step series of one episode's replays.
+fn chart_data(
+    episode: &str,
+    context_window: usize,
+    replays: &[EpisodeReplay],
+    prices: &Prices,
+) -> ChartData {
+    ChartData {
+        episode: episode.to_owned(),
+        context_window,
+        series: replays
+            .iter()
+            .map(|r| {
+                let mut total = Some(0.0);
+                StepSeries {
+                    strategy: r.strategy.clone(),
+                    tokens_sent: r.steps.iter().map(|s| s.tokens_sent).collect(),
+                    retention: r
+                        .steps
+                        .iter()
+                        .map(|s| crate::metrics::ratio(s.findings_retained, s.findings_introduced))
+                        .collect(),
+                    cumulative_cost_usd: r
+                        .steps
+                        .iter()
+                        .map(|s| {
+                            total = total.zip(prices.step_cost(s)).map(|(a, b)| a + b);
+                            total
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    }
 }
 
 fn aggregate(

@@ -68,6 +68,15 @@ impl Exporter for MarkdownReport {
             "\nSavings = 1 − input tokens / baseline input tokens over all call points. Cost includes the agent's \
              calls (cached prefix priced as cached input) and the strategy's own LLM calls.\n\n",
         );
+        if !run.charts.series.is_empty() {
+            let _ = writeln!(
+                out,
+                "## Charts\n\nPer call point of the episode with the largest baseline context, `{}`:\n\n\
+                 ![context tokens](charts/context_tokens.svg)\n\n![retention over steps](charts/retention_over_steps.svg)\n\n\
+                 ![cumulative cost](charts/cumulative_cost.svg)\n\nOver the dataset:\n\n![retention against savings](charts/retention_vs_savings.svg)\n",
+                run.charts.episode
+            );
+        }
         out.push_str("## Retention by finding kind (at the last call point)\n\n| strategy |");
         for k in finding_kind_names() {
             let _ = write!(out, " {k} |");

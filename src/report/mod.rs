@@ -5,6 +5,7 @@
 //! rewritten after each finished batch of episodes, so a run that fails midway keeps what it finished.
 //! Wall-clock measurements go only to `timings.csv`: every other file is byte-identical between two mock runs.
 
+pub mod charts;
 pub mod csv;
 pub mod json;
 pub mod markdown;
@@ -42,6 +43,9 @@ pub struct RunReport {
     /// Strategy compute time per strategy: (p50, p95) in microseconds (written to `timings.csv` only).
     #[serde(skip)]
     pub timings: Vec<(String, f64, f64)>,
+    /// Per-step series for the charts (of the episode with the largest baseline context).
+    #[serde(skip)]
+    pub charts: charts::ChartData,
 }
 
 /// The dataset a run read.
@@ -113,6 +117,13 @@ impl ExportManager {
     pub fn write_all(&self, run: &RunReport) -> Result<()> {
         for e in &self.exporters {
             write_atomic(&self.dir.join(e.file_name()), &e.serialize(run)?)?;
+        }
+        if !run.charts.series.is_empty() {
+            let dir = self.dir.join("charts");
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+            for (name, svg) in charts::render(run, &run.charts)? {
+                write_atomic(&dir.join(name), svg.as_bytes())?;
+            }
         }
         Ok(())
     }

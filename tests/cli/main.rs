@@ -161,10 +161,17 @@ fn run_files(dataset: &Path, out: &Path, threads: usize) -> Vec<(String, Vec<u8>
         Some(threads),
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
-    ["steps.csv", "episodes.csv", "summary.json", "report.md"]
-        .iter()
-        .map(|f| ((*f).to_string(), std::fs::read(out.join(f)).unwrap()))
-        .collect()
+    [
+        "steps.csv",
+        "episodes.csv",
+        "summary.json",
+        "report.md",
+        "charts/context_tokens.svg",
+        "charts/retention_vs_savings.svg",
+    ]
+    .iter()
+    .map(|f| ((*f).to_string(), std::fs::read(out.join(f)).unwrap()))
+    .collect()
 }
 
 /// The same run twice, and with 1 and 4 threads, writes byte-identical CSV, JSON and Markdown.
@@ -228,6 +235,20 @@ fn run_prints_a_table_where_strategies_differ() {
     assert!(by_name("summarization")["strategy_calls"].as_u64().unwrap() > 0);
     let report = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
     assert!(report.contains("## Retention by finding kind") && report.contains("Open-loop replay"));
+    assert!(report.contains("![context tokens](charts/context_tokens.svg)"));
+    for chart in [
+        "context_tokens",
+        "retention_over_steps",
+        "cumulative_cost",
+        "retention_vs_savings",
+    ] {
+        let svg =
+            std::fs::read_to_string(dir.path().join(format!("r/charts/{chart}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("sliding_window"),
+            "{chart}"
+        );
+    }
 }
 
 #[test]
