@@ -183,12 +183,7 @@ fn retention_vs_savings(run: &RunReport) -> Result<String> {
         let mut front: Vec<(f64, f64)> = frontier.iter().map(|&i| points[i]).collect();
         front.sort_by(|a, b| a.0.total_cmp(&b.0));
         chart
-            .draw_series(DashedLineSeries::new(
-                front,
-                6,
-                4,
-                BLACK.stroke_width(1),
-            ))
+            .draw_series(DashedLineSeries::new(front, 6, 4, BLACK.stroke_width(1)))
             .map_err(err("chart"))?;
         for (i, (s, p)) in run.strategies.iter().zip(&points).enumerate() {
             let c = color(i);

@@ -186,7 +186,7 @@ fn aider_markdown() {
     assert!(
         ep.findings
             .iter()
-            .any(|f| f.evidence == ["tests/test_strings.py::test_upper"]),
+            .any(|f| f.evidence == ["test_lower_ascii"]),
         "{:?}",
         ep.findings
     );

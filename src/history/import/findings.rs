@@ -1,7 +1,7 @@
 //! Automatic key findings for episodes without annotations.
 //!
-//! The rule, deterministic: split every item into words (runs of letters, digits and `_ . / : -`, with
-//! trailing `. : - /` and leading `: -` trimmed). A word is a *candidate* when it is a path (has a `/`, or ends in a known
+//! The rule, deterministic: split every item into words (runs of letters, digits and `_ . / -`, so that
+//! grep's `path.py:88:` gives `path.py`; trailing `. - /` and leading `-` trimmed). A word is a *candidate* when it is a path (has a `/`, or ends in a known
 //! file extension: an artifact finding), an identifier (has `_`, or mixes lower and upper case, at least six
 //! characters), or a number of at least three digits (recall findings). A candidate becomes a finding when it
 //! first appears in an observation — a tool result, or a user message after the first (text-based agents
@@ -22,11 +22,8 @@ const EXTENSIONS: [&str; 22] = [
 ];
 
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-')))
-        .map(|w| {
-            w.trim_start_matches([':', '-'])
-                .trim_end_matches(['.', ':', '-', '/'])
-        })
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
+        .map(|w| w.trim_start_matches('-').trim_end_matches(['.', '-', '/']))
         .filter(|w| w.len() >= 3)
 }
 
