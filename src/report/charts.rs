@@ -1,4 +1,4 @@
-//! Charts as SVG, drawn from precomputed series (no metric is computed here). The per-step charts show the
+//! Charts as SVG and PNG (text in the bundled DejaVu Sans), drawn from precomputed series (no metric is computed here). The per-step charts show the
 //! episode with the largest baseline context, where the strategies differ most.
 //!
 //! - `context_tokens.svg`: tokens sent at each call point of one episode, per strategy, with the window;
@@ -6,6 +6,7 @@
 //! - `cumulative_cost.svg`: the cumulative cost of the same episode;
 //! - `retention_vs_savings.svg`: every strategy's savings against its final retention, Pareto frontier marked.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::RunReport;
@@ -71,17 +72,37 @@ pub fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
         .collect()
 }
 
+/// Chart size in pixels.
+const SIZE: (u32, u32) = (960, 540);
+
+/// The font every chart's text uses, shipped with the project (DejaVu Sans, see `assets/fonts`).
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+fn register_font() -> Result<()> {
+    static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Serialize {
+            what: "chart",
+            message: "the bundled font could not be loaded".into(),
+        })
+    }
+}
+
 /// A line chart of one value per call point and strategy.
-fn step_lines(
+fn step_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
     title: &str,
     y_desc: &str,
     data: &ChartData,
     values: &dyn Fn(&StepSeries) -> Vec<Option<f64>>,
     hline: Option<(f64, &str)>,
-) -> Result<String> {
-    let mut svg = String::new();
+) -> Result<()> {
     {
-        let root = SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area();
         root.fill(&WHITE).map_err(err("chart"))?;
         let max_x = data
             .series
@@ -98,7 +119,7 @@ fn step_lines(
             .fold(0.0f64, f64::max)
             .max(1e-9)
             * 1.08;
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart = ChartBuilder::on(root)
             .caption(format!("{title} — {}", data.episode), ("sans-serif", 20))
             .margin(16)
             .x_label_area_size(44)
@@ -145,24 +166,24 @@ fn step_lines(
             .background_style(WHITE.mix(0.85))
             .draw()
             .map_err(err("chart"))?;
-        root.present().map_err(err("chart"))?;
     }
-    Ok(svg)
+    Ok(())
 }
 
 /// Savings against final retention for every strategy, with the Pareto frontier drawn.
-fn retention_vs_savings(run: &RunReport) -> Result<String> {
+fn retention_vs_savings<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    run: &RunReport,
+) -> Result<()> {
     let points: Vec<(f64, f64)> = run
         .strategies
         .iter()
         .map(|s| (s.savings * 100.0, s.final_retention.unwrap_or(1.0) * 100.0))
         .collect();
     let frontier = pareto_frontier(&points);
-    let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area();
         root.fill(&WHITE).map_err(err("chart"))?;
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart = ChartBuilder::on(root)
             .caption(
                 "Retention against savings (Pareto frontier dashed)",
                 ("sans-serif", 20),
@@ -199,55 +220,106 @@ fn retention_vs_savings(run: &RunReport) -> Result<String> {
                 )])
                 .map_err(err("chart"))?;
         }
-        root.present().map_err(err("chart"))?;
     }
-    Ok(svg)
+    Ok(())
 }
 
-/// Every chart of a run, as (file name, SVG text).
-///
-/// # Errors
-/// When drawing fails.
-pub fn render(run: &RunReport, data: &ChartData) -> Result<Vec<(&'static str, String)>> {
+/// The charts of a run, by file stem.
+pub const CHARTS: [&str; 4] = [
+    "context_tokens",
+    "retention_over_steps",
+    "cumulative_cost",
+    "retention_vs_savings",
+];
+
+/// Draws chart `name` (one of [`CHARTS`]) on any backend.
+fn draw<DB: DrawingBackend>(
+    name: &str,
+    root: &DrawingArea<DB, Shift>,
+    run: &RunReport,
+    data: &ChartData,
+) -> Result<()> {
     #[allow(clippy::cast_precision_loss)]
     let window = data.context_window as f64;
     #[allow(clippy::cast_precision_loss)]
     let tokens = |s: &StepSeries| s.tokens_sent.iter().map(|&t| Some(t as f64)).collect();
     let retention = |s: &StepSeries| s.retention.iter().map(|r| r.map(|r| r * 100.0)).collect();
     let cost = |s: &StepSeries| s.cumulative_cost_usd.clone();
-    Ok(vec![
-        (
-            "context_tokens.svg",
-            step_lines(
-                "Context tokens sent per call point",
-                "tokens sent",
-                data,
-                &tokens,
-                Some((window, "context window")),
-            )?,
+    match name {
+        "context_tokens" => step_lines(
+            root,
+            "Context tokens sent per call point",
+            "tokens sent",
+            data,
+            &tokens,
+            Some((window, "context window")),
         ),
-        (
-            "retention_over_steps.svg",
-            step_lines(
-                "Findings retained per call point",
-                "retained (%)",
-                data,
-                &retention,
-                None,
-            )?,
+        "retention_over_steps" => step_lines(
+            root,
+            "Findings retained per call point",
+            "retained (%)",
+            data,
+            &retention,
+            None,
         ),
-        (
-            "cumulative_cost.svg",
-            step_lines(
-                "Cumulative cost (agent + strategy calls)",
-                "USD",
-                data,
-                &cost,
-                None,
-            )?,
+        "cumulative_cost" => step_lines(
+            root,
+            "Cumulative cost (agent + strategy calls)",
+            "USD",
+            data,
+            &cost,
+            None,
         ),
-        ("retention_vs_savings.svg", retention_vs_savings(run)?),
-    ])
+        _ => retention_vs_savings(root, run),
+    }
+}
+
+/// Every chart of a run as SVG: (file name, SVG text).
+///
+/// # Errors
+/// When drawing fails.
+pub fn render(run: &RunReport, data: &ChartData) -> Result<Vec<(String, String)>> {
+    register_font()?;
+    CHARTS
+        .iter()
+        .map(|name| {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+                draw(name, &root, run, data)?;
+                root.present().map_err(err("chart"))?;
+            }
+            Ok((format!("{name}.svg"), svg))
+        })
+        .collect()
+}
+
+/// Every chart of a run as PNG: (file name, PNG bytes).
+///
+/// # Errors
+/// When drawing or encoding fails.
+pub fn render_png(run: &RunReport, data: &ChartData) -> Result<Vec<(String, Vec<u8>)>> {
+    register_font()?;
+    CHARTS
+        .iter()
+        .map(|name| {
+            let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+                draw(name, &root, run, data)?;
+                root.present().map_err(err("chart"))?;
+            }
+            let mut bytes = Vec::new();
+            {
+                let mut enc = png::Encoder::new(&mut bytes, SIZE.0, SIZE.1);
+                enc.set_color(png::ColorType::Rgb);
+                enc.set_depth(png::BitDepth::Eight);
+                let mut w = enc.write_header().map_err(err("png"))?;
+                w.write_image_data(&rgb).map_err(err("png"))?;
+            }
+            Ok((format!("{name}.png"), bytes))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 
@@ -96,7 +97,8 @@ pub struct ExportManager {
 }
 
 impl ExportManager {
-    /// A manager writing the standard files (`episodes.csv`, `timings.csv`, `summary.json`, `report.md`).
+    /// A manager writing the standard files (`episodes.csv`, `timings.csv`, `summary.json`, `report.md`,
+    /// `report.html`, `charts/*.svg|png`).
     #[must_use]
     pub fn standard(dir: &Path) -> Self {
         Self {
@@ -106,6 +108,7 @@ impl ExportManager {
                 Box::new(csv::TimingsCsv),
                 Box::new(json::SummaryJson),
                 Box::new(markdown::MarkdownReport),
+                Box::new(html::HtmlReport),
             ],
         }
     }
@@ -123,6 +126,9 @@ impl ExportManager {
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
             for (name, svg) in charts::render(run, &run.charts)? {
                 write_atomic(&dir.join(name), svg.as_bytes())?;
+            }
+            for (name, png) in charts::render_png(run, &run.charts)? {
+                write_atomic(&dir.join(name), &png)?;
             }
         }
         Ok(())
@@ -148,6 +154,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         Error::io("write", path, e)
     })
+}
+
+/// One sentence naming the dataset and the tool version.
+#[must_use]
+pub fn dataset_line(run: &RunReport) -> String {
+    format!(
+        "Dataset {} ({} episodes, {} items, sha256 {}), ctxbench {}.",
+        run.dataset.path,
+        run.dataset.episodes,
+        run.dataset.items,
+        &run.dataset.sha256[..run.dataset.sha256.len().min(16)],
+        run.tool_version
+    )
 }
 
 /// Formats an optional share as a percentage with one decimal, or `–`.

@@ -1,0 +1,95 @@
+//! `report.html`: one self-contained page (charts inlined as SVG, tables, the config), no external asset.
+
+use std::fmt::Write as _;
+
+use super::markdown::tables;
+use super::{charts, Exporter, RunReport};
+use crate::error::Result;
+
+/// Escapes text for HTML.
+#[must_use]
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:1100px;margin:2em auto;\
+padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;\
+padding:4px 8px}td:not(:first-child),th:not(:first-child){text-align:right}th{background:#f3f3f3}\
+tr:nth-child(even){background:#fafafa}.chart{margin:1em 0}.chart svg{max-width:100%;height:auto}\
+pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.warn{background:#fff3cd;padding:.5em 1em}";
+
+/// The HTML report.
+pub struct HtmlReport;
+
+impl Exporter for HtmlReport {
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+
+    fn serialize(&self, run: &RunReport) -> Result<Vec<u8>> {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ctxbench report: {0}</title>\
+             <style>{STYLE}</style></head><body>\n<h1>ctxbench report: {0}</h1>\n",
+            escape(&run.run)
+        );
+        if !run.complete {
+            out.push_str("<p class=\"warn\"><b>Incomplete run</b>: these results cover only the episodes that finished.</p>\n");
+        }
+        let _ = writeln!(out, "<p>{}</p>", escape(&super::dataset_line(run)));
+        let rendered = if run.charts.series.is_empty() {
+            Vec::new()
+        } else {
+            charts::render(run, &run.charts)?
+        };
+        for (i, t) in tables(run).iter().enumerate() {
+            let _ = write!(out, "<h2>{}</h2>\n<table><thead><tr>", escape(&t.title));
+            for h in &t.headers {
+                let _ = write!(out, "<th>{}</th>", escape(h));
+            }
+            out.push_str("</tr></thead><tbody>\n");
+            for row in &t.rows {
+                out.push_str("<tr>");
+                for c in row {
+                    let _ = write!(out, "<td>{}</td>", escape(c));
+                }
+                out.push_str("</tr>\n");
+            }
+            out.push_str("</tbody></table>\n");
+            if let Some(n) = &t.note {
+                let _ = writeln!(out, "<p>{}</p>", escape(n));
+            }
+            if i == 0 && !rendered.is_empty() {
+                let _ = writeln!(out, "<h2>Charts</h2>\n<p>Per call point of <code>{}</code>, the episode with the largest baseline context, then over the dataset.</p>", escape(&run.charts.episode));
+                for (name, svg) in &rendered {
+                    let _ = writeln!(
+                        out,
+                        "<div class=\"chart\" id=\"{}\">{svg}</div>",
+                        name.trim_end_matches(".svg")
+                    );
+                }
+            }
+        }
+        let _ = write!(
+            out,
+            "<h2>Configuration</h2>\n<pre>{}</pre>\n<h2>Notes</h2>\n<ul>",
+            escape(&serde_json::to_string_pretty(&run.config).unwrap_or_default())
+        );
+        for n in &run.notes {
+            let _ = write!(out, "<li>{}</li>", escape(n));
+        }
+        out.push_str("</ul>\n</body></html>\n");
+        Ok(out.into_bytes())
+    }
+}
