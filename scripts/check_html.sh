@@ -29,9 +29,9 @@ import sys, zlib, struct
 dom = open(sys.argv[1], encoding="utf-8").read()
 checks = {
     "comparison table": "<h2>Comparison</h2>" in dom and dom.count("<table>") >= 4,
-    "four inline charts": sum(dom.count(f'id="{c}"') for c in
-        ["context_tokens", "retention_over_steps", "cumulative_cost", "retention_vs_savings"]) == 4,
-    "chart svgs rendered": dom.count("<svg") >= 4,
+    "five inline charts": sum(dom.count(f'id="{c}"') for c in
+        ["context_tokens", "retention_over_steps", "cumulative_cost", "retention_vs_savings", "llm_calls"]) == 5,
+    "chart svgs rendered": dom.count("<svg") >= 5,
     "configuration": "<h2>Configuration</h2>" in dom,
 }
 png = open(sys.argv[2], "rb").read()

@@ -44,6 +44,32 @@ enum Command {
         #[arg(long)]
         window: Option<usize>,
     },
+    /// Run a grid of strategy settings and recommend the cheapest one that keeps enough findings.
+    Sweep {
+        /// Dataset file or directory of .jsonl files.
+        #[arg(long, default_value = "datasets")]
+        dataset: PathBuf,
+        /// Run config (window, tokenizer, pricing); its strategies are replaced by the grid.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Sweep grid (TOML); default: the built-in configs/sweep.toml.
+        #[arg(long)]
+        grid: Option<PathBuf>,
+        /// The lowest acceptable final retention, overriding the grid file's.
+        #[arg(long)]
+        min_retention: Option<f64>,
+        /// Output directory; default reports/<name>.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run name.
+        #[arg(long, default_value = "sweep")]
+        name: String,
+    },
+    /// Re-create report.md, report.html and the charts of a run directory from its saved records.
+    Report {
+        /// The run directory (holding summary.json and steps.csv).
+        run_dir: PathBuf,
+    },
     /// Check dataset files and report every problem with file, line, episode and field.
     Validate {
         /// Files or directories.
@@ -78,6 +104,17 @@ enum Command {
 
 struct Bar(indicatif::ProgressBar);
 
+/// A spinner counting finished episodes on stderr; indicatif hides it when stderr is not a terminal.
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new_spinner().with_message("episodes replayed");
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {pos} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 impl Progress for Bar {
     fn advance(&self, n: u64) {
         self.0.inc(n);
@@ -108,6 +145,67 @@ pub fn run(cli: Cli) -> Result<bool> {
             window,
         ),
         Command::Validate { paths } => cmd_validate(&mut stdout, &paths),
+        Command::Report { run_dir } => {
+            let run = crate::report::rebuild::rebuild(&run_dir).with_context(|| {
+                format!("failed to rebuild the report of '{}'", run_dir.display())
+            })?;
+            write!(stdout, "{}", comparison_table(&run.strategies))?;
+            writeln!(
+                stdout,
+                "\nrewrote report.md, report.html and charts in {}",
+                run_dir.display()
+            )?;
+            Ok(true)
+        }
+        Command::Sweep {
+            dataset,
+            config,
+            grid,
+            min_retention,
+            out,
+            name,
+        } => {
+            let base = match &config {
+                Some(p) => RunConfig::from_file(p)?,
+                None => RunConfig::default(),
+            };
+            let mut sweep = match &grid {
+                Some(p) => {
+                    let text = std::fs::read_to_string(p)
+                        .with_context(|| format!("failed to read '{}'", p.display()))?;
+                    crate::sweep::SweepConfig::parse(&text, &p.display().to_string())?
+                }
+                None => {
+                    crate::sweep::SweepConfig::parse(crate::sweep::BUILTIN, "configs/sweep.toml")?
+                }
+            };
+            if let Some(m) = min_retention {
+                if !(0.0..=1.0).contains(&m) {
+                    bail!("--min-retention {m} is outside [0, 1]");
+                }
+                sweep.min_retention = m;
+            }
+            let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
+            let bar = progress_bar();
+            let (outcome, rec) =
+                crate::sweep::run(&base, &sweep, &dataset, &out, &name, &Bar(bar.clone()))
+                    .with_context(|| {
+                        format!(
+                            "sweep '{name}' failed; finished episodes are in '{}'",
+                            out.display()
+                        )
+                    })?;
+            bar.finish_and_clear();
+            writeln!(
+                stdout,
+                "{} settings on {} episodes\n\n{}\n\nwrote {}",
+                outcome.report.strategies.len() - 1,
+                outcome.report.dataset.episodes,
+                rec.text,
+                out.display()
+            )?;
+            Ok(true)
+        }
         Command::Gen { seed, out } => {
             let episodes = crate::gen::generate(seed);
             if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -234,11 +332,7 @@ fn cmd_run(
         bail!("run name '{name}' must not contain a path separator or start with '.'");
     }
     let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
-    let bar = indicatif::ProgressBar::new_spinner().with_message("episodes replayed");
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {pos} {msg} [{elapsed}]")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-    );
+    let bar = progress_bar();
     let outcome =
         runner::run(&config, dataset, &out, &name, &Bar(bar.clone())).with_context(|| {
             format!(

@@ -47,3 +47,4 @@ pub mod replay;
 pub mod report;
 pub mod runner;
 pub mod strategy;
+pub mod sweep;

@@ -4,7 +4,7 @@
 //! cost = the agent's own calls (cached prefix priced as cached input) plus the strategy's calls; retention =
 //! share of the findings introduced so far that are retained in the request as sent.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::history::{FindingKind, ItemKind};
 use crate::llm::pricing::Price;
@@ -36,6 +36,20 @@ impl Prices {
         };
         Some(agent + strategy)
     }
+}
+
+/// The sum of `values`, starting from `+0.0`.
+///
+/// `Iterator::sum` for `f64` starts from `-0.0`, so an empty sum would print as `-0` in every report.
+#[must_use]
+pub fn total(values: impl IntoIterator<Item = f64>) -> f64 {
+    values.into_iter().fold(0.0, |a, b| a + b)
+}
+
+/// The sum of optional values, `None` as soon as one is `None`; starts from `+0.0`.
+#[must_use]
+pub fn total_known(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    values.into_iter().try_fold(0.0, |a, b| b.map(|b| a + b))
 }
 
 /// Share `part / whole`, or `None` when `whole` is 0.
@@ -109,11 +123,7 @@ pub fn episode_metrics(
 ) -> EpisodeMetrics {
     let input_tokens: usize = replay.steps.iter().map(|s| s.tokens_sent).sum();
     let baseline_input_tokens: usize = baseline.steps.iter().map(|s| s.tokens_sent).sum();
-    let cost_usd = replay
-        .steps
-        .iter()
-        .map(|s| prices.step_cost(s))
-        .sum::<Option<f64>>();
+    let cost_usd = total_known(replay.steps.iter().map(|s| prices.step_cost(s)));
     let last = replay.steps.last();
     let with_findings: Vec<f64> = replay
         .steps
@@ -122,7 +132,7 @@ pub fn episode_metrics(
         .collect();
     #[allow(clippy::cast_precision_loss)]
     let mean_retention = (!with_findings.is_empty())
-        .then(|| with_findings.iter().sum::<f64>() / with_findings.len() as f64);
+        .then(|| total(with_findings.iter().copied()) / with_findings.len() as f64);
     let mut tokens_by_kind = [0usize; 6];
     for s in &replay.steps {
         for (acc, n) in tokens_by_kind.iter_mut().zip(s.tokens_by_kind) {
@@ -151,7 +161,7 @@ pub fn episode_metrics(
         strategy_failures: replay.steps.iter().map(|s| s.strategy_failures).sum(),
         strategy_input_tokens: replay.steps.iter().map(|s| s.strategy_input_tokens).sum(),
         strategy_output_tokens: replay.steps.iter().map(|s| s.strategy_output_tokens).sum(),
-        strategy_llm_ms: replay.steps.iter().map(|s| s.strategy_llm_ms).sum(),
+        strategy_llm_ms: total(replay.steps.iter().map(|s| s.strategy_llm_ms)),
         cost_usd,
         findings: last.map_or(0, |s| s.findings_introduced),
         final_retention: last.and_then(|s| ratio(s.findings_retained, s.findings_introduced)),
@@ -164,7 +174,7 @@ pub fn episode_metrics(
 }
 
 /// Metrics of one strategy over a dataset.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StrategyMetrics {
     /// The strategy.
     pub strategy: String,
@@ -225,7 +235,7 @@ pub fn strategy_metrics(
     let sum = |f: fn(&EpisodeMetrics) -> usize| rows.iter().map(|r| f(r)).sum::<usize>();
     let input_tokens = sum(|r| r.input_tokens);
     let baseline_input_tokens = sum(|r| r.baseline_input_tokens);
-    let cost_usd = rows.iter().map(|r| r.cost_usd).sum::<Option<f64>>();
+    let cost_usd = total_known(rows.iter().map(|r| r.cost_usd));
     let mut kinds = [(0usize, 0usize); 4];
     let mut tokens = [0usize; 6];
     for r in rows {
@@ -250,7 +260,7 @@ pub fn strategy_metrics(
         mean_episode_savings: if rows.is_empty() {
             0.0
         } else {
-            rows.iter().map(|r| r.savings).sum::<f64>() / rows.len() as f64
+            total(rows.iter().map(|r| r.savings)) / rows.len() as f64
         },
         peak_tokens: rows.iter().map(|r| r.peak_tokens).max().unwrap_or(0),
         steps_over_window: sum(|r| r.steps_over_window),
@@ -258,7 +268,7 @@ pub fn strategy_metrics(
         strategy_failures: sum(|r| r.strategy_failures),
         strategy_input_tokens: rows.iter().map(|r| r.strategy_input_tokens).sum(),
         strategy_output_tokens: rows.iter().map(|r| r.strategy_output_tokens).sum(),
-        strategy_llm_ms: rows.iter().map(|r| r.strategy_llm_ms).sum(),
+        strategy_llm_ms: total(rows.iter().map(|r| r.strategy_llm_ms)),
         cost_usd,
         cost_savings: match (cost_usd, baseline_cost) {
             (Some(c), Some(b)) if b > 0.0 => Some(1.0 - c / b),
@@ -269,7 +279,8 @@ pub fn strategy_metrics(
             kinds.iter().map(|k| k.1).sum(),
             kinds.iter().map(|k| k.0).sum(),
         ),
-        mean_retention: (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64),
+        mean_retention: (!means.is_empty())
+            .then(|| total(means.iter().copied()) / means.len() as f64),
         retention_by_kind: kinds.map(|(i, r)| ratio(r, i)),
         probes,
         probe_accuracy: ratio(sum(|r| r.probes_correct), probes),

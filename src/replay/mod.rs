@@ -330,7 +330,9 @@ impl<'a> Replayer<'a> {
                 strategy_failures: applied.failures(),
                 strategy_input_tokens: applied.llm_calls.iter().map(|c| c.input_tokens).sum(),
                 strategy_output_tokens: applied.llm_calls.iter().map(|c| c.output_tokens).sum(),
-                strategy_llm_ms: applied.llm_calls.iter().map(|c| c.latency_ms).sum(),
+                strategy_llm_ms: crate::metrics::total(
+                    applied.llm_calls.iter().map(|c| c.latency_ms),
+                ),
                 summarized_items: applied.summarized_items,
                 compacted_items: applied.compacted_items,
                 dropped_items: applied.dropped_items,

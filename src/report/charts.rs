@@ -4,7 +4,8 @@
 //! - `context_tokens.svg`: tokens sent at each call point of one episode, per strategy, with the window;
 //! - `retention_over_steps.svg`: retention at each call point of the same episode;
 //! - `cumulative_cost.svg`: the cumulative cost of the same episode;
-//! - `retention_vs_savings.svg`: every strategy's savings against its final retention, Pareto frontier marked.
+//! - `retention_vs_savings.svg`: every strategy's savings against its final retention, Pareto frontier marked;
+//! - `llm_calls.svg`: the strategies' LLM calls and LLM time over the dataset.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -225,12 +226,82 @@ fn retention_vs_savings<DB: DrawingBackend>(
 }
 
 /// The charts of a run, by file stem.
-pub const CHARTS: [&str; 4] = [
+pub const CHARTS: [&str; 5] = [
     "context_tokens",
     "retention_over_steps",
     "cumulative_cost",
     "retention_vs_savings",
+    "llm_calls",
 ];
+
+/// Bars of the strategies' LLM calls over the dataset, each labelled with its total LLM time.
+fn llm_calls<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunReport) -> Result<()> {
+    root.fill(&WHITE).map_err(err("chart"))?;
+    let n = run.strategies.len().max(1);
+    #[allow(clippy::cast_precision_loss)]
+    let max_y = run
+        .strategies
+        .iter()
+        .map(|s| s.strategy_calls)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64
+        * 1.2;
+    let names: Vec<String> = run.strategies.iter().map(|s| s.strategy.clone()).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            "Strategy LLM calls over the dataset (label: total LLM time)",
+            ("sans-serif", 20),
+        )
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..n as f64, 0.0..max_y)
+        .map_err(err("chart"))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n * 2 + 1)
+        .x_label_formatter(&|x| {
+            // Label the bar centres (i + 0.5) with the strategy names.
+            let centre = x - 0.5;
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let i = centre.round() as usize;
+            if (centre - centre.round()).abs() < 1e-6 {
+                names.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .x_desc("strategy")
+        .y_desc("LLM calls")
+        .draw()
+        .map_err(err("chart"))?;
+    for (i, s) in run.strategies.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let (x, calls) = (i as f64, s.strategy_calls as f64);
+        chart
+            .draw_series([Rectangle::new(
+                [(x + 0.2, 0.0), (x + 0.8, calls)],
+                color(i).filled(),
+            )])
+            .map_err(err("chart"))?;
+        chart
+            .draw_series([Text::new(
+                format!(
+                    "{} calls, {:.1} s",
+                    s.strategy_calls,
+                    s.strategy_llm_ms / 1000.0
+                ),
+                (x + 0.22, calls + max_y * 0.03),
+                ("sans-serif", 13).into_font().color(&BLACK),
+            )])
+            .map_err(err("chart"))?;
+    }
+    Ok(())
+}
 
 /// Draws chart `name` (one of [`CHARTS`]) on any backend.
 fn draw<DB: DrawingBackend>(
@@ -270,6 +341,7 @@ fn draw<DB: DrawingBackend>(
             &cost,
             None,
         ),
+        "llm_calls" => llm_calls(root, run),
         _ => retention_vs_savings(root, run),
     }
 }
@@ -320,6 +392,143 @@ pub fn render_png(run: &RunReport, data: &ChartData) -> Result<Vec<(String, Vec<
             Ok((format!("{name}.png"), bytes))
         })
         .collect()
+}
+
+/// A labelled line of a sweep chart: (parameter index, savings %, retention %) points.
+type SweepLine = (String, Vec<(usize, f64, f64)>);
+
+/// One SVG per grid parameter of a sweep: savings and final retention against the parameter's values, one
+/// line per combination of the grid's other parameters, the retention target dashed.
+///
+/// # Errors
+/// When drawing fails.
+pub fn sweep_charts(
+    points: &[crate::sweep::Point],
+    metrics: &std::collections::BTreeMap<&str, &crate::metrics::StrategyMetrics>,
+    min_retention: f64,
+) -> Result<Vec<(String, String)>> {
+    register_font()?;
+    let mut out = Vec::new();
+    let mut grids: Vec<&str> = points.iter().map(|p| p.grid.as_str()).collect();
+    grids.dedup();
+    for grid in grids {
+        let members: Vec<&crate::sweep::Point> = points.iter().filter(|p| p.grid == grid).collect();
+        let Some(first) = members.first() else {
+            continue;
+        };
+        for (k, (param, _)) in first.values.iter().enumerate() {
+            // The distinct values of this parameter, in grid order: the x axis.
+            let mut xs: Vec<String> = Vec::new();
+            for p in &members {
+                let v = p.values[k].1.to_string();
+                if !xs.contains(&v) {
+                    xs.push(v);
+                }
+            }
+            // Lines: one per combination of the other parameters.
+            let mut lines: Vec<SweepLine> = Vec::new();
+            for p in &members {
+                let others: Vec<String> = p
+                    .values
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != k)
+                    .map(|(_, (n, v))| format!("{}={v}", n.rsplit('/').next().unwrap_or(n)))
+                    .collect();
+                let key = others.join(" ");
+                let m = metrics[p.strategy.name.as_str()];
+                let value = p.values[k].1.to_string();
+                let x = xs.iter().position(|v| *v == value).unwrap_or(0);
+                let point = (
+                    x,
+                    m.savings * 100.0,
+                    m.final_retention.unwrap_or(1.0) * 100.0,
+                );
+                match lines.iter_mut().find(|(k2, _)| *k2 == key) {
+                    Some((_, pts)) => pts.push(point),
+                    None => lines.push((key, vec![point])),
+                }
+            }
+            let short = param.rsplit('/').next().unwrap_or(param);
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+                root.fill(&WHITE).map_err(err("chart"))?;
+                let max_x = xs.len().saturating_sub(1).max(1);
+                let mut chart = ChartBuilder::on(&root)
+                    .caption(
+                        format!("Sweep {grid}: savings (solid) and retention (dotted) by {short}"),
+                        ("sans-serif", 18),
+                    )
+                    .margin(16)
+                    .x_label_area_size(44)
+                    .y_label_area_size(60)
+                    .build_cartesian_2d(0usize..max_x, 0.0..105.0)
+                    .map_err(err("chart"))?;
+                let labels = xs.clone();
+                chart
+                    .configure_mesh()
+                    .x_labels(xs.len())
+                    .x_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
+                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .x_desc(param.as_str())
+                    .y_desc("%")
+                    .draw()
+                    .map_err(err("chart"))?;
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(0, min_retention * 100.0), (max_x, min_retention * 100.0)],
+                        6,
+                        4,
+                        RED.stroke_width(1),
+                    ))
+                    .map_err(err("chart"))?
+                    .label("retention target")
+                    .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], RED));
+                for (i, (key, pts)) in lines.iter().enumerate() {
+                    let c = color(i + 1);
+                    let label = if key.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({key})")
+                    };
+                    chart
+                        .draw_series(LineSeries::new(
+                            pts.iter().map(|p| (p.0, p.1)),
+                            c.stroke_width(2),
+                        ))
+                        .map_err(err("chart"))?
+                        .label(format!("savings{label}"))
+                        .legend(move |(x, y)| {
+                            PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2))
+                        });
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            pts.iter().map(|p| (p.0, p.2)),
+                            2,
+                            3,
+                            c.stroke_width(2),
+                        ))
+                        .map_err(err("chart"))?
+                        .label(format!("retention{label}"))
+                        .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c));
+                    chart
+                        .draw_series(pts.iter().map(|p| Circle::new((p.0, p.2), 3, c.filled())))
+                        .map_err(err("chart"))?;
+                }
+                chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::LowerLeft)
+                    .border_style(BLACK)
+                    .background_style(WHITE.mix(0.85))
+                    .draw()
+                    .map_err(err("chart"))?;
+                root.present().map_err(err("chart"))?;
+            }
+            out.push((format!("sweep_{grid}_{short}.svg"), svg));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -36,6 +36,10 @@ impl Exporter for HtmlReport {
         "report.html"
     }
 
+    fn per_batch(&self) -> bool {
+        false
+    }
+
     fn serialize(&self, run: &RunReport) -> Result<Vec<u8>> {
         let mut out = String::new();
         let _ = write!(

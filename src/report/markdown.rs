@@ -160,7 +160,7 @@ impl Exporter for MarkdownReport {
                     out,
                     "## Charts\n\nPer call point of the episode with the largest baseline context, `{}`:\n\n\
                      ![context tokens](charts/context_tokens.svg)\n\n![retention over steps](charts/retention_over_steps.svg)\n\n\
-                     ![cumulative cost](charts/cumulative_cost.svg)\n\nOver the dataset:\n\n![retention against savings](charts/retention_vs_savings.svg)\n",
+                     ![cumulative cost](charts/cumulative_cost.svg)\n\nOver the dataset:\n\n![retention against savings](charts/retention_vs_savings.svg)\n\n![strategy LLM calls](charts/llm_calls.svg)\n",
                     run.charts.episode
                 );
             }

@@ -10,17 +10,18 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod rebuild;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::metrics::{EpisodeMetrics, StrategyMetrics};
 
 /// Everything a report needs about a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunReport {
     /// Format version of `summary.json`.
     pub version: u32,
@@ -50,7 +51,7 @@ pub struct RunReport {
 }
 
 /// The dataset a run read.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DatasetInfo {
     /// Path as given.
     pub path: String,
@@ -88,6 +89,12 @@ pub trait Exporter {
     /// # Errors
     /// When serialization fails.
     fn serialize(&self, run: &RunReport) -> Result<Vec<u8>>;
+
+    /// Whether the file is rewritten after every batch of episodes (cheap tables), or only when the run ends
+    /// (pages with charts, which take longer to draw).
+    fn per_batch(&self) -> bool {
+        true
+    }
 }
 
 /// Writes every exporter's file under one directory, atomically.
@@ -113,15 +120,20 @@ impl ExportManager {
         }
     }
 
-    /// Writes every file.
+    /// Writes the files: the tables after every batch, and the charts and the HTML page once the run is
+    /// complete (`ctxbench report` draws them for an interrupted run).
     ///
     /// # Errors
     /// Names the file that could not be written.
     pub fn write_all(&self, run: &RunReport) -> Result<()> {
-        for e in &self.exporters {
+        for e in self
+            .exporters
+            .iter()
+            .filter(|e| run.complete || e.per_batch())
+        {
             write_atomic(&self.dir.join(e.file_name()), &e.serialize(run)?)?;
         }
-        if !run.charts.series.is_empty() {
+        if run.complete && !run.charts.series.is_empty() {
             let dir = self.dir.join("charts");
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
             for (name, svg) in charts::render(run, &run.charts)? {

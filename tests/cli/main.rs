@@ -217,8 +217,12 @@ fn run_prints_a_table_where_strategies_differ() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("r/summary.json")).unwrap()).unwrap();
+    let summary_text = std::fs::read_to_string(dir.path().join("r/summary.json")).unwrap();
+    assert!(
+        !summary_text.contains("-0.0"),
+        "an empty f64 sum leaked a negative zero"
+    );
+    let summary: serde_json::Value = serde_json::from_str(&summary_text).unwrap();
     assert_eq!(summary["version"], 1);
     assert_eq!(summary["complete"], true);
     assert_eq!(summary["dataset"]["episodes"], 6);
@@ -274,4 +278,112 @@ fn bad_config_names_the_file_and_key() {
         stderr.contains("bad.toml") && stderr.contains("max_tokenz"),
         "{stderr}"
     );
+}
+
+/// `ctxbench report` re-creates the pages and charts of a run, byte for byte, from its records alone.
+#[test]
+fn report_rebuilds_pages_and_charts_from_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 4);
+    let run = dir.path().join("r");
+    let o = ctxbench(
+        &[
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--out",
+            run.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let files = [
+        "report.md",
+        "report.html",
+        "charts/context_tokens.svg",
+        "charts/retention_vs_savings.png",
+    ];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(run.join(f)).unwrap())
+        .collect();
+    for f in files {
+        std::fs::remove_file(run.join(f)).unwrap();
+    }
+    let o = ctxbench(&["report", run.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for (f, b) in files.iter().zip(before) {
+        assert!(
+            std::fs::read(run.join(f)).unwrap() == b,
+            "{f} differs after `ctxbench report`"
+        );
+    }
+    let o = ctxbench(&["report", dir.path().join("nope").to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("summary.json"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A sweep writes its grid, a chart per parameter and a recommendation that meets the target.
+#[test]
+fn sweep_recommends_the_cheapest_setting_that_meets_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 6);
+    let grid = dir.path().join("grid.toml");
+    std::fs::write(
+        &grid,
+        "min_retention = 0.8\n[[grid]]\nname = \"masking\"\nbase = { type = \"compaction\" }\n[grid.params]\nkeep_last = [1, 5, 50]\n\
+         [[grid]]\nname = \"window\"\nbase = { type = \"sliding_window\" }\n[grid.params]\nmax_tokens = [2000, 100000]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("s");
+    let o = ctxbench(
+        &[
+            "sweep",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--grid",
+            grid.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        stdout.contains("5 settings on 6 episodes") && stdout.contains("Use `"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 6, "{csv}");
+    // The recommended setting meets the target, and no cheaper one does.
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let chosen = rows
+        .iter()
+        .find(|r| stdout.contains(&format!("Use `{}`", r[1])))
+        .expect("the recommendation is a grid row");
+    assert_eq!(chosen[10], "true");
+    let cost = |r: &Vec<&str>| r[4].parse::<f64>().unwrap();
+    assert!(rows
+        .iter()
+        .filter(|r| r[10] == "true")
+        .all(|r| cost(r) >= cost(chosen)));
+    for chart in [
+        "sweep_masking_keep_last.svg",
+        "sweep_window_max_tokens.svg",
+        "retention_vs_savings.svg",
+    ] {
+        assert!(out.join("charts").join(chart).exists(), "{chart}");
+    }
+    assert!(std::fs::read_to_string(out.join("sweep.md"))
+        .unwrap()
+        .contains("## Recommendation"));
 }

@@ -1,0 +1,116 @@
+//! Re-creating a run's reports and charts from its saved records (`ctxbench report RUN_DIR`), without replaying.
+//!
+//! `summary.json` gives the configuration and per-strategy results; `steps.csv` gives the per-step series of
+//! the charts. `report.md`, `report.html` and `charts/*` are rewritten; the records themselves are not touched.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::charts::{ChartData, StepSeries};
+use super::{write_atomic, Exporter, RunReport};
+use crate::error::{Error, Result};
+use crate::metrics::ratio;
+
+#[derive(Deserialize)]
+struct StepIn {
+    episode: String,
+    strategy: String,
+    tokens_sent: usize,
+    findings_introduced: usize,
+    findings_retained: usize,
+    cost_usd: Option<f64>,
+}
+
+/// Reads a run directory back into a report (with the chart series of its largest episode).
+///
+/// # Errors
+/// Names the file that is missing or malformed.
+pub fn load(dir: &Path) -> Result<RunReport> {
+    let summary_path = dir.join("summary.json");
+    let text =
+        std::fs::read_to_string(&summary_path).map_err(|e| Error::io("read", &summary_path, e))?;
+    let mut run: RunReport = serde_json::from_str(&text).map_err(|e| Error::Parse {
+        path: summary_path.clone(),
+        line: e.line(),
+        message: e.to_string(),
+    })?;
+    let steps_path = dir.join("steps.csv");
+    let mut reader = csv::Reader::from_path(&steps_path).map_err(|e| Error::Parse {
+        path: steps_path.clone(),
+        line: 1,
+        message: e.to_string(),
+    })?;
+    // Series per (episode, strategy), in file order.
+    let mut series: Vec<(String, StepSeries)> = Vec::new();
+    for (i, row) in reader.deserialize::<StepIn>().enumerate() {
+        let row = row.map_err(|e| Error::Parse {
+            path: steps_path.clone(),
+            line: i + 2,
+            message: e.to_string(),
+        })?;
+        let fresh = series
+            .last()
+            .is_none_or(|(ep, s)| *ep != row.episode || s.strategy != row.strategy);
+        if fresh {
+            series.push((
+                row.episode.clone(),
+                StepSeries {
+                    strategy: row.strategy.clone(),
+                    ..StepSeries::default()
+                },
+            ));
+        }
+        let s = &mut series.last_mut().expect("pushed above").1;
+        let total = s.cumulative_cost_usd.last().copied().unwrap_or(Some(0.0));
+        s.tokens_sent.push(row.tokens_sent);
+        s.retention
+            .push(ratio(row.findings_retained, row.findings_introduced));
+        s.cumulative_cost_usd
+            .push(total.zip(row.cost_usd).map(|(a, b)| a + b));
+    }
+    // The episode with the largest context sent by any strategy (the baseline's, when it ran).
+    let largest = series
+        .iter()
+        .max_by_key(|(_, s)| s.tokens_sent.iter().max().copied().unwrap_or(0))
+        .map(|(ep, _)| ep.clone());
+    if let Some(ep) = largest {
+        run.charts = ChartData {
+            episode: ep.clone(),
+            context_window: run
+                .config
+                .get("context_window")
+                .and_then(serde_json::Value::as_u64)
+                .map_or(0, |w| usize::try_from(w).unwrap_or(usize::MAX)),
+            series: series
+                .into_iter()
+                .filter(|(e, _)| *e == ep)
+                .map(|(_, s)| s)
+                .collect(),
+        };
+    }
+    Ok(run)
+}
+
+/// Rewrites `report.md`, `report.html` and the charts of the run in `dir`.
+///
+/// # Errors
+/// As [`load`], or a file that cannot be written.
+pub fn rebuild(dir: &Path) -> Result<RunReport> {
+    let run = load(dir)?;
+    let pages: [&dyn Exporter; 2] = [&super::markdown::MarkdownReport, &super::html::HtmlReport];
+    for e in pages {
+        write_atomic(&dir.join(e.file_name()), &e.serialize(&run)?)?;
+    }
+    if !run.charts.series.is_empty() {
+        let charts = dir.join("charts");
+        std::fs::create_dir_all(&charts).map_err(|e| Error::io("create", &charts, e))?;
+        for (name, svg) in super::charts::render(&run, &run.charts)? {
+            write_atomic(&charts.join(name), svg.as_bytes())?;
+        }
+        for (name, png) in super::charts::render_png(&run, &run.charts)? {
+            write_atomic(&charts.join(name), &png)?;
+        }
+    }
+    Ok(run)
+}

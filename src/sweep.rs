@@ -1,0 +1,373 @@
+//! Threshold sweeps: a grid over strategy parameters, run as one comparison, with a recommendation.
+//!
+//! A grid is a base strategy configuration and, for some of its parameters (JSON pointers into the
+//! configuration, such as `threshold` or `stages/0/keep_last`), the values to try. Every combination becomes a
+//! named strategy of one run, so the grid replays in parallel on the same episodes. The recommendation is the
+//! cheapest setting whose final retention is at least the target (the most saving one when prices are unknown).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::metrics::StrategyMetrics;
+use crate::report::{pct, write_atomic};
+use crate::runner::{self, Progress, RunConfig};
+use crate::strategy::{NamedStrategy, StrategyConfig};
+
+fn default_min_retention() -> f64 {
+    0.9
+}
+
+/// One family of settings: a base configuration and the values to try for some of its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grid {
+    /// Family name, the prefix of every point's name.
+    pub name: String,
+    /// The base strategy configuration.
+    pub base: Value,
+    /// Parameter (a JSON pointer into `base`, without the leading `/`) → values to try.
+    pub params: BTreeMap<String, Vec<Value>>,
+}
+
+/// A sweep: grids and the retention target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepConfig {
+    /// The lowest acceptable final retention, in [0, 1].
+    #[serde(default = "default_min_retention")]
+    pub min_retention: f64,
+    /// The grids.
+    #[serde(rename = "grid")]
+    pub grids: Vec<Grid>,
+}
+
+/// The built-in sweep (`configs/sweep.toml`).
+pub const BUILTIN: &str = include_str!("../configs/sweep.toml");
+
+/// One point of a grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The grid's name.
+    pub grid: String,
+    /// The parameter values of this point.
+    pub values: Vec<(String, Value)>,
+    /// The strategy.
+    pub strategy: NamedStrategy,
+}
+
+fn set(target: &mut Value, pointer: &str, value: Value) -> Result<()> {
+    let mut cur = target;
+    let parts: Vec<&str> = pointer.split('/').filter(|p| !p.is_empty()).collect();
+    let Some((last, path)) = parts.split_last() else {
+        return Err(Error::Config("a sweep parameter has an empty name".into()));
+    };
+    for p in path {
+        cur = match cur {
+            Value::Object(o) => o
+                .entry((*p).to_owned())
+                .or_insert_with(|| Value::Object(serde_json::Map::new())),
+            Value::Array(a) => p
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| a.get_mut(i))
+                .ok_or_else(|| {
+                    Error::Config(format!("sweep parameter '{pointer}': no element '{p}'"))
+                })?,
+            _ => {
+                return Err(Error::Config(format!(
+                    "sweep parameter '{pointer}': '{p}' is not an object or a list"
+                )))
+            }
+        };
+    }
+    match cur {
+        Value::Object(o) => {
+            o.insert((*last).to_owned(), value);
+            Ok(())
+        }
+        _ => Err(Error::Config(format!(
+            "sweep parameter '{pointer}' does not name a field"
+        ))),
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl SweepConfig {
+    /// Parses TOML.
+    ///
+    /// # Errors
+    /// Names the TOML problem.
+    pub fn parse(text: &str, origin: &str) -> Result<Self> {
+        let c: Self =
+            toml::from_str(text).map_err(|e| Error::Config(format!("'{origin}': {e}")))?;
+        if !(0.0..=1.0).contains(&c.min_retention) {
+            return Err(Error::Config(format!(
+                "min_retention {} is outside [0, 1]",
+                c.min_retention
+            )));
+        }
+        if c.grids.is_empty() {
+            return Err(Error::Config(format!("'{origin}' has no [[grid]]")));
+        }
+        Ok(c)
+    }
+
+    /// Every point of every grid, in grid order and then in the order of the parameters' values.
+    ///
+    /// # Errors
+    /// A parameter that does not name a field, or a combination that is not a valid strategy.
+    pub fn points(&self) -> Result<Vec<Point>> {
+        let mut out = Vec::new();
+        for g in &self.grids {
+            let mut combos: Vec<Vec<(String, Value)>> = vec![Vec::new()];
+            for (param, values) in &g.params {
+                if values.is_empty() {
+                    return Err(Error::Config(format!(
+                        "grid '{}': parameter '{param}' has no value",
+                        g.name
+                    )));
+                }
+                combos = combos
+                    .into_iter()
+                    .flat_map(|c| {
+                        values.iter().map(move |v| {
+                            let mut c = c.clone();
+                            c.push((param.clone(), v.clone()));
+                            c
+                        })
+                    })
+                    .collect();
+            }
+            for combo in combos {
+                let mut config = g.base.clone();
+                for (p, v) in &combo {
+                    set(&mut config, p, v.clone())?;
+                }
+                let parsed: StrategyConfig = serde_json::from_value(config)
+                    .map_err(|e| Error::Config(format!("grid '{}': {e}", g.name)))?;
+                let name =
+                    std::iter::once(g.name.clone())
+                        .chain(combo.iter().map(|(p, v)| {
+                            format!("{}={}", p.rsplit('/').next().unwrap_or(p), show(v))
+                        }))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                out.push(Point {
+                    grid: g.name.clone(),
+                    values: combo,
+                    strategy: NamedStrategy::new(name, parsed),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The setting a sweep recommends, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommendation {
+    /// The strategy name, or `None` when no setting reaches the target.
+    pub strategy: Option<String>,
+    /// The sentence the report prints.
+    pub text: String,
+}
+
+/// The cheapest setting whose final retention is at least `min_retention` (by savings when costs are unknown).
+#[must_use]
+pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommendation {
+    let ok: Vec<&StrategyMetrics> = strategies
+        .iter()
+        .filter(|s| s.strategy != "none" && s.final_retention.unwrap_or(1.0) >= min_retention)
+        .collect();
+    let best = ok.iter().min_by(|a, b| match (a.cost_usd, b.cost_usd) {
+        (Some(x), Some(y)) => x.total_cmp(&y).then(b.savings.total_cmp(&a.savings)),
+        _ => b.savings.total_cmp(&a.savings),
+    });
+    match best {
+        Some(s) => Recommendation {
+            strategy: Some(s.strategy.clone()),
+            text: format!(
+                "Use `{}`: the cheapest setting that keeps at least {} of findings — it retains {}, saves {} of input \
+                 tokens and costs {} ({} less than no reduction), with {} strategy LLM calls.",
+                s.strategy,
+                pct(Some(min_retention)),
+                pct(s.final_retention),
+                pct(Some(s.savings)),
+                s.cost_usd.map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}")),
+                pct(s.cost_savings),
+                s.strategy_calls
+            ),
+        },
+        None => Recommendation {
+            strategy: None,
+            text: format!(
+                "No setting keeps {} of findings; the best retention is {}. Lower --min-retention or add gentler settings.",
+                pct(Some(min_retention)),
+                pct(strategies.iter().filter(|s| s.strategy != "none").filter_map(|s| s.final_retention).reduce(f64::max))
+            ),
+        },
+    }
+}
+
+/// Runs a sweep and writes the run files plus `sweep.csv`, `sweep.md` and `charts/sweep_*.svg` under `out`.
+///
+/// # Errors
+/// As [`runner::run`], or an invalid sweep.
+pub fn run(
+    base: &RunConfig,
+    sweep: &SweepConfig,
+    dataset: &Path,
+    out: &Path,
+    name: &str,
+    progress: &dyn Progress,
+) -> Result<(runner::RunOutcome, Recommendation)> {
+    let points = sweep.points()?;
+    let mut config = base.clone();
+    config.strategies = std::iter::once(NamedStrategy::new("none", StrategyConfig::None))
+        .chain(points.iter().map(|p| p.strategy.clone()))
+        .collect();
+    let outcome = runner::run(&config, dataset, out, name, progress)?;
+    let rec = recommend(&outcome.report.strategies, sweep.min_retention);
+    let metrics: BTreeMap<&str, &StrategyMetrics> = outcome
+        .report
+        .strategies
+        .iter()
+        .map(|s| (s.strategy.as_str(), s))
+        .collect();
+
+    // sweep.csv: one row per point, parameters as `name=value` in one column for any grid shape.
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let ser = |e: csv::Error| Error::Serialize {
+        what: "sweep.csv",
+        message: e.to_string(),
+    };
+    w.write_record([
+        "grid",
+        "strategy",
+        "parameters",
+        "savings",
+        "cost_usd",
+        "cost_savings",
+        "final_retention",
+        "mean_retention",
+        "probe_accuracy",
+        "strategy_calls",
+        "meets_target",
+    ])
+    .map_err(ser)?;
+    let f = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
+    for p in &points {
+        let m = metrics[p.strategy.name.as_str()];
+        let params: Vec<String> = p
+            .values
+            .iter()
+            .map(|(k, v)| format!("{k}={}", show(v)))
+            .collect();
+        w.write_record([
+            p.grid.clone(),
+            p.strategy.name.clone(),
+            params.join(";"),
+            format!("{}", m.savings),
+            f(m.cost_usd),
+            f(m.cost_savings),
+            f(m.final_retention),
+            f(m.mean_retention),
+            f(m.probe_accuracy),
+            m.strategy_calls.to_string(),
+            (m.final_retention.unwrap_or(1.0) >= sweep.min_retention).to_string(),
+        ])
+        .map_err(ser)?;
+    }
+    write_atomic(
+        &out.join("sweep.csv"),
+        &w.into_inner().map_err(|e| Error::Serialize {
+            what: "sweep.csv",
+            message: e.to_string(),
+        })?,
+    )?;
+
+    // One chart per grid parameter: savings and retention against the parameter's values.
+    let charts = crate::report::charts::sweep_charts(&points, &metrics, sweep.min_retention)?;
+    for (file, svg) in &charts {
+        write_atomic(&out.join("charts").join(file), svg.as_bytes())?;
+    }
+    let mut md = format!(
+        "# ctxbench sweep: {name}\n\n## Recommendation\n\n{}\n\n",
+        rec.text
+    );
+    let _ = writeln!(md, "Target: final retention ≥ {}. {} settings in {} grids; the full comparison is in [report.md](report.md).\n", pct(Some(sweep.min_retention)), points.len(), sweep.grids.len());
+    md.push_str("![retention against savings](charts/retention_vs_savings.svg)\n\n");
+    for (file, _) in &charts {
+        let _ = writeln!(md, "![{file}](charts/{file})\n");
+    }
+    md.push_str("| setting | savings | cost | final retention | meets target |\n|---|---:|---:|---:|:---:|\n");
+    for p in &points {
+        let m = metrics[p.strategy.name.as_str()];
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            p.strategy.name,
+            pct(Some(m.savings)),
+            m.cost_usd
+                .map_or_else(|| "unknown".into(), |c| format!("${c:.2}")),
+            pct(m.final_retention),
+            if m.final_retention.unwrap_or(1.0) >= sweep.min_retention {
+                "yes"
+            } else {
+                "no"
+            }
+        );
+    }
+    write_atomic(&out.join("sweep.md"), md.as_bytes())?;
+    Ok((outcome, rec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_grid_expands_into_valid_named_strategies() {
+        let s = SweepConfig::parse(BUILTIN, "builtin").unwrap();
+        let points = s.points().unwrap();
+        assert!(points.len() >= 15, "{}", points.len());
+        let names: std::collections::HashSet<&str> =
+            points.iter().map(|p| p.strategy.name.as_str()).collect();
+        assert_eq!(names.len(), points.len(), "names are unique");
+        for p in &points {
+            p.strategy.config.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn nested_pointer_sets_a_stage_parameter() {
+        let s = SweepConfig::parse(
+            "[[grid]]\nname = \"p\"\nbase = { type = \"pipeline\", stages = [{ type = \"compaction\" }] }\n[grid.params]\n\"stages/0/keep_last\" = [1, 7]\n",
+            "t",
+        )
+        .unwrap();
+        let points = s.points().unwrap();
+        assert_eq!(points[1].strategy.name, "p keep_last=7");
+        let StrategyConfig::Pipeline(p) = &points[1].strategy.config else {
+            panic!()
+        };
+        assert!(matches!(&p.stages[0], StrategyConfig::Compaction(c) if c.keep_last == 7));
+    }
+
+    #[test]
+    fn bad_parameter_is_named() {
+        let s = SweepConfig::parse("[[grid]]\nname = \"w\"\nbase = { type = \"sliding_window\" }\n[grid.params]\nmax_tokenz = [1]\n", "t").unwrap();
+        assert!(s.points().unwrap_err().to_string().contains("max_tokenz"));
+    }
+}
