@@ -320,9 +320,8 @@ pub fn run(
             }
             batch.push(ep);
         }
-        if batch.is_empty() {
-            break;
-        }
+        // An empty batch means the dataset is finished: the last write marks the run complete.
+        report.complete = batch.is_empty();
         let results: Vec<Result<(Vec<EpisodeReplay>, EpisodeReplay)>> = batch
             .par_iter()
             .map(|ep| replay_episode(&replayer, ep, &config.strategies))
@@ -362,15 +361,10 @@ pub fn run(
             &mut compute,
         );
         exports.write_all(&report)?;
+        if report.complete {
+            break;
+        }
     }
-    report.complete = true;
-    aggregate(
-        &mut report,
-        &config.strategies,
-        &baseline_rows,
-        &mut compute,
-    );
-    exports.write_all(&report)?;
     Ok(RunOutcome {
         report,
         dir: out.to_owned(),

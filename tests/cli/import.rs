@@ -242,22 +242,9 @@ fn malformed_traces_name_file_and_position() {
 /// Every real trace imports, validates and replays through every default strategy.
 #[test]
 fn every_shared_trace_imports_validates_and_replays() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces");
-    if !dir.is_dir() {
-        eprintln!(
-            "skipping: {} is absent (the real traces are not part of the repository)",
-            dir.display()
-        );
+    let Some(files) = crate::shared_trace_files() else {
         return;
-    }
-    let mut files = Vec::new();
-    for sub in std::fs::read_dir(&dir).unwrap() {
-        let sub = sub.unwrap().path();
-        if sub.is_dir() {
-            files.extend(std::fs::read_dir(&sub).unwrap().map(|f| f.unwrap().path()));
-        }
-    }
-    files.sort();
+    };
     assert!(files.len() >= 26, "{files:?}");
     let mut episodes = Vec::new();
     for f in &files {

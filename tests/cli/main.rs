@@ -20,6 +20,32 @@ fn ctxbench(args: &[&str], threads: Option<usize>) -> Output {
     cmd.output().expect("the binary runs")
 }
 
+/// Every file under ../shared/traces/, sorted; `None` (after saying so) when the folder is absent.
+pub fn shared_trace_files() -> Option<Vec<PathBuf>> {
+    let dir = root().join("../shared/traces");
+    if !dir.is_dir() {
+        eprintln!(
+            "skipping: {} is absent (the real traces are not part of the repository)",
+            dir.display()
+        );
+        return None;
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n != "MANIFEST.md") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    Some(files)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

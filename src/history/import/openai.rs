@@ -77,16 +77,21 @@ fn array<'a>(v: &'a Value, key: &str, origin: &Path) -> Result<&'a Vec<Value>> {
     })
 }
 
+/// The messages of a bare list, or of an object's `messages`, with their JSON path for errors.
+fn messages_of<'a>(v: &'a Value, origin: &Path) -> Result<(&'a Vec<Value>, &'static str)> {
+    match v {
+        Value::Array(a) => Ok((a, ".")),
+        _ => Ok((array(v, "messages", origin)?, "messages")),
+    }
+}
+
 /// A list of messages, or an object with `messages` (a chat-completions request body).
 ///
 /// # Errors
 /// Malformed JSON or messages.
 pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     let v = parse_json(text, origin)?;
-    let (messages, at) = match &v {
-        Value::Array(a) => (a, "."),
-        _ => (array(&v, "messages", origin)?, "messages"),
-    };
+    let (messages, at) = messages_of(&v, origin)?;
     let conv = convert(messages, origin, at)?;
     let mut ep = episode(origin, None, "openai", conv.into_items());
     if let Some(model) = v.get("model") {
@@ -101,10 +106,7 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
 /// Malformed JSON or messages.
 pub fn import_mini_swe_agent(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     let v = parse_json(text, origin)?;
-    let (messages, at) = match &v {
-        Value::Array(a) => (a, "."),
-        _ => (array(&v, "messages", origin)?, "messages"),
-    };
+    let (messages, at) = messages_of(&v, origin)?;
     let conv = convert(messages, origin, at)?;
     let mut ep = episode(origin, None, "mini-swe-agent", conv.into_items());
     // Ground truth: the provider's prompt tokens for each call, from the raw responses.
