@@ -384,24 +384,19 @@ fn chart_data(
         series: replays
             .iter()
             .map(|r| {
-                let mut total = Some(0.0);
-                StepSeries {
+                let mut series = StepSeries {
                     strategy: r.strategy.clone(),
-                    tokens_sent: r.steps.iter().map(|s| s.tokens_sent).collect(),
-                    retention: r
-                        .steps
-                        .iter()
-                        .map(|s| crate::metrics::ratio(s.findings_retained, s.findings_introduced))
-                        .collect(),
-                    cumulative_cost_usd: r
-                        .steps
-                        .iter()
-                        .map(|s| {
-                            total = total.zip(prices.step_cost(s)).map(|(a, b)| a + b);
-                            total
-                        })
-                        .collect(),
+                    ..StepSeries::default()
+                };
+                for s in &r.steps {
+                    series.push(
+                        s.tokens_sent,
+                        s.findings_introduced,
+                        s.findings_retained,
+                        prices.step_cost(s),
+                    );
                 }
+                series
             })
             .collect(),
     }

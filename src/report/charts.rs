@@ -26,6 +26,29 @@ pub struct StepSeries {
     pub cumulative_cost_usd: Vec<Option<f64>>,
 }
 
+impl StepSeries {
+    /// Appends one call point: tokens sent, findings introduced and retained, and the step's cost (which
+    /// extends the running total; an unknown cost makes the rest of the total unknown).
+    pub fn push(
+        &mut self,
+        tokens_sent: usize,
+        introduced: usize,
+        retained: usize,
+        cost_usd: Option<f64>,
+    ) {
+        let total = self
+            .cumulative_cost_usd
+            .last()
+            .copied()
+            .unwrap_or(Some(0.0));
+        self.tokens_sent.push(tokens_sent);
+        self.retention
+            .push(crate::metrics::ratio(retained, introduced));
+        self.cumulative_cost_usd
+            .push(total.zip(cost_usd).map(|(a, b)| a + b));
+    }
+}
+
 /// The series the charts need.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChartData {

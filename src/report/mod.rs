@@ -133,18 +133,30 @@ impl ExportManager {
         {
             write_atomic(&self.dir.join(e.file_name()), &e.serialize(run)?)?;
         }
-        if run.complete && !run.charts.series.is_empty() {
-            let dir = self.dir.join("charts");
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
-            for (name, svg) in charts::render(run, &run.charts)? {
-                write_atomic(&dir.join(name), svg.as_bytes())?;
-            }
-            for (name, png) in charts::render_png(run, &run.charts)? {
-                write_atomic(&dir.join(name), &png)?;
-            }
+        if run.complete {
+            write_charts(&self.dir, run)?;
         }
         Ok(())
     }
+}
+
+/// Writes every chart of `run` as SVG and PNG under `dir/charts` (nothing when there is no series).
+///
+/// # Errors
+/// Names the directory or file that could not be written.
+pub fn write_charts(dir: &Path, run: &RunReport) -> Result<()> {
+    if run.charts.series.is_empty() {
+        return Ok(());
+    }
+    let dir = dir.join("charts");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+    for (name, svg) in charts::render(run, &run.charts)? {
+        write_atomic(&dir.join(name), svg.as_bytes())?;
+    }
+    for (name, png) in charts::render_png(run, &run.charts)? {
+        write_atomic(&dir.join(name), &png)?;
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so `path` is never half-written.

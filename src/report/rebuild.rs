@@ -10,7 +10,6 @@ use serde::Deserialize;
 use super::charts::{ChartData, StepSeries};
 use super::{write_atomic, Exporter, RunReport};
 use crate::error::{Error, Result};
-use crate::metrics::ratio;
 
 #[derive(Deserialize)]
 struct StepIn {
@@ -61,13 +60,12 @@ pub fn load(dir: &Path) -> Result<RunReport> {
                 },
             ));
         }
-        let s = &mut series.last_mut().expect("pushed above").1;
-        let total = s.cumulative_cost_usd.last().copied().unwrap_or(Some(0.0));
-        s.tokens_sent.push(row.tokens_sent);
-        s.retention
-            .push(ratio(row.findings_retained, row.findings_introduced));
-        s.cumulative_cost_usd
-            .push(total.zip(row.cost_usd).map(|(a, b)| a + b));
+        series.last_mut().expect("pushed above").1.push(
+            row.tokens_sent,
+            row.findings_introduced,
+            row.findings_retained,
+            row.cost_usd,
+        );
     }
     // The episode with the largest context sent by any strategy (the baseline's, when it ran).
     let largest = series
@@ -102,15 +100,6 @@ pub fn rebuild(dir: &Path) -> Result<RunReport> {
     for e in pages {
         write_atomic(&dir.join(e.file_name()), &e.serialize(&run)?)?;
     }
-    if !run.charts.series.is_empty() {
-        let charts = dir.join("charts");
-        std::fs::create_dir_all(&charts).map_err(|e| Error::io("create", &charts, e))?;
-        for (name, svg) in super::charts::render(&run, &run.charts)? {
-            write_atomic(&charts.join(name), svg.as_bytes())?;
-        }
-        for (name, png) in super::charts::render_png(&run, &run.charts)? {
-            write_atomic(&charts.join(name), &png)?;
-        }
-    }
+    super::write_charts(dir, &run)?;
     Ok(run)
 }
