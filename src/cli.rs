@@ -265,12 +265,27 @@ pub fn run(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Command::Strategies => {
+            writeln!(stdout, "Built-in strategies (the default comparison):")?;
             for s in crate::strategy::defaults() {
                 writeln!(
                     stdout,
-                    "{:<16} {}",
+                    "  {:<16} {}",
                     s.name,
                     serde_json::to_string(&s.config)?
+                )?;
+            }
+            writeln!(
+                stdout,
+                "\nPeer presets (`--strategies NAME`, or `--strategies presets` for all):"
+            )?;
+            for p in crate::strategy::presets::presets() {
+                writeln!(stdout, "  {}", p.name)?;
+                writeln!(stdout, "      source: {}", p.source)?;
+                writeln!(stdout, "      does:   {}", p.note)?;
+                writeln!(
+                    stdout,
+                    "      config: {}",
+                    serde_json::to_string(&p.config)?
                 )?;
             }
             Ok(true)

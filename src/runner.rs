@@ -125,11 +125,27 @@ impl RunConfig {
     /// # Errors
     /// Names an unknown strategy and lists the known ones.
     pub fn select(&mut self, names: &[String]) -> Result<()> {
+        let presets: Vec<String> = strategy::presets::presets()
+            .iter()
+            .map(|p| p.name.to_owned())
+            .collect();
+        let defaults: Vec<String> = strategy::defaults().into_iter().map(|s| s.name).collect();
         let wanted: Vec<&str> = names
             .iter()
             .flat_map(|n| n.split(','))
             .map(str::trim)
             .filter(|n| !n.is_empty())
+            .flat_map(|n| match n {
+                "presets" => std::iter::once("none")
+                    .chain(presets.iter().map(String::as_str))
+                    .collect(),
+                "all" => defaults
+                    .iter()
+                    .chain(&presets)
+                    .map(String::as_str)
+                    .collect(),
+                _ => vec![n],
+            })
             .collect();
         let mut picked = Vec::new();
         for name in wanted {
@@ -138,7 +154,8 @@ impl RunConfig {
                 .iter()
                 .chain(strategy::defaults().iter())
                 .find(|s| s.name == name)
-                .cloned();
+                .cloned()
+                .or_else(|| strategy::presets::find(name));
             match found {
                 Some(s) if !picked.iter().any(|p: &NamedStrategy| p.name == s.name) => {
                     picked.push(s)
@@ -148,7 +165,8 @@ impl RunConfig {
                     let known: Vec<String> =
                         self.strategies.iter().map(|s| s.name.clone()).collect();
                     return Err(Error::Config(format!(
-                        "unknown strategy '{name}'; this config has: {}",
+                        "unknown strategy '{name}'; this config has: {}; `ctxbench strategies` lists the \
+                         built-in ones and the presets ('presets' selects them all)",
                         known.join(", ")
                     )));
                 }

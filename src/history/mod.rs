@@ -9,6 +9,9 @@ pub mod validate;
 
 use serde::{Deserialize, Serialize};
 
+/// The first line of every summary a strategy writes, in the instructions or in the contents.
+pub const SUMMARY_PREFIX: &str = "[Previous work summary]\n";
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -164,6 +167,9 @@ impl Item {
     /// The item's kind for token-share reporting.
     #[must_use]
     pub fn kind(&self) -> ItemKind {
+        if self.is_summary() {
+            return ItemKind::Summary;
+        }
         match self {
             Item::Message {
                 role: Role::System, ..
@@ -178,6 +184,13 @@ impl Item {
             Item::ToolCall { .. } => ItemKind::ToolCall,
             Item::ToolResult { .. } => ItemKind::ToolResult,
         }
+    }
+
+    /// Whether this is a summary a strategy wrote into the contents: a message starting with
+    /// [`SUMMARY_PREFIX`].
+    #[must_use]
+    pub fn is_summary(&self) -> bool {
+        matches!(self, Item::Message { content, .. } if content.starts_with(SUMMARY_PREFIX))
     }
 
     /// Whether this item is part of an assistant turn (assistant text or a tool call).
@@ -360,9 +373,73 @@ pub fn call_points(items: &[Item]) -> Vec<usize> {
         .collect()
 }
 
+/// What a strategy counts when it keeps "the last N" of a history.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Every item (an OpenHands "event", a Letta "message").
+    #[default]
+    Items,
+    /// Every tool result (an "observation", a "tool use").
+    ToolResults,
+    /// Every assistant turn: an assistant message or tool calls, with the results that follow.
+    AgentTurns,
+    /// Every user message with all that follows it (an Agents SDK "turn", an ADK "invocation").
+    UserTurns,
+}
+
+impl Unit {
+    /// Where each unit of `items` starts. System messages and summaries never start a unit; items before
+    /// the first start belong to no unit.
+    #[must_use]
+    pub fn starts(self, items: &[Item]) -> Vec<usize> {
+        let counted = |item: &Item| !item.is_role(Role::System) && !item.is_summary();
+        items
+            .iter()
+            .enumerate()
+            .filter(|&(i, item)| {
+                counted(item)
+                    && match self {
+                        Unit::Items => true,
+                        Unit::ToolResults => matches!(item, Item::ToolResult { .. }),
+                        Unit::AgentTurns => {
+                            item.is_assistant_turn()
+                                && (i == 0
+                                    || !items[i - 1].is_assistant_turn()
+                                    || !counted(&items[i - 1]))
+                        }
+                        Unit::UserTurns => item.is_role(Role::User),
+                    }
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_start_where_expected() {
+        let items = vec![
+            Item::system("sys"),
+            Item::user("task"),
+            Item::assistant("plan"),
+            Item::tool_call("c1", "ls", "{}"),
+            Item::tool_result("c1", "ls", "a b"),
+            Item::tool_call("c2", "cat", "{}"),
+            Item::tool_result("c2", "cat", "text"),
+            Item::user(format!("{SUMMARY_PREFIX}earlier work")),
+            Item::user("next task"),
+            Item::assistant("done"),
+        ];
+        assert_eq!(Unit::Items.starts(&items), vec![1, 2, 3, 4, 5, 6, 8, 9]);
+        assert_eq!(Unit::ToolResults.starts(&items), vec![4, 6]);
+        assert_eq!(Unit::AgentTurns.starts(&items), vec![2, 5, 9]);
+        assert_eq!(Unit::UserTurns.starts(&items), vec![1, 8]);
+        assert_eq!(items[7].kind(), ItemKind::Summary);
+    }
 
     #[test]
     fn normalize_folds_case_and_space() {

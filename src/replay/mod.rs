@@ -479,6 +479,7 @@ mod tests {
                 StrategyConfig::SlidingWindow(crate::strategy::SlidingWindowConfig {
                     max_tokens: Some(1500),
                     max_items: None,
+                    ..crate::strategy::SlidingWindowConfig::default()
                 }),
             ),
             NamedStrategy::new(

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Applied, ReplayState, Strategy};
 use crate::error::Result;
-use crate::history::Item;
+use crate::history::{Item, Unit};
 use crate::llm::{Llm, LlmRequest};
 
 /// How an old output is shortened.
@@ -59,6 +59,33 @@ pub struct CompactionConfig {
     pub head_chars: usize,
     /// Characters kept at the end in truncate mode.
     pub tail_chars: usize,
+    /// What `keep_last` counts: tool results (default), items (an attention window) or agent turns.
+    #[serde(skip_serializing_if = "is_tool_results")]
+    pub unit: Unit,
+    /// Stub text instead of the default reference stub; `{name}`, `{chars}`, `{lines}` and `{ref}` are
+    /// filled in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    /// Tools whose results and arguments are never compacted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude_tools: Vec<String>,
+    /// Compact only when the unedited request (the live one plus every token compaction saved so far) is
+    /// over this many tokens, as a server-side editor that sees the whole history would.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger_tokens: Option<usize>,
+    /// Compact only when this round would save at least this many tokens.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub clear_at_least: usize,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_tool_results(unit: &Unit) -> bool {
+    *unit == Unit::ToolResults
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Default for CompactionConfig {
@@ -70,17 +97,27 @@ impl Default for CompactionConfig {
             mode: CompactionMode::Stub,
             head_chars: 300,
             tail_chars: 300,
+            unit: Unit::ToolResults,
+            placeholder: None,
+            exclude_tools: Vec::new(),
+            trigger_tokens: None,
+            clear_at_least: 0,
         }
     }
 }
+
+/// Identifies a compacted text: a tool call's arguments (`true`) or a tool result (`false`), by call id.
+type Key = (bool, String);
 
 /// The compaction strategy; see the module docs.
 #[derive(Debug, Clone)]
 pub struct Compaction {
     config: CompactionConfig,
-    /// Replacement text → original text. Replacements carry a unique reference number, so they are unique.
-    store: HashMap<String, String>,
+    /// Compacted item → (replacement, original).
+    store: HashMap<Key, (String, String)>,
     next_ref: usize,
+    /// Tokens saved by every compaction so far (tracked only when a trigger needs them).
+    saved_tokens: usize,
 }
 
 impl Compaction {
@@ -91,6 +128,7 @@ impl Compaction {
             config,
             store: HashMap::new(),
             next_ref: 1,
+            saved_tokens: 0,
         }
     }
 
@@ -103,13 +141,17 @@ impl Compaction {
     /// Gives back the exact original of every compacted item in `req`.
     pub fn restore(&self, req: &mut LlmRequest) {
         for item in &mut req.contents {
-            let text = match item {
-                Item::ToolResult { content, .. } => content,
-                Item::ToolCall { arguments, .. } => arguments,
+            let (key, text) = match item {
+                Item::ToolResult {
+                    call_id, content, ..
+                } => ((false, call_id.clone()), content),
+                Item::ToolCall { id, arguments, .. } => ((true, id.clone()), arguments),
                 Item::Message { .. } => continue,
             };
-            if let Some(original) = self.store.get(text.as_str()) {
-                text.clone_from(original);
+            if let Some((replacement, original)) = self.store.get(&key) {
+                if text == replacement {
+                    text.clone_from(original);
+                }
             }
         }
     }
@@ -119,7 +161,14 @@ impl Compaction {
         self.next_ref += 1;
         let chars = text.chars().count();
         let lines = text.lines().count();
-        let replacement = match self.config.mode {
+        if let Some(template) = &self.config.placeholder {
+            return template
+                .replace("{name}", name)
+                .replace("{chars}", &chars.to_string())
+                .replace("{lines}", &lines.to_string())
+                .replace("{ref}", &reference.to_string());
+        }
+        match self.config.mode {
             CompactionMode::Stub => {
                 format!("[compacted {what} of '{name}': {chars} chars, {lines} lines; ref #{reference}]")
             }
@@ -134,31 +183,47 @@ impl Compaction {
                 let elided = chars - head.chars().count() - tail.chars().count();
                 format!("{head}\n[... {elided} chars elided; ref #{reference} ...]\n{tail}")
             }
-        };
-        self.store.insert(replacement.clone(), text.to_owned());
-        replacement
+        }
     }
 
     /// Whether shortening `text` would save anything in the current mode.
-    fn worth(&self, text: &str, min_chars: usize) -> bool {
+    fn worth(&self, key: &Key, text: &str, min_chars: usize) -> bool {
         let chars = text.chars().count();
         chars > min_chars
             && (self.config.mode == CompactionMode::Stub
+                || self.config.placeholder.is_some()
                 || chars > self.config.head_chars + self.config.tail_chars + 64)
-            && !self.store.contains_key(text)
+            && !self.store.contains_key(key)
+    }
+
+    /// Indices of the tool results old enough to compact: those before the last `keep_last` units.
+    fn old_results(&self, items: &[Item]) -> Vec<usize> {
+        let starts = self.config.unit.starts(items);
+        let cut = if self.config.keep_last == 0 {
+            items.len()
+        } else {
+            starts
+                .len()
+                .checked_sub(self.config.keep_last)
+                .map_or(0, |k| starts[k])
+        };
+        items[..cut]
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| matches!(i, Item::ToolResult { name, .. } if !self.config.exclude_tools.contains(name)))
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// The reduction itself, synchronous: returns the number of items compacted.
-    pub fn reduce(&mut self, req: &mut LlmRequest) -> usize {
-        let results: Vec<usize> = req
-            .contents
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| matches!(i, Item::ToolResult { .. }))
-            .map(|(i, _)| i)
-            .collect();
-        let old = results.len().saturating_sub(self.config.keep_last);
-        let old_results: Vec<usize> = results[..old].to_vec();
+    pub fn reduce(&mut self, state: &ReplayState, req: &mut LlmRequest) -> usize {
+        let track = self.config.trigger_tokens.is_some() || self.config.clear_at_least > 0;
+        if let Some(trigger) = self.config.trigger_tokens {
+            if state.measure(req) + self.saved_tokens <= trigger {
+                return 0;
+            }
+        }
+        let old_results = self.old_results(&req.contents);
         let old_calls: HashSet<String> = old_results
             .iter()
             .filter_map(|&i| match &req.contents[i] {
@@ -166,41 +231,84 @@ impl Compaction {
                 _ => None,
             })
             .collect();
-        let mut compacted = 0;
+        let mut edits: Vec<(usize, String)> = Vec::new();
         for i in 0..req.contents.len() {
-            let (what, name, text, limit) = match &req.contents[i] {
-                Item::ToolResult { name, content, .. } if old_results.binary_search(&i).is_ok() => {
-                    (
-                        "output",
-                        name.clone(),
-                        content.clone(),
-                        self.config.min_chars,
-                    )
-                }
+            let (what, key, name, text, limit) = match &req.contents[i] {
+                Item::ToolResult {
+                    call_id,
+                    name,
+                    content,
+                    ..
+                } if old_results.binary_search(&i).is_ok() => (
+                    "output",
+                    (false, call_id.clone()),
+                    name,
+                    content,
+                    self.config.min_chars,
+                ),
                 Item::ToolCall {
                     id,
                     name,
                     arguments,
                 } if self.config.args_max_chars > 0 && old_calls.contains(id) => (
                     "arguments",
-                    name.clone(),
-                    arguments.clone(),
+                    (true, id.clone()),
+                    name,
+                    arguments,
                     self.config.args_max_chars,
                 ),
                 _ => continue,
             };
-            if !self.worth(&text, limit) {
+            if !self.worth(&key, text, limit) {
                 continue;
             }
+            let (name, text) = (name.clone(), text.clone());
             let replacement = self.shorten(what, &name, &text);
-            match &mut req.contents[i] {
-                Item::ToolResult { content, .. } => *content = replacement,
-                Item::ToolCall { arguments, .. } => *arguments = replacement,
+            self.store.insert(key, (replacement.clone(), text));
+            edits.push((i, replacement));
+        }
+        let mut saved = 0;
+        let originals: Vec<Item> = if track {
+            edits
+                .iter()
+                .map(|(i, _)| req.contents[*i].clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for (i, replacement) in &edits {
+            match &mut req.contents[*i] {
+                Item::ToolResult { content, .. } => content.clone_from(replacement),
+                Item::ToolCall { arguments, .. } => arguments.clone_from(replacement),
                 Item::Message { .. } => unreachable!("only tool items are selected above"),
             }
-            compacted += 1;
         }
-        compacted
+        if track {
+            let tok = &state.tokenizer;
+            saved = originals
+                .iter()
+                .zip(&edits)
+                .map(|(before, (i, _))| {
+                    tok.count_item(before)
+                        .saturating_sub(tok.count_item(&req.contents[*i]))
+                })
+                .sum();
+            if saved < self.config.clear_at_least {
+                // Not worth breaking the prompt cache: undo this round.
+                for (original, (i, _)) in originals.into_iter().zip(&edits) {
+                    let key = match &original {
+                        Item::ToolCall { id, .. } => (true, id.clone()),
+                        Item::ToolResult { call_id, .. } => (false, call_id.clone()),
+                        Item::Message { .. } => continue,
+                    };
+                    self.store.remove(&key);
+                    req.contents[*i] = original;
+                }
+                return 0;
+            }
+        }
+        self.saved_tokens += saved;
+        edits.len()
     }
 }
 
@@ -208,11 +316,11 @@ impl Compaction {
 impl Strategy for Compaction {
     async fn apply(
         &mut self,
-        _: &ReplayState,
+        state: &ReplayState,
         req: &mut LlmRequest,
         _: &dyn Llm,
     ) -> Result<Applied> {
-        let compacted = self.reduce(req);
+        let compacted = self.reduce(state, req);
         Ok(Applied {
             changed: compacted > 0,
             compacted_items: compacted,
@@ -224,6 +332,7 @@ impl Strategy for Compaction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strategy::testing::state;
 
     fn req() -> LlmRequest {
         let mut items = vec![Item::user("go")];
@@ -245,16 +354,17 @@ mod tests {
     #[test]
     fn masks_all_but_the_last_m_and_restores_exactly() {
         let original = req();
+        let st = state(100_000);
         let mut r = original.clone();
         let mut c = Compaction::new(CompactionConfig::default());
-        let n = c.reduce(&mut r);
+        let n = c.reduce(&st, &mut r);
         assert_eq!(n, 6, "3 old results and their 3 long arguments");
         assert!(r.contents[2]
             .text()
             .starts_with("[compacted output of 'read'"));
         assert_eq!(r.contents[12], original.contents[12]);
         // Applying again changes nothing: stubs are not compacted twice.
-        assert_eq!(c.reduce(&mut r), 0);
+        assert_eq!(c.reduce(&st, &mut r), 0);
         c.restore(&mut r);
         assert_eq!(r, original);
     }
@@ -262,6 +372,7 @@ mod tests {
     #[test]
     fn truncate_keeps_head_and_tail() {
         let original = req();
+        let st = state(100_000);
         let mut r = original.clone();
         let mut c = Compaction::new(CompactionConfig {
             mode: CompactionMode::Truncate,
@@ -269,7 +380,7 @@ mod tests {
             tail_chars: 20,
             ..CompactionConfig::default()
         });
-        c.reduce(&mut r);
+        c.reduce(&st, &mut r);
         let text = r.contents[2].text();
         assert!(text.starts_with("line 0\nline 0\n"), "{text}");
         assert!(text.contains("chars elided; ref #"), "{text}");

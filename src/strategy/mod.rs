@@ -7,21 +7,26 @@
 //! a compaction store) lives in the strategy value, one per episode replay.
 
 pub mod compaction;
+pub mod condenser;
 pub mod pipeline;
+pub mod presets;
 pub mod sliding_window;
 pub mod summarization;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
+pub use condenser::{CondenseAction, Condenser, CondenserConfig};
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use summarization::{Summarization, SummarizationConfig};
 
 use crate::error::{Error, Result};
+use crate::history::Item;
 use crate::llm::{Llm, LlmRequest};
 use crate::tokens::Tokenizer;
 
@@ -130,6 +135,8 @@ pub enum StrategyConfig {
     Summarization(SummarizationConfig),
     /// See [`Pipeline`].
     Pipeline(PipelineConfig),
+    /// See [`Condenser`].
+    Condenser(CondenserConfig),
 }
 
 impl StrategyConfig {
@@ -143,6 +150,7 @@ impl StrategyConfig {
             StrategyConfig::SlidingWindow(c) => c.validate(),
             StrategyConfig::Summarization(c) => c.validate(),
             StrategyConfig::Pipeline(c) => c.validate(),
+            StrategyConfig::Condenser(c) => c.validate(),
         }
     }
 
@@ -155,6 +163,7 @@ impl StrategyConfig {
             StrategyConfig::Compaction(c) => Box::new(Compaction::new(c.clone())),
             StrategyConfig::Summarization(c) => Box::new(Summarization::new(c.clone())),
             StrategyConfig::Pipeline(c) => Box::new(Pipeline::new(c.clone())),
+            StrategyConfig::Condenser(c) => Box::new(Condenser::new(c.clone())),
         }
     }
 }
@@ -189,6 +198,7 @@ pub fn defaults() -> Vec<NamedStrategy> {
             StrategyConfig::SlidingWindow(SlidingWindowConfig {
                 max_tokens: Some(16_000),
                 max_items: None,
+                ..SlidingWindowConfig::default()
             }),
         ),
         NamedStrategy::new(
@@ -200,6 +210,8 @@ pub fn defaults() -> Vec<NamedStrategy> {
             StrategyConfig::Pipeline(PipelineConfig {
                 threshold: 0.5,
                 context_window: None,
+                reserve_tokens: None,
+                run_all: false,
                 stages: vec![StrategyConfig::Summarization(SummarizationConfig::default())],
             }),
         ),
@@ -208,6 +220,8 @@ pub fn defaults() -> Vec<NamedStrategy> {
             StrategyConfig::Pipeline(PipelineConfig {
                 threshold: 0.5,
                 context_window: None,
+                reserve_tokens: None,
+                run_all: false,
                 stages: vec![
                     StrategyConfig::Compaction(CompactionConfig::default()),
                     StrategyConfig::Summarization(SummarizationConfig::default()),
@@ -215,6 +229,51 @@ pub fn defaults() -> Vec<NamedStrategy> {
             }),
         ),
     ]
+}
+
+/// Keeps the items whose flag is set, and keeps tool calls and results paired: a kept result whose call is
+/// not kept goes, and so does a kept call whose results all go (an API rejects either one alone). Returns the
+/// number of items dropped.
+pub(crate) fn retain_paired(items: &mut Vec<Item>, keep: &[bool]) -> usize {
+    let keep = paired(items, keep);
+    let before = items.len();
+    let mut flags = keep.into_iter();
+    items.retain(|_| flags.next().unwrap_or(true));
+    before - items.len()
+}
+
+/// The flags [`retain_paired`] keeps by.
+pub(crate) fn paired(items: &[Item], keep: &[bool]) -> Vec<bool> {
+    let mut kept_calls: HashSet<&str> = HashSet::new();
+    let mut answered: HashSet<&str> = HashSet::new();
+    let mut unanswered: HashSet<&str> = HashSet::new();
+    for (item, &k) in items.iter().zip(keep) {
+        match item {
+            Item::ToolCall { id, .. } if k => {
+                kept_calls.insert(id);
+            }
+            Item::ToolResult { call_id, .. } if k => {
+                answered.insert(call_id);
+            }
+            Item::ToolResult { call_id, .. } => {
+                unanswered.insert(call_id);
+            }
+            _ => {}
+        }
+    }
+    items
+        .iter()
+        .zip(keep)
+        .map(|(item, &k)| {
+            k && match item {
+                Item::ToolResult { call_id, .. } => kept_calls.contains(call_id.as_str()),
+                Item::ToolCall { id, .. } => {
+                    answered.contains(id.as_str()) || !unanswered.contains(id.as_str())
+                }
+                Item::Message { .. } => true,
+            }
+        })
+        .collect()
 }
 
 /// Checks that names are unique and parameters valid.
@@ -294,7 +353,8 @@ mod tests {
             s.config,
             StrategyConfig::SlidingWindow(SlidingWindowConfig {
                 max_tokens: Some(8000),
-                max_items: None
+                max_items: None,
+                ..SlidingWindowConfig::default()
             })
         );
         let toml_text = "name = \"p\"\ntype = \"pipeline\"\nthreshold = 0.7\n[[stages]]\ntype = \"compaction\"\nkeep_last = 2\n";

@@ -13,6 +13,8 @@
 //! ## Parameters
 //! - `threshold` (0.8): fraction of the window at which reduction starts, in (0, 1].
 //! - `context_window`: overrides the run's window.
+//! - `reserve_tokens`: trigger at window minus this many tokens instead (an auto-compact buffer).
+//! - `run_all` (false): run every stage at every call point, each judging its own trigger.
 //! - `stages`: the strategies, in order.
 //!
 //! ## Example
@@ -39,6 +41,12 @@ pub struct PipelineConfig {
     /// The window, when it differs from the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<usize>,
+    /// Trigger at the window minus this many tokens, instead of at `threshold` × window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_tokens: Option<usize>,
+    /// Run every stage at every call point, each with its own trigger; the pipeline's trigger is ignored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_all: bool,
     /// The stages, in order.
     pub stages: Vec<StrategyConfig>,
 }
@@ -80,6 +88,9 @@ impl Pipeline {
     #[must_use]
     pub fn trigger_tokens(&self, run_window: usize) -> usize {
         let window = self.config.context_window.unwrap_or(run_window);
+        if let Some(reserve) = self.config.reserve_tokens {
+            return window.saturating_sub(reserve);
+        }
         #[allow(
             clippy::cast_possible_truncation,
             clippy::cast_sign_loss,
@@ -101,7 +112,7 @@ impl Strategy for Pipeline {
         let trigger = self.trigger_tokens(state.context_window);
         let mut applied = Applied::default();
         for stage in &mut self.stages {
-            if state.measure(req) <= trigger {
+            if !self.config.run_all && state.measure(req) <= trigger {
                 break;
             }
             applied.merge(stage.apply(state, req, llm).await?);
@@ -134,6 +145,8 @@ mod tests {
         Pipeline::new(PipelineConfig {
             threshold,
             context_window: Some(10_000),
+            reserve_tokens: None,
+            run_all: false,
             stages: vec![
                 StrategyConfig::Compaction(CompactionConfig::default()),
                 StrategyConfig::Summarization(SummarizationConfig::default()),

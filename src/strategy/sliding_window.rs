@@ -13,31 +13,53 @@
 //! ## Parameters
 //! - `max_tokens`: token budget of the whole request (instructions, items, reply priming).
 //! - `max_items`: the most items kept besides the head.
+//! - `keep_first_user` (true): the first user message is part of the head.
+//! - `start_on_user` (false): the window starts at a user message (LangChain `trim_messages(start_on="human")`).
 //!
 //! ## Example
 //! `{"type": "sliding_window", "max_tokens": 16000}`
 
-use std::collections::HashSet;
-
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{Applied, ReplayState, Strategy};
+use super::{retain_paired, Applied, ReplayState, Strategy};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 use crate::llm::{Llm, LlmRequest};
 use crate::tokens::TOKENS_PER_REPLY;
 
 /// Parameters of [`SlidingWindow`]; at least one limit must be set.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SlidingWindowConfig {
     /// Token budget of the whole request.
     #[serde(default)]
     pub max_tokens: Option<usize>,
-    /// Most items kept besides the system messages and the first user message.
+    /// Most items kept besides the head.
     #[serde(default)]
     pub max_items: Option<usize>,
+    /// Keep the first user message (the task) in the head, beside the system messages.
+    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    pub keep_first_user: bool,
+    /// The kept window must start with a user message: items before the first one are dropped too
+    /// (LangChain's `start_on="human"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub start_on_user: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for SlidingWindowConfig {
+    fn default() -> Self {
+        Self {
+            max_tokens: None,
+            max_items: None,
+            keep_first_user: true,
+            start_on_user: false,
+        }
+    }
 }
 
 impl SlidingWindowConfig {
@@ -71,7 +93,11 @@ impl SlidingWindow {
     /// The reduction itself, synchronous: returns the number of items dropped.
     pub fn reduce(&self, state: &ReplayState, req: &mut LlmRequest) -> usize {
         let tok = &state.tokenizer;
-        let first_user = req.contents.iter().position(|i| i.is_role(Role::User));
+        let first_user = req
+            .contents
+            .iter()
+            .position(|i| i.is_role(Role::User))
+            .filter(|_| self.config.keep_first_user);
         let is_head = |i: usize, item: &Item| item.is_role(Role::System) || Some(i) == first_user;
         let counts: Vec<usize> = req.contents.iter().map(|i| tok.count_item(i)).collect();
         let instructions: usize = req
@@ -121,29 +147,15 @@ impl SlidingWindow {
             kept += 1;
             start = i;
         }
+        if self.config.start_on_user {
+            start = (start..req.contents.len())
+                .find(|&i| !is_head(i, &req.contents[i]) && req.contents[i].is_role(Role::User))
+                .unwrap_or(req.contents.len());
+        }
         let keep: Vec<bool> = (0..req.contents.len())
             .map(|i| is_head(i, &req.contents[i]) || i >= start)
             .collect();
-        // A result whose call is not kept would be an orphan: drop it as well.
-        let kept_calls: HashSet<&str> = req
-            .contents
-            .iter()
-            .zip(&keep)
-            .filter_map(|(item, k)| match item {
-                Item::ToolCall { id, .. } if *k => Some(id.as_str()),
-                _ => None,
-            })
-            .collect();
-        let keep: Vec<bool> = req
-            .contents
-            .iter()
-            .zip(&keep)
-            .map(|(item, k)| *k && !matches!(item, Item::ToolResult { call_id, .. } if !kept_calls.contains(call_id.as_str())))
-            .collect();
-        let before = req.contents.len();
-        let mut flags = keep.into_iter();
-        req.contents.retain(|_| flags.next().unwrap_or(true));
-        before - req.contents.len()
+        retain_paired(&mut req.contents, &keep)
     }
 }
 
@@ -193,6 +205,7 @@ mod tests {
         let mut sw = SlidingWindow::new(SlidingWindowConfig {
             max_tokens: Some(200),
             max_items: None,
+            ..SlidingWindowConfig::default()
         });
         let applied = run(&mut sw, &st, &mut req, &mock());
         assert!(applied.changed);
@@ -210,6 +223,7 @@ mod tests {
         let mut sw = SlidingWindow::new(SlidingWindowConfig {
             max_tokens: None,
             max_items: Some(4),
+            ..SlidingWindowConfig::default()
         });
         run(&mut sw, &st, &mut req, &mock());
         assert!(matches!(

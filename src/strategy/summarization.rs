@@ -40,8 +40,7 @@ continue its task without the original messages.\nWrite a concise summary in the
 Key findings (errors, file paths, identifiers, numbers and facts the agent will need later), Progress, Remaining \
 work.\nCopy exact values (paths, ids, error messages, numbers) verbatim.\n\n<history>\n{history}\n</history>";
 
-/// The prefix of every summary instruction.
-pub const SUMMARY_PREFIX: &str = "[Previous work summary]\n";
+pub use crate::history::SUMMARY_PREFIX;
 
 /// Parameters of [`Summarization`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,6 +148,36 @@ fn prefix(s: &str, n: usize) -> &str {
     s.char_indices().nth(n).map_or(s, |(byte, _)| &s[..byte])
 }
 
+/// Asks `llm` for a summary of `history` (formatted items) with [`SUMMARIZATION_PROMPT`].
+///
+/// # Errors
+/// The failed call, with its error text, for the caller to record; the caller must leave the request as it
+/// was.
+pub(crate) async fn request_summary(
+    llm: &dyn Llm,
+    history: &str,
+) -> std::result::Result<(String, LlmCall), LlmCall> {
+    let request = LlmRequest {
+        instructions: vec![SUMMARIZATION_PROMPT.replace("{history}", history)],
+        contents: vec![Item::user("Please summarize.")],
+    };
+    match llm.generate(&request).await {
+        Ok(response) => Ok((
+            response.text,
+            LlmCall {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+                latency_ms: response.latency_ms,
+                error: None,
+            },
+        )),
+        Err(e) => Err(LlmCall {
+            error: Some(e.to_string()),
+            ..LlmCall::default()
+        }),
+    }
+}
+
 #[async_trait]
 impl Strategy for Summarization {
     async fn apply(
@@ -178,24 +207,17 @@ impl Strategy for Summarization {
         if let Some(prev) = &previous {
             history = format!("[Previous summary]: {prev}\n{history}");
         }
-        let summary_request = LlmRequest {
-            instructions: vec![SUMMARIZATION_PROMPT.replace("{history}", &history)],
-            contents: vec![Item::user("Please summarize.")],
-        };
-        let response = match llm.generate(&summary_request).await {
-            Ok(r) => r,
-            Err(e) => {
-                // The request stays exactly as it was; the failure is recorded, never committed as a summary.
+        let (summary, call) = match request_summary(llm, &history).await {
+            Ok(done) => done,
+            // The request stays exactly as it was; the failure is recorded, never committed as a summary.
+            Err(failed) => {
                 return Ok(Applied {
-                    llm_calls: vec![LlmCall {
-                        error: Some(e.to_string()),
-                        ..LlmCall::default()
-                    }],
+                    llm_calls: vec![failed],
                     ..Applied::default()
-                });
+                })
             }
         };
-        let text = format!("{SUMMARY_PREFIX}{}", response.text);
+        let text = format!("{SUMMARY_PREFIX}{summary}");
         match self.rolling_slot.filter(|_| previous.is_some()) {
             Some(slot) => req.instructions[slot] = text,
             None => {
@@ -209,12 +231,7 @@ impl Strategy for Summarization {
         self.last_summary_idx = Some(summary_start - 1);
         Ok(Applied {
             changed: true,
-            llm_calls: vec![LlmCall {
-                input_tokens: response.usage.input_tokens,
-                output_tokens: response.usage.output_tokens,
-                latency_ms: response.latency_ms,
-                error: None,
-            }],
+            llm_calls: vec![call],
             summarized_items: summarized,
             ..Applied::default()
         })

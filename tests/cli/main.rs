@@ -292,6 +292,63 @@ fn unknown_strategy_is_a_clear_error() {
     );
 }
 
+/// `--strategies presets` runs every peer preset by name; `ctxbench strategies` lists each with its source.
+#[test]
+fn every_peer_preset_runs_by_name_and_is_listed() {
+    let listing = text(&ctxbench(&["strategies"], None).stdout);
+    let names: Vec<String> = listing
+        .lines()
+        .skip_while(|l| !l.starts_with("Peer presets"))
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .map(|l| l.trim().to_owned())
+        .collect();
+    assert!(names.len() >= 16, "{listing}");
+    assert!(
+        listing.matches("source: ").count() == names.len(),
+        "{listing}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 4);
+    let out_dir = dir.path().join("r");
+    let out = ctxbench(
+        &[
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--strategies",
+            "presets",
+            "--window",
+            "8000",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        Some(2),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    for name in &names {
+        assert!(
+            report.contains(&format!("| {name} |")),
+            "{name} missing from the report"
+        );
+    }
+    // One preset alone, by name, beside a default.
+    let out = ctxbench(
+        &[
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--strategies",
+            "compaction,anthropic_clear_tool_uses",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        Some(1),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("| anthropic_clear_tool_uses |"));
+}
+
 #[test]
 fn bad_config_names_the_file_and_key() {
     let dir = tempfile::tempdir().unwrap();

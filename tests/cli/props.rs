@@ -108,7 +108,7 @@ proptest! {
     #[test]
     fn sliding_window_fits_keeps_head_and_pairs_and_is_idempotent(items in history(), budget in 60usize..3000) {
         let st = state();
-        let sw = SlidingWindow::new(SlidingWindowConfig { max_tokens: Some(budget), max_items: None });
+        let sw = SlidingWindow::new(SlidingWindowConfig { max_tokens: Some(budget), max_items: None, ..SlidingWindowConfig::default() });
         let mut req = LlmRequest::from_contents(items.clone());
         sw.reduce(&st, &mut req);
         let head = st.measure(&LlmRequest::from_contents(items[..2].to_vec()));
@@ -132,11 +132,13 @@ proptest! {
             mode: if truncate { CompactionMode::Truncate } else { CompactionMode::Stub },
             head_chars: 30,
             tail_chars: 30,
+            ..CompactionConfig::default()
         });
+        let st = state();
         let original = LlmRequest::from_contents(items);
         let mut req = original.clone();
-        c.reduce(&mut req);
-        c.reduce(&mut req);
+        c.reduce(&st, &mut req);
+        c.reduce(&st, &mut req);
         prop_assert!(pairs_intact(&req.contents));
         c.restore(&mut req);
         prop_assert_eq!(req, original);
@@ -179,9 +181,11 @@ proptest! {
     #[test]
     fn one_stage_pipeline_equals_its_strategy(items in history(), budget in 100usize..2000) {
         let st = state();
-        let stage = StrategyConfig::SlidingWindow(SlidingWindowConfig { max_tokens: Some(budget), max_items: None });
+        let stage = StrategyConfig::SlidingWindow(SlidingWindowConfig { max_tokens: Some(budget), max_items: None, ..SlidingWindowConfig::default() });
         // A trigger of one token: the pipeline always runs its stage.
-        let pipeline = StrategyConfig::Pipeline(PipelineConfig { threshold: 1.0, context_window: Some(1), stages: vec![stage.clone()] });
+        let pipeline = StrategyConfig::Pipeline(PipelineConfig { threshold: 1.0, context_window: Some(1),
+ reserve_tokens: None,
+ run_all: false, stages: vec![stage.clone()] });
         let llm = MockLlm::new(MockConfig::default(), tokenizer());
         let mut a = LlmRequest::from_contents(items.clone());
         let mut b = a.clone();

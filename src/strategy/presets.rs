@@ -1,0 +1,535 @@
+//! Peer presets: the context managers agent builders would otherwise use, by name, with their published
+//! defaults, as configurations of this crate's strategies.
+//!
+//! Every preset names its source. Where a peer's unit or trigger differs from ours, the preset's `note` says
+//! how it is mapped; the mapping is tested on a small hand-built history (see the tests below).
+//!
+//! Units: an OpenHands "event" or a Letta "message" is one item; a SWE-agent "turn" (Complexity Trap) is one
+//! assistant turn with its tool results; an Agents SDK "turn" or an ADK "invocation" is one user message with
+//! all that follows it. System messages are always kept and never counted.
+
+use super::{
+    CompactionConfig, CondenseAction, CondenserConfig, NamedStrategy, PipelineConfig,
+    SlidingWindowConfig, StrategyConfig, SummarizationConfig,
+};
+use crate::history::Unit;
+
+/// A named peer configuration.
+#[derive(Debug, Clone)]
+pub struct Preset {
+    /// The name `--strategies` accepts.
+    pub name: &'static str,
+    /// Where the behaviour and the defaults come from.
+    pub source: &'static str,
+    /// How the peer's semantics map onto this crate's strategies.
+    pub note: &'static str,
+    /// The configuration.
+    pub config: StrategyConfig,
+}
+
+impl Preset {
+    /// The preset as a strategy to run.
+    #[must_use]
+    pub fn named(&self) -> NamedStrategy {
+        NamedStrategy::new(self.name, self.config.clone())
+    }
+}
+
+/// The Agents SDK cookbook's synthetic user message before a summary.
+pub const AGENTS_SDK_SHADOW_PROMPT: &str = "Summarize the conversation we had so far.";
+
+fn condenser(
+    unit: Unit,
+    max_units: usize,
+    keep_first: usize,
+    keep_last: usize,
+    action: CondenseAction,
+) -> CondenserConfig {
+    CondenserConfig {
+        unit,
+        max_units,
+        keep_first,
+        keep_last,
+        action,
+        rolling: true,
+        shadow_prompt: None,
+        item_chars: 10_000,
+    }
+}
+
+/// Observation masking: every tool result older than the last `keep_last` units becomes `placeholder`.
+fn masking(unit: Unit, keep_last: usize, placeholder: &str) -> CompactionConfig {
+    CompactionConfig {
+        keep_last,
+        min_chars: 0,
+        args_max_chars: 0,
+        unit,
+        placeholder: Some(placeholder.to_owned()),
+        ..CompactionConfig::default()
+    }
+}
+
+/// The Complexity Trap's placeholder for a masked observation.
+const SWE_AGENT_PLACEHOLDER: &str = "Old environment output: ({lines} lines omitted)";
+
+/// Every preset, in the order `ctxbench strategies` lists them.
+#[must_use]
+#[allow(clippy::too_many_lines)]
+pub fn presets() -> Vec<Preset> {
+    use CondenseAction::{Drop, Summarize};
+    use StrategyConfig as S;
+    vec![
+        Preset {
+            name: "openhands_recent",
+            source: "OpenHands RecentEventsCondenser(keep_first=1, max_events=100)",
+            note: "keeps the first event and the newest 99",
+            config: S::Condenser(condenser(Unit::Items, 100, 1, 99, Drop)),
+        },
+        Preset {
+            name: "openhands_observation_masking",
+            source: "OpenHands ObservationMaskingCondenser(attention_window=100)",
+            note: "tool results outside the last 100 events become '<MASKED>'",
+            config: S::Compaction(masking(Unit::Items, 100, "<MASKED>")),
+        },
+        Preset {
+            name: "openhands_amortized",
+            source: "OpenHands AmortizedForgettingCondenser(max_size=100, keep_first=1)",
+            note: "over 100 events, keeps the first and the newest 49 (half of max_size)",
+            config: S::Condenser(condenser(Unit::Items, 100, 1, 49, Drop)),
+        },
+        Preset {
+            name: "openhands_llm",
+            source: "OpenHands LLMSummarizingCondenser(max_size=100, keep_first=1)",
+            note: "over 100 events, summarizes all but the first and the newest 48 into one summary event \
+                   (1 + summary + 48 = max_size/2); the previous summary is folded in; the summary event is \
+                   not counted as an event",
+            config: S::Condenser(condenser(Unit::Items, 100, 1, 48, Summarize)),
+        },
+        Preset {
+            name: "openhands_sdk",
+            source: "OpenHands software-agent-sdk default LLMSummarizingCondenser(max_size=120, keep_first=4)",
+            note: "over 120 events, keeps the first 4, a summary and the newest 55 (max_size/2)",
+            config: S::Condenser(condenser(Unit::Items, 120, 4, 55, Summarize)),
+        },
+        Preset {
+            name: "complexity_trap_masking",
+            source: "Lindenbauer et al. 2025, The Complexity Trap (JetBrains Research): observation masking, M=10",
+            note: "tool results older than the last 10 assistant turns become a one-line placeholder",
+            config: S::Compaction(masking(Unit::AgentTurns, 10, SWE_AGENT_PLACEHOLDER)),
+        },
+        Preset {
+            name: "complexity_trap_summary",
+            source: "Lindenbauer et al. 2025, The Complexity Trap: LLM summary, N=21, M=10",
+            note: "over 21 turns, summarizes all but the last 10 (previous summary folded in)",
+            config: S::Condenser(condenser(Unit::AgentTurns, 21, 0, 10, Summarize)),
+        },
+        Preset {
+            name: "complexity_trap_hybrid",
+            source: "Lindenbauer et al. 2025, The Complexity Trap: hybrid, masking M=10 + summary N=43",
+            note: "masks as complexity_trap_masking at every step; over 43 turns, summarizes all but the last 10",
+            config: S::Pipeline(PipelineConfig {
+                threshold: 1.0,
+                context_window: None,
+                reserve_tokens: None,
+                run_all: true,
+                stages: vec![
+                    S::Compaction(masking(Unit::AgentTurns, 10, SWE_AGENT_PLACEHOLDER)),
+                    S::Condenser(condenser(Unit::AgentTurns, 43, 0, 10, Summarize)),
+                ],
+            }),
+        },
+        Preset {
+            name: "langchain_trim",
+            source: "langchain-core trim_messages(strategy=\"last\", include_system=True, start_on=\"human\", \
+                     max_tokens=16000)",
+            note: "keeps the system messages and the newest items within 16,000 tokens, then drops items \
+                   until a user message starts the window; with one task message and many tool turns the \
+                   window can end up empty",
+            config: S::SlidingWindow(SlidingWindowConfig {
+                max_tokens: Some(16_000),
+                max_items: None,
+                keep_first_user: false,
+                start_on_user: true,
+            }),
+        },
+        Preset {
+            name: "langmem_summary",
+            source: "langmem summarize_messages / SummarizationNode (running summary)",
+            note: "over half the window, summarizes the messages not yet summarized (all but the newest 5) and \
+                   extends the running summary, which replaces the previous one in the system messages",
+            config: S::Pipeline(PipelineConfig {
+                threshold: 0.5,
+                context_window: None,
+                reserve_tokens: None,
+                run_all: false,
+                stages: vec![S::Summarization(SummarizationConfig {
+                    keep_recent: 5,
+                    message_chars: 10_000,
+                    tool_result_chars: 10_000,
+                    rolling: true,
+                })],
+            }),
+        },
+        Preset {
+            name: "anthropic_clear_tool_uses",
+            source: "Anthropic context editing clear_tool_uses_20250919 (trigger 100k input tokens, keep 3 tool \
+                     uses, clear_at_least 0, no excluded tools, inputs kept)",
+            note: "once the unedited history is over 100,000 tokens, every tool result but the newest 3 \
+                   becomes '[cleared]'; exclude_tools and clear_at_least are parameters",
+            config: S::Compaction(CompactionConfig {
+                trigger_tokens: Some(100_000),
+                ..masking(Unit::ToolResults, 3, "[cleared]")
+            }),
+        },
+        Preset {
+            name: "anthropic_auto_compact",
+            source: "Claude Code auto-compact: the conversation is summarized at the window minus a 13k buffer",
+            note: "at window - 13,000 tokens, summarizes everything after the task into one running summary",
+            config: S::Pipeline(PipelineConfig {
+                threshold: 1.0,
+                context_window: None,
+                reserve_tokens: Some(13_000),
+                run_all: false,
+                stages: vec![S::Summarization(SummarizationConfig {
+                    keep_recent: 0,
+                    message_chars: 10_000,
+                    tool_result_chars: 10_000,
+                    rolling: true,
+                })],
+            }),
+        },
+        Preset {
+            name: "adk_compaction",
+            source: "Google ADK EventsCompactionConfig(compaction_interval=3, overlap_size=1)",
+            note: "when a 4th invocation starts, the 3 finished ones are summarized; the overlap of 1 is \
+                   modelled by folding the previous summary into the next",
+            config: S::Condenser(condenser(Unit::UserTurns, 3, 0, 1, Summarize)),
+        },
+        Preset {
+            name: "openai_trimming_session",
+            source: "OpenAI Agents SDK cookbook TrimmingSession(max_turns=8)",
+            note: "keeps the last 8 user turns",
+            config: S::Condenser(condenser(Unit::UserTurns, 8, 0, 8, Drop)),
+        },
+        Preset {
+            name: "openai_summarizing_session",
+            source: "OpenAI Agents SDK cookbook SummarizingSession(keep_last_n_turns=3, context_limit=3)",
+            note: "over 3 user turns, everything before the last 3 becomes a synthetic user/assistant pair \
+                   ('Summarize the conversation we had so far.' + summary)",
+            config: S::Condenser(CondenserConfig {
+                shadow_prompt: Some(AGENTS_SDK_SHADOW_PROMPT.to_owned()),
+                ..condenser(Unit::UserTurns, 3, 0, 3, Summarize)
+            }),
+        },
+        Preset {
+            name: "letta_partial_evict",
+            source: "Letta partial evict summarizer (message_buffer_limit=60, evict 30%)",
+            note: "over 60 messages, the oldest 30% (all but the newest 42) are folded into the recursive summary",
+            config: S::Condenser(condenser(Unit::Items, 60, 0, 42, Summarize)),
+        },
+    ]
+}
+
+/// The preset called `name`.
+#[must_use]
+pub fn find(name: &str) -> Option<NamedStrategy> {
+    presets()
+        .into_iter()
+        .find(|p| p.name == name)
+        .map(|p| p.named())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Item, ItemKind};
+    use crate::llm::LlmRequest;
+    use crate::strategy::testing::{mock, run, state};
+    use crate::strategy::{validate_all, ReplayState};
+
+    fn preset(name: &str) -> Box<dyn crate::strategy::Strategy> {
+        find(name).unwrap().config.build()
+    }
+
+    /// sys, task, then `n` single-call turns (call, result of `size` repeated words).
+    fn agent_run(n: usize, size: usize) -> LlmRequest {
+        let mut items = vec![Item::system("sys"), Item::user("task")];
+        for i in 0..n {
+            items.push(Item::tool_call(
+                format!("c{i}"),
+                "bash",
+                format!("{{\"i\":{i}}}"),
+            ));
+            items.push(Item::tool_result(
+                format!("c{i}"),
+                "bash",
+                format!("output {i}\n").repeat(size),
+            ));
+        }
+        LlmRequest::from_contents(items)
+    }
+
+    /// `n` user turns, each a user message, an assistant reply, a call and its result.
+    fn chat(n: usize) -> LlmRequest {
+        let mut items = vec![Item::system("sys")];
+        for i in 0..n {
+            items.push(Item::user(format!("question {i}")));
+            items.push(Item::tool_call(format!("c{i}"), "lookup", "{}"));
+            items.push(Item::tool_result(
+                format!("c{i}"),
+                "lookup",
+                format!("fact {i}"),
+            ));
+            items.push(Item::assistant(format!("answer {i}")));
+        }
+        LlmRequest::from_contents(items)
+    }
+
+    fn apply(name: &str, req: &mut LlmRequest, st: &ReplayState) -> crate::strategy::Applied {
+        run(preset(name).as_mut(), st, req, &mock())
+    }
+
+    fn texts(req: &LlmRequest) -> Vec<&str> {
+        req.contents.iter().map(Item::text).collect()
+    }
+
+    #[test]
+    fn every_preset_is_valid_unique_and_documented() {
+        let all: Vec<NamedStrategy> = presets().iter().map(Preset::named).collect();
+        validate_all(&all).unwrap();
+        for p in presets() {
+            assert!(!p.source.is_empty() && !p.note.is_empty(), "{}", p.name);
+            assert!(
+                crate::strategy::defaults().iter().all(|d| d.name != p.name),
+                "{} shadows a default",
+                p.name
+            );
+        }
+    }
+
+    #[test]
+    fn openhands_recent_keeps_first_event_and_newest_99() {
+        let st = state(1_000_000);
+        let mut r = agent_run(50, 1); // task + 100 events = 101
+        apply("openhands_recent", &mut r, &st);
+        assert_eq!(r.contents[1].text(), "task");
+        // The oldest event (c0) goes and its result r0 with it.
+        assert_eq!(r.contents.len(), 1 + 1 + 98);
+        assert_eq!(r.contents[2].text(), "{\"i\":1}");
+    }
+
+    #[test]
+    fn openhands_amortized_halves() {
+        let st = state(1_000_000);
+        let mut r = agent_run(50, 1); // 101 events
+        apply("openhands_amortized", &mut r, &st);
+        // First + newest 49: the newest 49 start with a result whose call is gone, so 48 remain.
+        assert_eq!(r.contents.len(), 1 + 1 + 48);
+        let mut r = agent_run(49, 1); // 99 events: under max_size
+        let before = r.clone();
+        apply("openhands_amortized", &mut r, &st);
+        assert_eq!(r, before);
+    }
+
+    #[test]
+    fn openhands_llm_and_sdk_summarize_to_half() {
+        let st = state(1_000_000);
+        let mut r = agent_run(50, 1);
+        let a = apply("openhands_llm", &mut r, &st);
+        assert_eq!(a.llm_calls.len(), 1);
+        assert_eq!(r.contents[1].text(), "task");
+        assert_eq!(r.contents[2].kind(), ItemKind::Summary);
+        assert_eq!(r.contents.len(), 1 + 1 + 1 + 48);
+        let mut r = agent_run(60, 1); // 121 events
+        apply("openhands_sdk", &mut r, &st);
+        // The first 4 events are task, c0, r0, c1; r1 is forgotten, so its call c1 goes too, and so does the
+        // tail's first event r32, whose call is forgotten.
+        assert_eq!(texts(&r)[1..4], ["task", "{\"i\":0}", "output 0\n"]);
+        assert_eq!(r.contents[4].kind(), ItemKind::Summary);
+        assert_eq!(r.contents.len(), 1 + 3 + 1 + 54);
+    }
+
+    #[test]
+    fn observation_masking_counts_events_or_turns() {
+        let st = state(1_000_000);
+        let mut r = agent_run(60, 3); // 121 events
+        apply("openhands_observation_masking", &mut r, &st);
+        let masked = r.contents.iter().filter(|i| i.text() == "<MASKED>").count();
+        assert_eq!(
+            masked, 10,
+            "results at events 0..20 are outside the last 100"
+        );
+        let mut r = agent_run(15, 3);
+        apply("complexity_trap_masking", &mut r, &st);
+        assert_eq!(
+            r.contents[3].text(),
+            "Old environment output: (3 lines omitted)"
+        );
+        let masked = r
+            .contents
+            .iter()
+            .filter(|i| i.text().starts_with("Old environment"))
+            .count();
+        assert_eq!(masked, 5, "15 turns, the last 10 kept");
+    }
+
+    #[test]
+    fn complexity_trap_summary_fires_after_21_turns_and_keeps_10() {
+        let st = state(1_000_000);
+        let mut r = agent_run(21, 1);
+        let before = r.clone();
+        apply("complexity_trap_summary", &mut r, &st);
+        assert_eq!(r, before, "21 turns is not over N");
+        let mut r = agent_run(22, 1);
+        let a = apply("complexity_trap_summary", &mut r, &st);
+        assert_eq!(a.summarized_items, 24);
+        assert_eq!(r.contents[2].kind(), ItemKind::Summary);
+        assert_eq!(r.contents.len(), 3 + 20);
+    }
+
+    #[test]
+    fn complexity_trap_hybrid_masks_then_summarizes_at_43() {
+        let st = state(1_000_000);
+        let mut r = agent_run(30, 2);
+        let a = apply("complexity_trap_hybrid", &mut r, &st);
+        assert_eq!(a.compacted_items, 20);
+        assert!(a.llm_calls.is_empty());
+        let mut r = agent_run(44, 2);
+        let a = apply("complexity_trap_hybrid", &mut r, &st);
+        assert_eq!(a.llm_calls.len(), 1);
+        assert_eq!(r.contents.len(), 3 + 20);
+    }
+
+    #[test]
+    fn langchain_trim_starts_on_a_user_message_and_may_keep_only_the_system() {
+        let st = state(1_000_000);
+        // A chat: the window starts at a question.
+        let mut r = chat(1_000);
+        apply("langchain_trim", &mut r, &st);
+        assert_eq!(r.contents[0].text(), "sys");
+        assert!(r.contents[1].text().starts_with("question "));
+        assert!(st.measure(&r) <= 16_000);
+        // An agent run with one task message: once trimmed, nothing but the system message is left.
+        let mut r = agent_run(200, 20);
+        apply("langchain_trim", &mut r, &st);
+        assert_eq!(texts(&r), ["sys"]);
+    }
+
+    #[test]
+    fn langmem_extends_one_running_summary() {
+        let st = state(4_000);
+        let mut s = preset("langmem_summary");
+        let mut r = agent_run(40, 20);
+        run(s.as_mut(), &st, &mut r, &mock());
+        assert_eq!(r.instructions.len(), 1);
+        r.contents.extend(
+            agent_run(40, 20)
+                .contents
+                .into_iter()
+                .skip(2)
+                .map(|i| match i {
+                    Item::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => Item::tool_call(format!("n{id}"), name, arguments),
+                    Item::ToolResult {
+                        call_id,
+                        name,
+                        content,
+                        ..
+                    } => Item::tool_result(format!("n{call_id}"), name, content),
+                    other => other,
+                }),
+        );
+        let a = run(s.as_mut(), &st, &mut r, &mock());
+        assert_eq!(a.llm_calls.len(), 1);
+        assert_eq!(r.instructions.len(), 1, "extended, not appended");
+    }
+
+    #[test]
+    fn anthropic_clear_tool_uses_triggers_on_the_unedited_history() {
+        let st = state(1_000_000);
+        let mut r = agent_run(6, 2_000); // ~6 × 4k tokens: under 100k
+        let before = r.clone();
+        apply("anthropic_clear_tool_uses", &mut r, &st);
+        assert_eq!(r, before);
+        let mut s = preset("anthropic_clear_tool_uses");
+        let mut r = agent_run(30, 2_000); // ~120k tokens
+        run(s.as_mut(), &st, &mut r, &mock());
+        let cleared = r
+            .contents
+            .iter()
+            .filter(|i| i.text() == "[cleared]")
+            .count();
+        assert_eq!(cleared, 27);
+        // The live request is now small, but the unedited history is still over 100k: new results are
+        // cleared at the next call point too.
+        r.contents.push(Item::tool_call("x", "bash", "{}"));
+        r.contents
+            .push(Item::tool_result("x", "bash", "fresh\n".repeat(10)));
+        run(s.as_mut(), &st, &mut r, &mock());
+        let cleared = r
+            .contents
+            .iter()
+            .filter(|i| i.text() == "[cleared]")
+            .count();
+        assert_eq!(cleared, 28);
+    }
+
+    #[test]
+    fn anthropic_auto_compact_fires_13k_below_the_window() {
+        let mut r = agent_run(10, 200);
+        let tokens = state(0).measure(&r);
+        let before = r.clone();
+        apply("anthropic_auto_compact", &mut r, &state(tokens + 13_000));
+        assert_eq!(r, before);
+        let a = apply("anthropic_auto_compact", &mut r, &state(tokens + 12_999));
+        assert_eq!(a.llm_calls.len(), 1);
+        assert_eq!(
+            texts(&r),
+            ["sys", "task"],
+            "everything after the task is summarized"
+        );
+    }
+
+    #[test]
+    fn adk_compacts_every_three_invocations() {
+        let st = state(1_000_000);
+        let mut r = chat(3);
+        let before = r.clone();
+        apply("adk_compaction", &mut r, &st);
+        assert_eq!(r, before);
+        let mut r = chat(4);
+        apply("adk_compaction", &mut r, &st);
+        assert_eq!(r.contents[1].kind(), ItemKind::Summary);
+        assert_eq!(texts(&r)[2..], ["question 3", "{}", "fact 3", "answer 3"]);
+    }
+
+    #[test]
+    fn openai_sessions_count_user_turns() {
+        let st = state(1_000_000);
+        let mut r = chat(10);
+        apply("openai_trimming_session", &mut r, &st);
+        assert_eq!(r.contents[1].text(), "question 2");
+        assert_eq!(r.contents.len(), 1 + 8 * 4);
+        let mut r = chat(5);
+        apply("openai_summarizing_session", &mut r, &st);
+        assert_eq!(r.contents[1].text(), AGENTS_SDK_SHADOW_PROMPT);
+        assert_eq!(r.contents[2].kind(), ItemKind::Summary);
+        assert_eq!(r.contents[3].text(), "question 2");
+        // The synthetic pair is not a turn: three real turns remain, so nothing more happens.
+        let before = r.clone();
+        apply("openai_summarizing_session", &mut r, &st);
+        assert_eq!(r, before);
+    }
+
+    #[test]
+    fn letta_evicts_30_percent() {
+        let st = state(1_000_000);
+        let mut r = agent_run(30, 1); // task + 60 = 61 messages
+        let a = apply("letta_partial_evict", &mut r, &st);
+        assert_eq!(a.summarized_items, 19);
+        assert_eq!(r.contents[1].kind(), ItemKind::Summary);
+    }
+}
