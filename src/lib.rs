@@ -24,7 +24,7 @@
 //! let tokenizer = Tokenizer::shared_default()?;
 //! let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tokenizer));
 //! let window = NamedStrategy::new("window", StrategyConfig::SlidingWindow(SlidingWindowConfig {
-//!     max_tokens: Some(1_000), max_items: None,
+//!     max_tokens: Some(1_000), ..SlidingWindowConfig::default()
 //! }));
 //! let replay = pollster::block_on(Replayer::new(tokenizer, &llm, 128_000).replay(&episode, &window))?;
 //! assert!(replay.steps.iter().all(|s| s.tokens_sent <= 1_000));
