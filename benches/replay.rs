@@ -51,6 +51,7 @@ fn strategies(c: &mut Criterion) {
         tokenizer: Arc::clone(&tok),
         context_window: 128_000,
         step: 0,
+        input_tokens: None,
     };
     for named in defaults() {
         let mut group = c.benchmark_group(format!("strategy/{}", named.name));

@@ -241,12 +241,15 @@ pub struct RunOutcome {
     pub dir: PathBuf,
 }
 
+/// One episode's replays under every strategy, and its baseline replay.
+type Replayed = (Vec<EpisodeReplay>, EpisodeReplay);
+
 /// Replays one episode under the baseline and every strategy; returns (reports, baseline).
 fn replay_episode(
     replayer: &Replayer<'_>,
     episode: &Episode,
     strategies: &[NamedStrategy],
-) -> Result<(Vec<EpisodeReplay>, EpisodeReplay)> {
+) -> Result<Replayed> {
     let has_baseline = strategies
         .iter()
         .position(|s| s.config == StrategyConfig::None);
@@ -276,10 +279,20 @@ pub fn run(
 ) -> Result<RunOutcome> {
     config.validate()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
-    let tokenizer = Arc::new(Tokenizer::new(
-        config.tokenizer.encoding,
-        config.tokenizer.backend,
-    )?);
+    let batch_size = rayon::current_num_threads().max(1) * 4;
+    let mut episodes = stream(dataset)?;
+    let mut seen_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // Loading the vocabulary, hashing the dataset and parsing the first batch are independent: in parallel.
+    let (tokenizer, (sha256, first_batch)) = rayon::join(
+        || Tokenizer::new(config.tokenizer.encoding, config.tokenizer.backend),
+        || {
+            rayon::join(
+                || dataset_sha256(dataset),
+                || read_batch(&mut episodes, &mut seen_ids, batch_size),
+            )
+        },
+    );
+    let tokenizer = Arc::new(tokenizer?);
     let llm = MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer));
     let replayer = Replayer::new(Arc::clone(&tokenizer), &llm, config.context_window);
     let prices = config.prices();
@@ -292,7 +305,7 @@ pub fn run(
         complete: false,
         dataset: DatasetInfo {
             path: dataset.display().to_string(),
-            sha256: dataset_sha256(dataset)?,
+            sha256: sha256?,
             episodes: 0,
             items: 0,
         },
@@ -310,40 +323,26 @@ pub fn run(
     // The episode with the largest baseline context so far is drawn step by step in the charts.
     let mut largest = 0usize;
     let mut compute: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let batch_size = rayon::current_num_threads().max(1) * 4;
-    let mut episodes = stream(dataset)?;
-    let mut seen_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut batch = first_batch?;
     loop {
-        let mut batch = Vec::with_capacity(batch_size);
-        for res in episodes.by_ref().take(batch_size) {
-            let (file, line, ep) = res?;
-            if let Some(issue) = check_episode(&ep).into_iter().next() {
-                return Err(Error::Invalid {
-                    path: file,
-                    line,
-                    episode: ep.id,
-                    message: format!(
-                        "{}: {} (run `ctxbench validate` for every problem)",
-                        issue.field, issue.message
-                    ),
-                });
-            }
-            if !seen_ids.insert(ep.id.clone()) {
-                return Err(Error::Invalid {
-                    path: file,
-                    line,
-                    episode: ep.id,
-                    message: "duplicate episode id: every episode of a run needs its own id".into(),
-                });
-            }
-            batch.push(ep);
-        }
         // An empty batch means the dataset is finished: the last write marks the run complete.
         report.complete = batch.is_empty();
-        let results: Vec<Result<(Vec<EpisodeReplay>, EpisodeReplay)>> = batch
-            .par_iter()
-            .map(|ep| replay_episode(&replayer, ep, &config.strategies))
-            .collect();
+        // The next batch is parsed while this one is replayed.
+        let (results, next_batch): (Vec<Result<Replayed>>, _) = rayon::join(
+            || {
+                batch
+                    .par_iter()
+                    .map(|ep| replay_episode(&replayer, ep, &config.strategies))
+                    .collect()
+            },
+            || {
+                if report.complete {
+                    Ok(Vec::new())
+                } else {
+                    read_batch(&mut episodes, &mut seen_ids, batch_size)
+                }
+            },
+        );
         for (ep, res) in batch.iter().zip(results) {
             let (replays, baseline) = res?;
             report.dataset.episodes += 1;
@@ -382,11 +381,46 @@ pub fn run(
         if report.complete {
             break;
         }
+        // A bad episode further on stops the run here, after everything before it was written.
+        batch = next_batch?;
     }
     Ok(RunOutcome {
         report,
         dir: out.to_owned(),
     })
+}
+
+/// Reads up to `n` episodes, checking each one and that no id repeats.
+fn read_batch(
+    episodes: &mut impl Iterator<Item = Result<(PathBuf, usize, Episode)>>,
+    seen_ids: &mut std::collections::HashSet<String>,
+    n: usize,
+) -> Result<Vec<Episode>> {
+    let mut batch = Vec::with_capacity(n);
+    for res in episodes.by_ref().take(n) {
+        let (file, line, ep) = res?;
+        if let Some(issue) = check_episode(&ep).into_iter().next() {
+            return Err(Error::Invalid {
+                path: file,
+                line,
+                episode: ep.id,
+                message: format!(
+                    "{}: {} (run `ctxbench validate` for every problem)",
+                    issue.field, issue.message
+                ),
+            });
+        }
+        if !seen_ids.insert(ep.id.clone()) {
+            return Err(Error::Invalid {
+                path: file,
+                line,
+                episode: ep.id,
+                message: "duplicate episode id: every episode of a run needs its own id".into(),
+            });
+        }
+        batch.push(ep);
+    }
+    Ok(batch)
 }
 
 /// The per-step series of one episode's replays.

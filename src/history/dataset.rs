@@ -153,11 +153,14 @@ pub fn dataset_files(path: &Path) -> Result<Vec<PathBuf>> {
 ///
 /// # Errors
 /// Fails as [`dataset_files`] does; each item fails as [`DatasetReader`] does.
-pub fn stream(path: &Path) -> Result<impl Iterator<Item = Result<(PathBuf, usize, Episode)>>> {
+pub fn stream(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> {
     let files = dataset_files(path)?;
     Ok(files.into_iter().flat_map(|file| {
         let reader = DatasetReader::open(&file);
-        let iter: Box<dyn Iterator<Item = Result<(PathBuf, usize, Episode)>>> = match reader {
+        let iter: Box<dyn Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> = match reader
+        {
             Ok(r) => {
                 let f = file.clone();
                 Box::new(r.map(move |res| res.map(|(line, ep)| (f.clone(), line, ep))))

@@ -341,6 +341,24 @@ pub struct Episode {
 /// This is the normal form in which evidence strings are compared with request text.
 #[must_use]
 pub fn normalize(text: &str) -> String {
+    if text.is_ascii() {
+        // The common case, byte by byte.
+        let mut out = Vec::with_capacity(text.len());
+        let mut pending_space = false;
+        for &b in text.as_bytes() {
+            // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
+            if matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
+                pending_space = !out.is_empty();
+            } else {
+                if pending_space {
+                    out.push(b' ');
+                    pending_space = false;
+                }
+                out.push(b.to_ascii_lowercase());
+            }
+        }
+        return String::from_utf8(out).unwrap_or_default();
+    }
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for ch in text.chars() {
@@ -439,6 +457,29 @@ mod tests {
         assert_eq!(Unit::AgentTurns.starts(&items), vec![2, 5, 9]);
         assert_eq!(Unit::UserTurns.starts(&items), vec![1, 8]);
         assert_eq!(items[7].kind(), ItemKind::Summary);
+    }
+
+    #[test]
+    fn normalize_agrees_on_ascii_and_unicode() {
+        for text in ["A\x0bB\x0cC\r\nD", "  Ünïcode  Straße\tX ", "", " \n "] {
+            let slow: String = {
+                let mut out = String::new();
+                let mut pending = false;
+                for ch in text.chars() {
+                    if ch.is_whitespace() {
+                        pending = !out.is_empty();
+                    } else {
+                        if pending {
+                            out.push(' ');
+                            pending = false;
+                        }
+                        out.extend(ch.to_lowercase());
+                    }
+                }
+                out
+            };
+            assert_eq!(normalize(text), slow, "{text:?}");
+        }
     }
 
     #[test]

@@ -6,11 +6,15 @@
 //! budget, laid out in the sections of a good summary; any other request is answered by picking the line of
 //! the request that shares the most words with the last user message.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use dashmap::DashMap;
+use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
 use super::{Llm, LlmRequest, LlmResponse, Usage};
 use crate::error::Result;
@@ -45,18 +49,95 @@ impl Default for MockConfig {
     }
 }
 
+/// Where each word of a text occurs: word hash → the numbers of the lines holding it, ascending.
+type LineIndex = HashMap<u64, Vec<u32>, FxBuildHasher>;
+
 /// The deterministic mock LLM.
 #[derive(Debug, Clone)]
 pub struct MockLlm {
     config: MockConfig,
     tokenizer: Arc<Tokenizer>,
+    /// Line indexes of the texts seen, by content hash: a text is split into words once per run, however many
+    /// probes read it.
+    lines: Arc<DashMap<u128, Arc<LineIndex>, FxBuildHasher>>,
 }
 
 impl MockLlm {
     /// A mock that counts usage with `tokenizer`.
     #[must_use]
     pub fn new(config: MockConfig, tokenizer: Arc<Tokenizer>) -> Self {
-        Self { config, tokenizer }
+        Self {
+            config,
+            tokenizer,
+            lines: Arc::new(DashMap::with_hasher(FxBuildHasher)),
+        }
+    }
+
+    fn line_index(&self, text: &str) -> Arc<LineIndex> {
+        let key = xxh3_128(text.as_bytes());
+        if let Some(found) = self.lines.get(&key) {
+            return Arc::clone(&found);
+        }
+        let mut index = LineIndex::default();
+        for (n, line) in text.lines().enumerate() {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            for w in words(line) {
+                let at = index.entry(xxh3_64(w.as_bytes())).or_default();
+                if at.last() != Some(&n) {
+                    at.push(n);
+                }
+            }
+        }
+        let index = Arc::new(index);
+        self.lines.insert(key, Arc::clone(&index));
+        index
+    }
+
+    /// Answers the last user message with the request line that shares the most of its words (the latest on
+    /// ties).
+    fn answer(&self, request: &LlmRequest) -> String {
+        let question = request
+            .contents
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                Item::Message {
+                    role: Role::User,
+                    content,
+                } => Some(content.as_str()),
+                _ => None,
+            })
+            .unwrap_or("");
+        let wanted: Vec<u64> = words(question)
+            .filter(|w| !STOPWORDS.contains(&w.as_ref()))
+            .map(|w| xxh3_64(w.as_bytes()))
+            .collect();
+        if wanted.is_empty() {
+            return "I don't know.".into();
+        }
+        let n = request.contents.len().saturating_sub(1);
+        let texts: Vec<&str> = request
+            .instructions
+            .iter()
+            .map(String::as_str)
+            .chain(request.contents[..n].iter().map(Item::text))
+            .collect();
+        // (score, text, line); a later line with the same score wins.
+        let mut best: Option<(usize, usize, u32)> = None;
+        let mut hits: Vec<u32> = Vec::new();
+        for (t, text) in texts.iter().enumerate() {
+            let index = self.line_index(text);
+            hits.clear();
+            hits.extend(wanted.iter().filter_map(|w| index.get(w)).flatten());
+            hits.sort_unstable();
+            for run in hits.chunk_by(|a, b| a == b) {
+                if best.is_none_or(|(b, _, _)| run.len() >= b) {
+                    best = Some((run.len(), t, run[0]));
+                }
+            }
+        }
+        best.and_then(|(_, t, line)| texts[t].lines().nth(line as usize))
+            .map_or_else(|| "I don't know.".into(), |line| clip(line.trim(), 300))
     }
 
     /// The modelled latency of a call, in milliseconds.
@@ -76,7 +157,7 @@ impl MockLlm {
         {
             summarize(history, &self.tokenizer, self.config.summary_max_tokens)
         } else {
-            answer(request)
+            self.answer(request)
         };
         let input = self
             .tokenizer
@@ -127,11 +208,17 @@ const ERROR_WORDS: [&str; 12] = [
 ];
 
 /// Words of a line: runs of letters, digits, `_`, `.`, `/` and `-`, lower-cased, at least 3 characters.
-fn words(line: &str) -> impl Iterator<Item = String> + '_ {
+fn words(line: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     line.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
         .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
-        .filter(|w| w.chars().count() >= 3)
-        .map(str::to_lowercase)
+        .filter(|w| w.len() >= 3 && (w.is_ascii() || w.chars().count() >= 3))
+        .map(|w| {
+            if w.bytes().any(|b| b.is_ascii_uppercase()) || !w.is_ascii() {
+                Cow::Owned(w.to_lowercase())
+            } else {
+                Cow::Borrowed(w)
+            }
+        })
 }
 
 fn is_identifier(word: &str) -> bool {
@@ -163,7 +250,7 @@ fn salience(line: &str, freq: &HashMap<String, usize>) -> i64 {
         if w.chars().any(|c| c.is_ascii_digit()) {
             numbers += 1;
         }
-        if is_identifier(&w) && freq.get(&w).copied().unwrap_or(0) >= 2 {
+        if is_identifier(&w) && freq.get(w.as_ref()).copied().unwrap_or(0) >= 2 {
             reused += 1;
         }
     }
@@ -184,7 +271,7 @@ fn summarize(history: &str, tokenizer: &Tokenizer, budget: usize) -> String {
     let mut freq: HashMap<String, usize> = HashMap::new();
     for line in &lines {
         for w in words(line) {
-            *freq.entry(w).or_default() += 1;
+            *freq.entry(w.into_owned()).or_default() += 1;
         }
     }
     let task = lines
@@ -285,45 +372,6 @@ const STOPWORDS: [&str; 24] = [
     "the", "and", "was", "were", "what", "which", "who", "when", "where", "how", "did", "does",
     "for", "with", "that", "this", "from", "are", "has", "have", "its", "into", "after", "about",
 ];
-
-/// Answers the last user message with the request line that shares the most of its words (the latest on ties).
-fn answer(request: &LlmRequest) -> String {
-    let question = request
-        .contents
-        .iter()
-        .rev()
-        .find_map(|i| match i {
-            Item::Message {
-                role: Role::User,
-                content,
-            } => Some(content.as_str()),
-            _ => None,
-        })
-        .unwrap_or("");
-    let wanted: Vec<String> = words(question)
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect();
-    if wanted.is_empty() {
-        return "I don't know.".into();
-    }
-    let n = request.contents.len().saturating_sub(1);
-    let texts = request
-        .instructions
-        .iter()
-        .map(String::as_str)
-        .chain(request.contents[..n].iter().map(Item::text));
-    let mut best: Option<(usize, String)> = None;
-    for text in texts {
-        for line in text.lines() {
-            let have: std::collections::HashSet<String> = words(line).collect();
-            let score = wanted.iter().filter(|w| have.contains(*w)).count();
-            if score > 0 && best.as_ref().is_none_or(|(b, _)| score >= *b) {
-                best = Some((score, clip(line.trim(), 300)));
-            }
-        }
-    }
-    best.map_or_else(|| "I don't know.".into(), |(_, line)| line)
-}
 
 #[cfg(test)]
 mod tests {

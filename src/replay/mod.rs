@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rustc_hash::FxBuildHasher;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -110,7 +111,7 @@ struct Evidence {
     /// For each finding: its needle indices, kind and introduced_at.
     findings: Vec<(Vec<usize>, FindingKind, usize)>,
     words: usize,
-    cache: HashMap<u128, Vec<u64>>,
+    cache: HashMap<u128, Vec<u64>, FxBuildHasher>,
 }
 
 impl Evidence {
@@ -140,7 +141,7 @@ impl Evidence {
             needles,
             findings,
             words,
-            cache: HashMap::new(),
+            cache: HashMap::default(),
         }
     }
 
@@ -235,16 +236,34 @@ impl<'a> Replayer<'a> {
 
         let mut live = LlmRequest::default();
         let mut next = 0usize;
-        let mut prev_prefix: Vec<(u128, usize)> = Vec::new();
+        let mut prev_sent = 0usize;
+        // The last pass over the request as sent: (hash, tokens) per instruction and item, their total, the
+        // evidence found, tokens by kind, and how many contents it covers.
+        let mut sequence: Vec<(u128, usize)> = Vec::new();
+        let mut seq_tokens = 0usize;
+        let mut acc = vec![0u64; evidence.words];
+        let mut by_kind = [0usize; 6];
+        let mut counted = 0usize;
         let mut steps = Vec::with_capacity(points.len());
         for (step, &cp) in points.iter().enumerate() {
+            // The live request is as the last step sent it (`tokens_sent`) plus the new items.
+            let tokens_before = if step == 0 {
+                self.tokenizer
+                    .count_request(&live.instructions, &items[next..cp])
+            } else {
+                prev_sent
+                    + items[next..cp]
+                        .iter()
+                        .map(|i| self.tokenizer.count_item(i))
+                        .sum::<usize>()
+            };
             live.contents.extend_from_slice(&items[next..cp]);
             let state = ReplayState {
                 tokenizer: Arc::clone(&self.tokenizer),
                 context_window: self.context_window,
                 step,
+                input_tokens: Some(tokens_before),
             };
-            let tokens_before = state.measure(&live);
             let started = Instant::now();
             let applied = strategy
                 .apply(&state, &mut live, self.llm)
@@ -255,33 +274,51 @@ impl<'a> Replayer<'a> {
                 })?;
             let compute_us = started.elapsed().as_secs_f64() * 1e6;
 
-            // One pass over the request as sent: tokens, kinds, cached prefix, evidence.
-            let mut acc = vec![0u64; evidence.words];
-            let mut by_kind = [0usize; 6];
-            let mut sequence: Vec<(u128, usize)> =
-                Vec::with_capacity(live.instructions.len() + live.contents.len());
-            for text in &live.instructions {
-                let key = instruction_hash(text);
-                let n = self.tokenizer.count_instruction(text);
-                by_kind[ItemKind::Summary as usize] += n;
-                sequence.push((key, n));
-                evidence.add(key, || text.clone(), &mut acc);
-            }
-            for item in &live.contents {
+            // One pass over the request as sent: tokens, kinds, cached prefix, evidence. When the strategy
+            // left the request as it was, the previous step's pass still holds for everything but the items
+            // appended since, so only those are visited: an unchanged history costs O(new items) per step.
+            let rebuild = applied.changed || step == 0;
+            let previous = if rebuild {
+                let previous = std::mem::take(&mut sequence);
+                acc.fill(0);
+                by_kind = [0; 6];
+                seq_tokens = 0;
+                counted = 0;
+                for text in &live.instructions {
+                    let key = instruction_hash(text);
+                    let n = self.tokenizer.count_instruction_hashed(key, text);
+                    by_kind[ItemKind::Summary as usize] += n;
+                    seq_tokens += n;
+                    sequence.push((key, n));
+                    evidence.add(key, || text.clone(), &mut acc);
+                }
+                previous
+            } else {
+                Vec::new()
+            };
+            // Unchanged: the whole previous request is the cached prefix.
+            let unchanged_prefix = seq_tokens;
+            for item in &live.contents[counted..] {
                 let key = item_hash(item);
-                let n = self.tokenizer.count_item(item);
+                let n = self.tokenizer.count_item_hashed(key, item);
                 by_kind[item.kind() as usize] += n;
+                seq_tokens += n;
                 sequence.push((key, n));
                 evidence.add(key, || item.searchable_text(), &mut acc);
             }
-            let tokens_sent = TOKENS_PER_REPLY + sequence.iter().map(|(_, n)| n).sum::<usize>();
-            let cached_tokens: usize = sequence
-                .iter()
-                .zip(&prev_prefix)
-                .take_while(|(a, b)| a.0 == b.0)
-                .map(|(a, _)| a.1)
-                .sum();
-            prev_prefix = sequence;
+            counted = live.contents.len();
+            let tokens_sent = TOKENS_PER_REPLY + seq_tokens;
+            prev_sent = tokens_sent;
+            let cached_tokens = if rebuild {
+                sequence
+                    .iter()
+                    .zip(&previous)
+                    .take_while(|(a, b)| a.0 == b.0)
+                    .map(|(a, _)| a.1)
+                    .sum()
+            } else {
+                unchanged_prefix
+            };
 
             let mut by_finding_kind = [(0usize, 0usize); 4];
             for (needles, kind, introduced_at) in &evidence.findings {
@@ -296,7 +333,7 @@ impl<'a> Replayer<'a> {
             }
 
             while next_probe < probes.len() && probes[next_probe].after_item < cp {
-                probe_records.push(self.ask(&live, probes[next_probe], Some(step)).await);
+                probe_records.push(self.ask(&mut live, probes[next_probe], Some(step)).await);
                 next_probe += 1;
             }
 
@@ -305,14 +342,15 @@ impl<'a> Replayer<'a> {
             } else {
                 cp
             };
-            let output_tokens = items[cp..end]
+            let turn: Vec<usize> = items[cp..end]
                 .iter()
-                .map(|i| {
-                    self.tokenizer
-                        .count_item(i)
-                        .saturating_sub(TOKENS_PER_MESSAGE)
-                })
+                .map(|i| self.tokenizer.count_item(i))
+                .collect();
+            let output_tokens = turn
+                .iter()
+                .map(|n| n.saturating_sub(TOKENS_PER_MESSAGE))
                 .sum();
+            prev_sent += turn.iter().sum::<usize>();
             live.contents.extend_from_slice(&items[cp..end]);
             next = end;
 
@@ -344,7 +382,7 @@ impl<'a> Replayer<'a> {
             });
         }
         while next_probe < probes.len() {
-            probe_records.push(self.ask(&live, probes[next_probe], None).await);
+            probe_records.push(self.ask(&mut live, probes[next_probe], None).await);
             next_probe += 1;
         }
         Ok(EpisodeReplay {
@@ -360,17 +398,18 @@ impl<'a> Replayer<'a> {
     /// Asks one probe against the live request; a failed call counts as a wrong answer.
     async fn ask(
         &self,
-        live: &LlmRequest,
+        live: &mut LlmRequest,
         probe: &crate::history::Probe,
         step: Option<usize>,
     ) -> ProbeRecord {
-        let mut req = live.clone();
-        req.contents
+        // The question goes on the live request for the call and comes off again: no copy of the history.
+        live.contents
             .push(Item::message(Role::User, probe.question.clone()));
-        let answer = match self.llm.generate(&req).await {
+        let answer = match self.llm.generate(live).await {
             Ok(r) => r.text,
             Err(e) => format!("(probe call failed: {e})"),
         };
+        live.contents.pop();
         let got = normalize(&answer);
         let correct = probe
             .answers

@@ -188,12 +188,13 @@ impl Compaction {
 
     /// Whether shortening `text` would save anything in the current mode.
     fn worth(&self, key: &Key, text: &str, min_chars: usize) -> bool {
-        let chars = text.chars().count();
-        chars > min_chars
+        // Longer than `n` characters, counting at most n + 1 of them.
+        let longer = |n: usize| text.len() > n && text.chars().nth(n).is_some();
+        !self.store.contains_key(key)
+            && longer(min_chars)
             && (self.config.mode == CompactionMode::Stub
                 || self.config.placeholder.is_some()
-                || chars > self.config.head_chars + self.config.tail_chars + 64)
-            && !self.store.contains_key(key)
+                || longer(self.config.head_chars + self.config.tail_chars + 64))
     }
 
     /// Indices of the tool results old enough to compact: those before the last `keep_last` units.
@@ -219,7 +220,7 @@ impl Compaction {
     pub fn reduce(&mut self, state: &ReplayState, req: &mut LlmRequest) -> usize {
         let track = self.config.trigger_tokens.is_some() || self.config.clear_at_least > 0;
         if let Some(trigger) = self.config.trigger_tokens {
-            if state.measure(req) + self.saved_tokens <= trigger {
+            if state.input_tokens(req) + self.saved_tokens <= trigger {
                 return 0;
             }
         }

@@ -39,6 +39,9 @@ pub struct ReplayState {
     pub context_window: usize,
     /// Zero-based index of the call point.
     pub step: usize,
+    /// Tokens of the request as handed to the strategy, when the caller knows them (the replay does);
+    /// `None` makes [`ReplayState::input_tokens`] measure.
+    pub input_tokens: Option<usize>,
 }
 
 impl ReplayState {
@@ -47,6 +50,22 @@ impl ReplayState {
     pub fn measure(&self, req: &LlmRequest) -> usize {
         self.tokenizer
             .count_request(&req.instructions, &req.contents)
+    }
+
+    /// Tokens of `req` as handed to the strategy, before it changed anything: known without a pass over the
+    /// request when the caller set [`ReplayState::input_tokens`].
+    #[must_use]
+    pub fn input_tokens(&self, req: &LlmRequest) -> usize {
+        self.input_tokens.unwrap_or_else(|| self.measure(req))
+    }
+
+    /// The same call point with `req`'s size known to be `tokens` (for a strategy that runs others).
+    #[must_use]
+    pub fn with_input_tokens(&self, tokens: usize) -> Self {
+        Self {
+            input_tokens: Some(tokens),
+            ..self.clone()
+        }
     }
 }
 
@@ -311,6 +330,7 @@ pub(crate) mod testing {
             tokenizer: Tokenizer::shared_default().unwrap(),
             context_window: window,
             step: 0,
+            input_tokens: None,
         }
     }
 

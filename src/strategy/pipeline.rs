@@ -111,11 +111,18 @@ impl Strategy for Pipeline {
     ) -> Result<Applied> {
         let trigger = self.trigger_tokens(state.context_window);
         let mut applied = Applied::default();
+        let mut tokens = state.input_tokens(req);
         for stage in &mut self.stages {
-            if !self.config.run_all && state.measure(req) <= trigger {
+            if !self.config.run_all && tokens <= trigger {
                 break;
             }
-            applied.merge(stage.apply(state, req, llm).await?);
+            let done = stage
+                .apply(&state.with_input_tokens(tokens), req, llm)
+                .await?;
+            if done.changed {
+                tokens = state.measure(req);
+            }
+            applied.merge(done);
         }
         Ok(applied)
     }

@@ -92,6 +92,11 @@ impl SlidingWindow {
 
     /// The reduction itself, synchronous: returns the number of items dropped.
     pub fn reduce(&self, state: &ReplayState, req: &mut LlmRequest) -> usize {
+        if self.config.max_items.is_none()
+            && state.input_tokens(req) <= self.config.max_tokens.unwrap_or(usize::MAX)
+        {
+            return 0;
+        }
         let tok = &state.tokenizer;
         let first_user = req
             .contents

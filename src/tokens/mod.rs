@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64};
 
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
@@ -105,7 +106,7 @@ pub struct Tokenizer {
     encoding: Encoding,
     backend: Backend,
     engine: Engine,
-    cache: DashMap<u128, u32>,
+    cache: DashMap<u128, u32, FxBuildHasher>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -149,7 +150,7 @@ impl Tokenizer {
             encoding,
             backend,
             engine,
-            cache: DashMap::new(),
+            cache: DashMap::with_hasher(FxBuildHasher),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         })
@@ -214,15 +215,25 @@ impl Tokenizer {
     /// JSON `{"name":…,"arguments":…}`; a tool result as a `tool` message.
     #[must_use]
     pub fn count_item(&self, item: &Item) -> usize {
-        self.cached(item_hash(item), || self.count_item_uncached(item))
+        self.count_item_hashed(item_hash(item), item)
+    }
+
+    /// [`Tokenizer::count_item`] for a caller that already has the item's [`item_hash`].
+    #[must_use]
+    pub fn count_item_hashed(&self, key: u128, item: &Item) -> usize {
+        self.cached(key, || self.count_item_uncached(item))
     }
 
     /// Tokens of one instruction, sent as a system message; cached by content.
     #[must_use]
     pub fn count_instruction(&self, text: &str) -> usize {
-        self.cached(instruction_hash(text), || {
-            self.count_chat_message("system", text, None)
-        })
+        self.count_instruction_hashed(instruction_hash(text), text)
+    }
+
+    /// [`Tokenizer::count_instruction`] for a caller that already has the [`instruction_hash`].
+    #[must_use]
+    pub fn count_instruction_hashed(&self, key: u128, text: &str) -> usize {
+        self.cached(key, || self.count_chat_message("system", text, None))
     }
 
     /// Tokens of a whole request: instructions, contents and the reply priming.
@@ -277,16 +288,17 @@ impl Tokenizer {
 /// Field lengths are hashed before the bytes so that two different items can never feed the same byte stream.
 #[must_use]
 pub fn item_hash(item: &Item) -> u128 {
-    let mut h = Xxh3::new();
+    // The short fields seed a one-shot hash of the long one (one pass over the content, no streaming state).
+    let mut head = Vec::with_capacity(64);
     let mut field = |bytes: &[u8]| {
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
+        head.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        head.extend_from_slice(bytes);
     };
-    match item {
+    let body = match item {
         Item::Message { role, content } => {
             field(b"m");
             field(role.as_str().as_bytes());
-            field(content.as_bytes());
+            content
         }
         Item::ToolCall {
             id,
@@ -296,7 +308,7 @@ pub fn item_hash(item: &Item) -> u128 {
             field(b"c");
             field(id.as_bytes());
             field(name.as_bytes());
-            field(arguments.as_bytes());
+            arguments
         }
         Item::ToolResult {
             call_id,
@@ -307,21 +319,16 @@ pub fn item_hash(item: &Item) -> u128 {
             field(if *is_error { b"e" } else { b"r" });
             field(call_id.as_bytes());
             field(name.as_bytes());
-            field(content.as_bytes());
+            content
         }
-    }
-    h.digest128()
+    };
+    xxh3_128_with_seed(body.as_bytes(), xxh3_64(&head))
 }
 
 /// A 128-bit hash of an instruction, distinct from every item hash.
 #[must_use]
 pub fn instruction_hash(text: &str) -> u128 {
-    let mut h = Xxh3::new();
-    h.update(&1u64.to_le_bytes());
-    h.update(b"i");
-    h.update(&(text.len() as u64).to_le_bytes());
-    h.update(text.as_bytes());
-    h.digest128()
+    xxh3_128_with_seed(text.as_bytes(), xxh3_64(b"instruction"))
 }
 
 #[cfg(test)]

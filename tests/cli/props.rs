@@ -24,6 +24,7 @@ fn state() -> ReplayState {
         tokenizer: tokenizer(),
         context_window: 100_000,
         step: 0,
+        input_tokens: None,
     }
 }
 
