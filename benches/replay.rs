@@ -1,6 +1,6 @@
 //! Strategy application on histories of 100, 1,000 and 10,000 items, and a whole replay of the bundled
-//! dataset through every default strategy with the mock LLM. `Throughput::Elements(n_items)` shows whether
-//! cost grows linearly with history length.
+//! dataset through every default strategy with the mock LLM, and whole episode replays of 1,000 and 10,000
+//! items. `Throughput::Elements(n_items)` shows whether cost grows linearly with history length.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -113,5 +113,35 @@ fn whole_replay(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, strategies, whole_replay);
+/// A whole episode replay (every call point: strategy, tokens, prefix cache, retention) at 1,000 and 10,000
+/// items, per strategy: the growth from 1k to 10k is the replay's scaling in history length.
+fn episode_length(c: &mut Criterion) {
+    let tok = Tokenizer::shared_default().expect("vocabulary loads");
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+    for named in defaults() {
+        let mut group = c.benchmark_group(format!("replay/episode/{}", named.name));
+        group.sample_size(10);
+        for n in [1_000usize, 10_000] {
+            let episode = ctxbench::Episode {
+                id: format!("synthetic-{n}"),
+                source: "bench".into(),
+                task: String::new(),
+                items: history(n),
+                findings: vec![],
+                probes: vec![],
+                meta: serde_json::Map::default(),
+            };
+            group.throughput(Throughput::Elements(n as u64));
+            group.bench_with_input(BenchmarkId::from_parameter(n), &episode, |b, ep| {
+                b.iter(|| {
+                    let r = Replayer::new(Arc::clone(&tok), &llm, 128_000);
+                    black_box(pollster::block_on(r.replay(ep, &named)).expect("replay"))
+                });
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, strategies, whole_replay, episode_length);
 criterion_main!(benches);

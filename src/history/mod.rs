@@ -411,26 +411,37 @@ impl Unit {
     /// the first start belong to no unit.
     #[must_use]
     pub fn starts(self, items: &[Item]) -> Vec<usize> {
-        let counted = |item: &Item| !item.is_role(Role::System) && !item.is_summary();
-        items
-            .iter()
-            .enumerate()
-            .filter(|&(i, item)| {
-                counted(item)
-                    && match self {
-                        Unit::Items => true,
-                        Unit::ToolResults => matches!(item, Item::ToolResult { .. }),
-                        Unit::AgentTurns => {
-                            item.is_assistant_turn()
-                                && (i == 0
-                                    || !items[i - 1].is_assistant_turn()
-                                    || !counted(&items[i - 1]))
-                        }
-                        Unit::UserTurns => item.is_role(Role::User),
-                    }
-            })
-            .map(|(i, _)| i)
+        (0..items.len())
+            .filter(|&i| self.starts_at(items, i))
             .collect()
+    }
+
+    /// Where the `k`-th unit from the end starts (`k` = 1 is the last unit), scanning back only that far.
+    #[must_use]
+    pub fn start_of_last(self, items: &[Item], k: usize) -> Option<usize> {
+        if k == 0 {
+            return None;
+        }
+        (0..items.len())
+            .rev()
+            .filter(|&i| self.starts_at(items, i))
+            .nth(k - 1)
+    }
+
+    /// Whether a unit starts at `items[i]`.
+    fn starts_at(self, items: &[Item], i: usize) -> bool {
+        let counted = |item: &Item| !item.is_role(Role::System) && !item.is_summary();
+        let item = &items[i];
+        counted(item)
+            && match self {
+                Unit::Items => true,
+                Unit::ToolResults => matches!(item, Item::ToolResult { .. }),
+                Unit::AgentTurns => {
+                    item.is_assistant_turn()
+                        && (i == 0 || !items[i - 1].is_assistant_turn() || !counted(&items[i - 1]))
+                }
+                Unit::UserTurns => item.is_role(Role::User),
+            }
     }
 }
 
@@ -456,6 +467,9 @@ mod tests {
         assert_eq!(Unit::ToolResults.starts(&items), vec![4, 6]);
         assert_eq!(Unit::AgentTurns.starts(&items), vec![2, 5, 9]);
         assert_eq!(Unit::UserTurns.starts(&items), vec![1, 8]);
+        assert_eq!(Unit::AgentTurns.start_of_last(&items, 2), Some(5));
+        assert_eq!(Unit::AgentTurns.start_of_last(&items, 4), None);
+        assert_eq!(Unit::ToolResults.start_of_last(&items, 0), None);
         assert_eq!(items[7].kind(), ItemKind::Summary);
     }
 

@@ -168,6 +168,71 @@ impl Evidence {
     }
 }
 
+/// The pass over the request as sent, kept from one call point to the next so that only what changed is
+/// visited again: per instruction and item its hash and tokens, and after each one the running tokens by kind
+/// and the evidence found so far (so that dropping a suffix is a truncation).
+struct Pass {
+    entries: Vec<(u128, usize)>,
+    /// `kinds[i]`: tokens by kind of the first `i` entries.
+    kinds: Vec<[usize; 6]>,
+    /// `words` evidence bits per prefix, flat: prefix `i` at `i * words`.
+    acc: Vec<u64>,
+    words: usize,
+    /// How many entries are instructions.
+    instructions: usize,
+}
+
+impl Pass {
+    fn new(words: usize) -> Self {
+        Self {
+            entries: Vec::new(),
+            kinds: vec![[0; 6]],
+            acc: vec![0; words],
+            words,
+            instructions: 0,
+        }
+    }
+
+    /// Keeps the first `keep` entries and returns the others.
+    fn truncate(&mut self, keep: usize) -> Vec<(u128, usize)> {
+        let rest = self.entries.split_off(keep);
+        self.kinds.truncate(keep + 1);
+        self.acc.truncate((keep + 1) * self.words);
+        self.instructions = self.instructions.min(keep);
+        rest
+    }
+
+    fn push(
+        &mut self,
+        key: u128,
+        tokens: usize,
+        kind: ItemKind,
+        evidence: &mut Evidence,
+        text: impl FnOnce() -> String,
+    ) {
+        let mut kinds = self.kinds[self.kinds.len() - 1];
+        kinds[kind as usize] += tokens;
+        self.kinds.push(kinds);
+        let last = self.acc.len() - self.words;
+        self.acc.extend_from_within(last..);
+        let now = self.acc.len() - self.words;
+        evidence.add(key, text, &mut self.acc[now..]);
+        self.entries.push((key, tokens));
+    }
+
+    fn tokens_at(&self, i: usize) -> usize {
+        self.kinds[i].iter().sum()
+    }
+
+    fn by_kind(&self) -> [usize; 6] {
+        self.kinds[self.kinds.len() - 1]
+    }
+
+    fn evidence(&self) -> &[u64] {
+        &self.acc[self.acc.len() - self.words..]
+    }
+}
+
 /// Replays episodes through strategies with one LLM and one tokenizer.
 pub struct Replayer<'a> {
     tokenizer: Arc<Tokenizer>,
@@ -237,12 +302,8 @@ impl<'a> Replayer<'a> {
         let mut live = LlmRequest::default();
         let mut next = 0usize;
         let mut prev_sent = 0usize;
-        // The last pass over the request as sent: (hash, tokens) per instruction and item, their total, the
-        // evidence found, tokens by kind, and how many contents it covers.
-        let mut sequence: Vec<(u128, usize)> = Vec::new();
-        let mut seq_tokens = 0usize;
-        let mut acc = vec![0u64; evidence.words];
-        let mut by_kind = [0usize; 6];
+        let mut pass = Pass::new(evidence.words);
+        // Contents covered by `pass`.
         let mut counted = 0usize;
         let mut steps = Vec::with_capacity(points.len());
         for (step, &cp) in points.iter().enumerate() {
@@ -274,51 +335,47 @@ impl<'a> Replayer<'a> {
                 })?;
             let compute_us = started.elapsed().as_secs_f64() * 1e6;
 
-            // One pass over the request as sent: tokens, kinds, cached prefix, evidence. When the strategy
-            // left the request as it was, the previous step's pass still holds for everything but the items
-            // appended since, so only those are visited: an unchanged history costs O(new items) per step.
-            let rebuild = applied.changed || step == 0;
-            let previous = if rebuild {
-                let previous = std::mem::take(&mut sequence);
-                acc.fill(0);
-                by_kind = [0; 6];
-                seq_tokens = 0;
-                counted = 0;
+            // The pass over the request as sent: tokens, kinds, cached prefix, evidence. What the strategy
+            // left as it was keeps its entries from the last step; only the rest is visited again, so an
+            // unchanged history costs O(new items) per step and compaction O(items after its first edit).
+            let kept_items = if step == 0 {
+                None
+            } else if !applied.changed {
+                Some(counted)
+            } else {
+                applied
+                    .kept_prefix
+                    .filter(|_| live.instructions.len() == pass.instructions)
+                    .map(|p| p.min(counted))
+            };
+            let keep = kept_items.map_or(0, |k| pass.instructions + k);
+            let base = pass.tokens_at(keep);
+            let previous = pass.truncate(keep);
+            if kept_items.is_none() {
                 for text in &live.instructions {
                     let key = instruction_hash(text);
                     let n = self.tokenizer.count_instruction_hashed(key, text);
-                    by_kind[ItemKind::Summary as usize] += n;
-                    seq_tokens += n;
-                    sequence.push((key, n));
-                    evidence.add(key, || text.clone(), &mut acc);
+                    pass.push(key, n, ItemKind::Summary, evidence, || text.clone());
                 }
-                previous
-            } else {
-                Vec::new()
-            };
-            // Unchanged: the whole previous request is the cached prefix.
-            let unchanged_prefix = seq_tokens;
-            for item in &live.contents[counted..] {
+                pass.instructions = live.instructions.len();
+            }
+            for item in &live.contents[kept_items.unwrap_or(0)..] {
                 let key = item_hash(item);
                 let n = self.tokenizer.count_item_hashed(key, item);
-                by_kind[item.kind() as usize] += n;
-                seq_tokens += n;
-                sequence.push((key, n));
-                evidence.add(key, || item.searchable_text(), &mut acc);
+                pass.push(key, n, item.kind(), evidence, || item.searchable_text());
             }
             counted = live.contents.len();
-            let tokens_sent = TOKENS_PER_REPLY + seq_tokens;
+            let tokens_sent = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
             prev_sent = tokens_sent;
-            let cached_tokens = if rebuild {
-                sequence
+            let cached_tokens = base
+                + pass.entries[keep..]
                     .iter()
                     .zip(&previous)
                     .take_while(|(a, b)| a.0 == b.0)
                     .map(|(a, _)| a.1)
-                    .sum()
-            } else {
-                unchanged_prefix
-            };
+                    .sum::<usize>();
+            let by_kind = pass.by_kind();
+            let acc = pass.evidence();
 
             let mut by_finding_kind = [(0usize, 0usize); 4];
             for (needles, kind, introduced_at) in &evidence.findings {

@@ -25,12 +25,15 @@
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
+use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3Default;
 
 use super::{Applied, ReplayState, Strategy};
 use crate::error::Result;
 use crate::history::{Item, Unit};
 use crate::llm::{Llm, LlmRequest};
+use crate::tokens::item_hash;
 
 /// How an old output is shortened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,15 +109,30 @@ impl Default for CompactionConfig {
     }
 }
 
-/// Identifies a compacted text: a tool call's arguments (`true`) or a tool result (`false`), by call id.
-type Key = (bool, String);
+/// Identifies a compacted text: a tool call's arguments or a tool result, by call id (hashed: no allocation
+/// per lookup).
+type Key = u64;
+
+fn key(is_call: bool, id: &str) -> Key {
+    // The flag is hashed with the id, not used as a seed: XXH3 mixes a seed into short inputs linearly, so
+    // seeds 0 and 1 make ids such as "c13" and "c14" collide.
+    let mut h = Xxh3Default::new();
+    h.update(&[u8::from(is_call)]);
+    h.update(id.as_bytes());
+    h.digest()
+}
 
 /// The compaction strategy; see the module docs.
 #[derive(Debug, Clone)]
 pub struct Compaction {
     config: CompactionConfig,
     /// Compacted item → (replacement, original).
-    store: HashMap<Key, (String, String)>,
+    store: HashMap<Key, (String, String), FxBuildHasher>,
+    /// Old items found not worth compacting: never examined again.
+    settled: HashSet<Key, FxBuildHasher>,
+    /// Items before this index were settled by an earlier round; the hash of the item just before it checks
+    /// that the request still starts the same way.
+    watermark: Option<(usize, u128)>,
     next_ref: usize,
     /// Tokens saved by every compaction so far (tracked only when a trigger needs them).
     saved_tokens: usize,
@@ -126,7 +144,9 @@ impl Compaction {
     pub fn new(config: CompactionConfig) -> Self {
         Self {
             config,
-            store: HashMap::new(),
+            store: HashMap::default(),
+            settled: HashSet::default(),
+            watermark: None,
             next_ref: 1,
             saved_tokens: 0,
         }
@@ -144,8 +164,8 @@ impl Compaction {
             let (key, text) = match item {
                 Item::ToolResult {
                     call_id, content, ..
-                } => ((false, call_id.clone()), content),
-                Item::ToolCall { id, arguments, .. } => ((true, id.clone()), arguments),
+                } => (key(false, call_id), content),
+                Item::ToolCall { id, arguments, .. } => (key(true, id), arguments),
                 Item::Message { .. } => continue,
             };
             if let Some((replacement, original)) = self.store.get(&key) {
@@ -187,53 +207,86 @@ impl Compaction {
     }
 
     /// Whether shortening `text` would save anything in the current mode.
-    fn worth(&self, key: &Key, text: &str, min_chars: usize) -> bool {
+    fn worth(&mut self, key: Key, text: &str, min_chars: usize) -> bool {
+        if self.store.contains_key(&key) || self.settled.contains(&key) {
+            return false;
+        }
         // Longer than `n` characters, counting at most n + 1 of them.
         let longer = |n: usize| text.len() > n && text.chars().nth(n).is_some();
-        !self.store.contains_key(key)
-            && longer(min_chars)
+        let worth = longer(min_chars)
             && (self.config.mode == CompactionMode::Stub
                 || self.config.placeholder.is_some()
-                || longer(self.config.head_chars + self.config.tail_chars + 64))
+                || longer(self.config.head_chars + self.config.tail_chars + 64));
+        if !worth {
+            self.settled.insert(key);
+        }
+        worth
     }
 
-    /// Indices of the tool results old enough to compact: those before the last `keep_last` units.
-    fn old_results(&self, items: &[Item]) -> Vec<usize> {
-        let starts = self.config.unit.starts(items);
-        let cut = if self.config.keep_last == 0 {
-            items.len()
-        } else {
-            starts
-                .len()
-                .checked_sub(self.config.keep_last)
-                .map_or(0, |k| starts[k])
-        };
-        items[..cut]
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| matches!(i, Item::ToolResult { name, .. } if !self.config.exclude_tools.contains(name)))
-            .map(|(i, _)| i)
-            .collect()
+    /// Where the old part of `items` ends: the start of the last `keep_last` units (0 when there are fewer).
+    fn cut(&self, items: &[Item]) -> usize {
+        if self.config.keep_last == 0 {
+            return items.len();
+        }
+        self.config
+            .unit
+            .start_of_last(items, self.config.keep_last)
+            .unwrap_or(0)
+    }
+
+    /// Where this round's scan starts: the watermark, if the request still holds the item it was left at.
+    fn scan_start(&self, items: &[Item]) -> usize {
+        match self.watermark {
+            Some((done, fingerprint))
+                if done > 0
+                    && done <= items.len()
+                    && item_hash(&items[done - 1]) == fingerprint =>
+            {
+                done
+            }
+            _ => 0,
+        }
     }
 
     /// The reduction itself, synchronous: returns the number of items compacted.
     pub fn reduce(&mut self, state: &ReplayState, req: &mut LlmRequest) -> usize {
+        self.reduce_from(state, req).0
+    }
+
+    /// [`Compaction::reduce`], also returning the index of the first item it changed.
+    fn reduce_from(&mut self, state: &ReplayState, req: &mut LlmRequest) -> (usize, Option<usize>) {
         let track = self.config.trigger_tokens.is_some() || self.config.clear_at_least > 0;
         if let Some(trigger) = self.config.trigger_tokens {
             if state.input_tokens(req) + self.saved_tokens <= trigger {
-                return 0;
+                return (0, None);
             }
         }
-        let old_results = self.old_results(&req.contents);
-        let old_calls: HashSet<String> = old_results
-            .iter()
-            .filter_map(|&i| match &req.contents[i] {
-                Item::ToolResult { call_id, .. } => Some(call_id.clone()),
+        // Items before the watermark were settled in an earlier round (compacted, too short, excluded, or
+        // not tool output) and stay so: each round examines only what aged since, so a replay stays linear.
+        let start = self.scan_start(&req.contents).min(req.contents.len());
+        let cut = self.cut(&req.contents).max(start);
+        let old_results: Vec<usize> = (start..cut)
+            .filter(|&i| matches!(&req.contents[i], Item::ToolResult { name, .. } if !self.config.exclude_tools.contains(name)))
+            .collect();
+        let answered: HashSet<&str, FxBuildHasher> = (start..cut)
+            .filter_map(|i| match &req.contents[i] {
+                Item::ToolResult { call_id, .. } => Some(call_id.as_str()),
                 _ => None,
             })
             .collect();
+        let old_calls: HashSet<&str, FxBuildHasher> = old_results
+            .iter()
+            .filter_map(|&i| match &req.contents[i] {
+                Item::ToolResult { call_id, .. } => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        // A call whose result is not old yet is not settled: the next round starts at it.
+        let done = (start..cut)
+            .find(|&i| matches!(&req.contents[i], Item::ToolCall { id, .. } if !answered.contains(id.as_str())))
+            .unwrap_or(cut);
         let mut edits: Vec<(usize, String)> = Vec::new();
-        for i in 0..req.contents.len() {
+        for i in start..cut {
             let (what, key, name, text, limit) = match &req.contents[i] {
                 Item::ToolResult {
                     call_id,
@@ -242,7 +295,7 @@ impl Compaction {
                     ..
                 } if old_results.binary_search(&i).is_ok() => (
                     "output",
-                    (false, call_id.clone()),
+                    key(false, call_id),
                     name,
                     content,
                     self.config.min_chars,
@@ -251,23 +304,23 @@ impl Compaction {
                     id,
                     name,
                     arguments,
-                } if self.config.args_max_chars > 0 && old_calls.contains(id) => (
+                } if self.config.args_max_chars > 0 && old_calls.contains(id.as_str()) => (
                     "arguments",
-                    (true, id.clone()),
+                    key(true, id),
                     name,
                     arguments,
                     self.config.args_max_chars,
                 ),
                 _ => continue,
             };
-            if !self.worth(&key, text, limit) {
+            if !self.worth(key, text, limit) {
                 continue;
             }
-            let (name, text) = (name.clone(), text.clone());
-            let replacement = self.shorten(what, &name, &text);
-            self.store.insert(key, (replacement.clone(), text));
+            let replacement = self.shorten(what, name, text);
+            self.store.insert(key, (replacement.clone(), text.clone()));
             edits.push((i, replacement));
         }
+        drop((old_calls, answered));
         let mut saved = 0;
         let originals: Vec<Item> = if track {
             edits
@@ -298,18 +351,19 @@ impl Compaction {
                 // Not worth breaking the prompt cache: undo this round.
                 for (original, (i, _)) in originals.into_iter().zip(&edits) {
                     let key = match &original {
-                        Item::ToolCall { id, .. } => (true, id.clone()),
-                        Item::ToolResult { call_id, .. } => (false, call_id.clone()),
+                        Item::ToolCall { id, .. } => key(true, id),
+                        Item::ToolResult { call_id, .. } => key(false, call_id),
                         Item::Message { .. } => continue,
                     };
                     self.store.remove(&key);
                     req.contents[*i] = original;
                 }
-                return 0;
+                return (0, None);
             }
         }
         self.saved_tokens += saved;
-        edits.len()
+        self.watermark = (done > 0).then(|| (done, item_hash(&req.contents[done - 1])));
+        (edits.len(), edits.first().map(|(i, _)| *i))
     }
 }
 
@@ -321,10 +375,11 @@ impl Strategy for Compaction {
         req: &mut LlmRequest,
         _: &dyn Llm,
     ) -> Result<Applied> {
-        let compacted = self.reduce(state, req);
+        let (compacted, first) = self.reduce_from(state, req);
         Ok(Applied {
             changed: compacted > 0,
             compacted_items: compacted,
+            kept_prefix: first,
             ..Applied::default()
         })
     }
@@ -368,6 +423,12 @@ mod tests {
         assert_eq!(c.reduce(&st, &mut r), 0);
         c.restore(&mut r);
         assert_eq!(r, original);
+    }
+
+    #[test]
+    fn keys_of_neighbouring_ids_differ() {
+        assert_ne!(key(false, "c14"), key(true, "c13"));
+        assert_ne!(key(false, "c1"), key(true, "c1"));
     }
 
     #[test]

@@ -95,11 +95,23 @@ pub struct Applied {
     pub compacted_items: usize,
     /// Items dropped.
     pub dropped_items: usize,
+    /// When the request changed: `Some(p)` if every instruction and the first `p` content items are exactly
+    /// as they were handed in (the replay then revisits only the rest); `None` if unknown.
+    pub kept_prefix: Option<usize>,
 }
 
 impl Applied {
     /// Adds what `other` did to what this did.
     pub fn merge(&mut self, other: Applied) {
+        if other.changed {
+            self.kept_prefix = if self.changed {
+                self.kept_prefix
+                    .zip(other.kept_prefix)
+                    .map(|(a, b)| a.min(b))
+            } else {
+                other.kept_prefix
+            };
+        }
         self.changed |= other.changed;
         self.llm_calls.extend(other.llm_calls);
         self.summarized_items += other.summarized_items;

@@ -124,6 +124,34 @@ proptest! {
         prop_assert_eq!(req, once);
     }
 
+    /// The round-to-round watermark changes nothing: compacting a growing history step by step gives what
+    /// a fresh compaction of the same request gives at every call point.
+    #[test]
+    fn incremental_compaction_equals_a_fresh_one(items in history(), keep_last in 0usize..5, turns in any::<bool>()) {
+        let config = CompactionConfig {
+            keep_last,
+            min_chars: 50,
+            args_max_chars: 20,
+            placeholder: Some("[cleared]".into()),
+            unit: if turns { ctxbench::history::Unit::AgentTurns } else { ctxbench::history::Unit::ToolResults },
+            ..CompactionConfig::default()
+        };
+        let st = state();
+        let mut incremental = Compaction::new(config.clone());
+        let mut live = LlmRequest::default();
+        let mut next = 0;
+        let mut points = ctxbench::history::call_points(&items);
+        points.push(items.len());
+        for cp in points {
+            live.contents.extend_from_slice(&items[next..cp]);
+            next = cp;
+            incremental.reduce(&st, &mut live);
+            let mut fresh = live.clone();
+            Compaction::new(config.clone()).reduce(&st, &mut fresh);
+            prop_assert_eq!(&fresh, &live);
+        }
+    }
+
     #[test]
     fn compaction_then_restore_is_the_identity(items in history(), keep_last in 0usize..5, truncate in any::<bool>()) {
         let mut c = Compaction::new(CompactionConfig {
