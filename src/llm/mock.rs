@@ -49,6 +49,9 @@ impl Default for MockConfig {
     }
 }
 
+/// Line indexes kept at most (a batch of episodes' texts, some megabytes).
+const MAX_LINE_INDEXES: usize = 4_096;
+
 /// Where each word of a text occurs: word hash → the numbers of the lines holding it, ascending.
 type LineIndex = HashMap<u64, Vec<u32>, FxBuildHasher>;
 
@@ -89,6 +92,10 @@ impl MockLlm {
             }
         }
         let index = Arc::new(index);
+        if self.lines.len() >= MAX_LINE_INDEXES {
+            // A cache, not a record: bounded so that memory does not grow with the number of episodes.
+            self.lines.clear();
+        }
         self.lines.insert(key, Arc::clone(&index));
         index
     }

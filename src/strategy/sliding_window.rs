@@ -93,6 +93,7 @@ impl SlidingWindow {
     /// The reduction itself, synchronous: returns the number of items dropped.
     pub fn reduce(&self, state: &ReplayState, req: &mut LlmRequest) -> usize {
         if self.config.max_items.is_none()
+            && !self.config.start_on_user
             && state.input_tokens(req) <= self.config.max_tokens.unwrap_or(usize::MAX)
         {
             return 0;
@@ -134,7 +135,8 @@ impl SlidingWindow {
                 .sum::<usize>();
         let max_tokens = self.config.max_tokens.unwrap_or(usize::MAX);
         let max_items = self.config.max_items.unwrap_or(usize::MAX);
-        if total <= max_tokens && body <= max_items {
+        // Like LangChain's trim_messages, `start_on_user` applies even when everything fits.
+        if total <= max_tokens && body <= max_items && !self.config.start_on_user {
             return 0;
         }
         // Walk back from the newest item while the window still fits.

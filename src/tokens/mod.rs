@@ -121,6 +121,9 @@ impl std::fmt::Debug for Tokenizer {
     }
 }
 
+/// Counts kept at most by the cache (about 40 MB).
+const MAX_CACHED_COUNTS: usize = 1 << 20;
+
 /// How often the item cache answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CacheStats {
@@ -263,6 +266,11 @@ impl Tokenizer {
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let n = count();
+        if self.cache.len() >= MAX_CACHED_COUNTS {
+            // Bounded so that a long streaming run keeps a flat memory profile; an item is shared by the
+            // strategies of one episode, which run together, so a reset costs at most a few recounts.
+            self.cache.clear();
+        }
         self.cache.insert(key, u32::try_from(n).unwrap_or(u32::MAX));
         n
     }
