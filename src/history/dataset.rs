@@ -17,6 +17,8 @@ pub struct DatasetReader<R> {
     path: PathBuf,
     line: usize,
     buf: Vec<u8>,
+    /// Whether anything (an episode or an error) came out of the file yet.
+    yielded: bool,
 }
 
 impl DatasetReader<BufReader<File>> {
@@ -38,6 +40,7 @@ impl<R: BufRead> DatasetReader<R> {
             path: path.to_owned(),
             line: 0,
             buf: Vec::new(),
+            yielded: false,
         }
     }
 
@@ -77,7 +80,20 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
     type Item = Result<(usize, Episode)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (line, text) = match self.next_line()? {
+        let Some(next) = self.next_line() else {
+            // A file with nothing in it is a mistake (a failed export, a wrong path), not an empty dataset.
+            if !self.yielded {
+                self.yielded = true;
+                return Some(Err(Error::Parse {
+                    path: self.path.clone(),
+                    line: self.line.max(1),
+                    message: "no episode: the file is empty or holds only blank lines".into(),
+                }));
+            }
+            return None;
+        };
+        self.yielded = true;
+        let (line, text) = match next {
             Ok(v) => v,
             Err(e) => return Some(Err(e)),
         };
@@ -98,6 +114,19 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
 /// # Errors
 /// A message such as ``at `items[3].role`: unknown variant `robot`…``.
 pub fn parse_episode(text: &str) -> std::result::Result<Episode, String> {
+    let first = text.trim_start().chars().next();
+    if first != Some('{') {
+        let found = match first {
+            Some('[') => "an array".to_owned(),
+            Some('"') => "a string".to_owned(),
+            Some('n') if text.trim() == "null" => "null".to_owned(),
+            Some(c) => format!("{c:?}"),
+            None => "nothing".to_owned(),
+        };
+        return Err(format!(
+            "expected a JSON object (one episode per line), found {found}"
+        ));
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let episode: Episode =
         serde_path_to_error::deserialize(&mut de).map_err(|e| describe_json_error(&e))?;

@@ -161,7 +161,12 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
                         "tool call has an empty name".into(),
                     );
                 }
-                calls.insert(id);
+                if !calls.insert(id) {
+                    issue(
+                        format!("items[{i}].id"),
+                        format!("tool call id '{id}' is used twice in this episode; ids pair calls with results"),
+                    );
+                }
             }
             Item::ToolResult { call_id, .. } => {
                 if !calls.contains(call_id.as_str()) {

@@ -8,6 +8,7 @@
 
 pub mod compaction;
 pub mod condenser;
+pub mod external;
 pub mod pipeline;
 pub mod presets;
 pub mod sliding_window;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
 pub use condenser::{CondenseAction, Condenser, CondenserConfig};
+pub use external::{External, ExternalConfig};
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use summarization::{Summarization, SummarizationConfig};
@@ -71,6 +73,7 @@ impl ReplayState {
 
 /// One LLM call a strategy made.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LlmCall {
     /// Prompt tokens.
     pub input_tokens: u64,
@@ -168,6 +171,8 @@ pub enum StrategyConfig {
     Pipeline(PipelineConfig),
     /// See [`Condenser`].
     Condenser(CondenserConfig),
+    /// See [`External`].
+    External(ExternalConfig),
 }
 
 impl StrategyConfig {
@@ -182,6 +187,7 @@ impl StrategyConfig {
             StrategyConfig::Summarization(c) => c.validate(),
             StrategyConfig::Pipeline(c) => c.validate(),
             StrategyConfig::Condenser(c) => c.validate(),
+            StrategyConfig::External(c) => c.validate(),
         }
     }
 
@@ -195,6 +201,7 @@ impl StrategyConfig {
             StrategyConfig::Summarization(c) => Box::new(Summarization::new(c.clone())),
             StrategyConfig::Pipeline(c) => Box::new(Pipeline::new(c.clone())),
             StrategyConfig::Condenser(c) => Box::new(Condenser::new(c.clone())),
+            StrategyConfig::External(c) => Box::new(External::new(c.clone())),
         }
     }
 }

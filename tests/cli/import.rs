@@ -213,26 +213,16 @@ fn smolagents_run() {
     assert_eq!(ep.meta["true_answer"], "1842");
 }
 
+/// Wrong-format imports name the file and the line (the malformed-trace corpus is tests/fixtures/bad/import).
 #[test]
-fn malformed_traces_name_file_and_position() {
-    let err = import_file(&fixture("bad_unknown_role.json"), Format::Openai)
+fn a_trace_read_as_another_format_names_file_and_line() {
+    let err = import_file(&fixture("swe_agent.traj"), Format::ClaudeCode)
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("bad_unknown_role.json") && err.contains("`.[1].role`: unknown role 'wizard'"),
+        err.contains("swe_agent.traj") && err.contains("line 1"),
         "{err}"
     );
-    let err = import_file(&fixture("bad_truncated.traj"), Format::Auto)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("bad_truncated.traj") && err.contains("line 1"),
-        "{err}"
-    );
-    let err = import_file(&fixture("bad_truncated.traj"), Format::SweAgent)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("truncated JSON"), "{err}");
     let err = import_file(&fixture("aider.md"), Format::ClaudeCode)
         .unwrap_err()
         .to_string();
@@ -274,4 +264,30 @@ fn every_shared_trace_imports_validates_and_replays() {
         "{:?}",
         out.report.strategies
     );
+}
+
+/// A trace that reuses a call id (SWE-agent demonstrations do) imports with a fresh id for the reuse, and each
+/// result answers the latest call with its recorded id.
+#[test]
+fn reused_call_ids_become_unique() {
+    let text = r#"[
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "b"}
+    ]"#;
+    let eps = ctxbench::history::import::import_text(text, Path::new("reuse.json"), Format::Openai)
+        .unwrap();
+    let ids: Vec<String> = eps[0]
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall { id, .. } => Some(id.clone()),
+            Item::ToolResult { call_id, .. } => Some(format!("->{call_id}")),
+            Item::Message { .. } => None,
+        })
+        .collect();
+    assert_eq!(ids, ["c1", "->c1", "c1#2", "->c1#2"]);
+    assert!(check_episode(&eps[0]).is_empty());
 }

@@ -1,5 +1,6 @@
 //! The one integration test binary: the CLI end to end, plus property tests of the strategies.
 
+mod bad_inputs;
 mod import;
 mod props;
 mod tokens;
@@ -87,92 +88,6 @@ fn generator_reproduces_the_bundled_dataset_byte_for_byte() {
 }
 
 /// Every broken fixture gives a clear error naming the line and what is wrong, and a non-zero exit code.
-#[test]
-fn broken_fixtures_give_clear_errors() {
-    let cases = [
-        (
-            "unknown_role.jsonl",
-            ":1: at `items[0]`: unknown variant `robot`",
-        ),
-        (
-            "orphan_tool_result.jsonl",
-            ":1: episode 'e1': items[2].call_id: tool result answers call 'c9'",
-        ),
-        (
-            "finding_out_of_range.jsonl",
-            "findings[0].introduced_at: introduced_at 10 is out of range",
-        ),
-        (
-            "evidence_not_in_history.jsonl",
-            "evidence 'segfault' does not occur in any item at or before index 3",
-        ),
-        (
-            "evidence_after_introduced_at.jsonl",
-            "does not occur in any item at or before index 1",
-        ),
-        (
-            "probe_after_end.jsonl",
-            "probes[0].after_item: after_item 99 is past the end",
-        ),
-        (
-            "probe_unknown_finding.jsonl",
-            "probes[0].finding: probe refers to unknown finding 'f7'",
-        ),
-        ("truncated.jsonl", ":1: at `items[0].?`: truncated JSON"),
-        (
-            "wrong_type.jsonl",
-            "at `items`: invalid type: string \"not a list\", expected a sequence",
-        ),
-        ("missing_source.jsonl", "missing field `source`"),
-        ("empty_items.jsonl", "items: episode has no items"),
-        (
-            "duplicate_episode_id.jsonl",
-            ":2: episode 'e1': id: duplicate episode id",
-        ),
-        (
-            "trailing_garbage.jsonl",
-            "trailing characters after the episode",
-        ),
-        ("unknown_field.jsonl", "unknown field `colour`"),
-        ("invalid_utf8.jsonl", ":1: invalid UTF-8 at byte"),
-    ];
-    let listed = std::fs::read_dir(root().join("tests/fixtures/broken"))
-        .unwrap()
-        .count();
-    assert_eq!(listed, cases.len(), "every fixture has an expected error");
-    for (file, expected) in cases {
-        let path = format!("tests/fixtures/broken/{file}");
-        let out = ctxbench(&["validate", &path], None);
-        let stdout = text(&out.stdout);
-        assert_eq!(out.status.code(), Some(1), "{file}: {stdout}");
-        assert!(stdout.contains(&format!("{path}:")), "{file}: {stdout}");
-        assert!(
-            stdout.contains(expected),
-            "{file}: expected {expected:?} in\n{stdout}"
-        );
-        assert!(!text(&out.stderr).contains("panicked"), "{file}");
-        // `run` refuses the same file with exit code 2 and names it.
-        let dir = tempfile::tempdir().unwrap();
-        let out = ctxbench(
-            &[
-                "run",
-                "--dataset",
-                &path,
-                "--out",
-                dir.path().to_str().unwrap(),
-            ],
-            None,
-        );
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
-        assert!(
-            stderr.starts_with("error: ") && stderr.contains(file),
-            "{file}: {stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{file}: {stderr}");
-    }
-}
-
 fn run_files(dataset: &Path, out: &Path, threads: usize) -> Vec<(String, Vec<u8>)> {
     let o = ctxbench(
         &[
@@ -347,6 +262,112 @@ fn every_peer_preset_runs_by_name_and_is_listed() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("| anthropic_clear_tool_uses |"));
+}
+
+/// Writes a run config with the baseline and `strategies` (TOML tables) into `dir`.
+fn config_with(dir: &Path, strategies: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    std::fs::write(
+        &path,
+        format!("context_window = 128000\n[[strategies]]\nname = \"none\"\ntype = \"none\"\n{strategies}"),
+    )
+    .unwrap();
+    path
+}
+
+/// A strategy in another language speaks JSON lines and scores exactly as the same strategy written in Rust.
+#[test]
+fn external_strategy_speaks_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 10);
+    let cfg = config_with(
+        dir.path(),
+        "[[strategies]]\nname = \"ext\"\ntype = \"external\"\ncommand = [\"python3\", \"scripts/external_keep_last.py\", \"20\"]\n\
+         [[strategies]]\nname = \"native\"\ntype = \"sliding_window\"\nmax_items = 20\n",
+    );
+    let out_dir = dir.path().join("r");
+    let out = ctxbench(
+        &[
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        Some(2),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let steps = std::fs::read_to_string(out_dir.join("steps.csv")).unwrap();
+    let rows = |name: &str| -> Vec<String> {
+        steps
+            .lines()
+            .filter(|l| l.split(',').nth(1) == Some(name))
+            .map(|l| {
+                // episode, step, items_sent, tokens_sent, dropped_items
+                let f: Vec<&str> = l.split(',').collect();
+                format!("{},{},{},{},{}", f[0], f[2], f[4], f[7], f[18])
+            })
+            .collect()
+    };
+    let (ext, native) = (rows("ext"), rows("native"));
+    assert!(!ext.is_empty());
+    assert_eq!(ext, native);
+    assert!(
+        ext.iter().any(|r| !r.ends_with(",0")),
+        "the external strategy dropped items somewhere"
+    );
+}
+
+/// A program that fails, answers nonsense, hangs or does not exist stops the run with an error naming it,
+/// the step and what was wrong.
+#[test]
+fn external_strategy_failures_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 1);
+    let cases: [(&str, &str, &[&str]); 5] = [
+        ("exits", "[\"python3\", \"-c\", \"import sys; sys.exit(3)\"]", &["step 0", "exited", "without answering"]),
+        (
+            "stderr",
+            "[\"python3\", \"-c\", \"import sys; sys.stderr.write('boom: no model\\\\n'); sys.exit(1)\"]",
+            &["step 0", "boom: no model"],
+        ),
+        (
+            "nonsense",
+            "[\"python3\", \"-c\", \"import sys\\nfor l in sys.stdin: print('hello there', flush=True)\"]",
+            &["step 0", "not a valid answer", "hello there"],
+        ),
+        ("hangs", "[\"python3\", \"-c\", \"import time; time.sleep(30)\"]\ntimeout_ms = 300", &["no answer within 300 ms"]),
+        ("missing", "[\"no-such-program-for-ctxbench\"]", &["cannot start `no-such-program-for-ctxbench`"]),
+    ];
+    for (name, command, expected) in cases {
+        let cfg = config_with(
+            dir.path(),
+            &format!(
+                "[[strategies]]\nname = \"{name}\"\ntype = \"external\"\ncommand = {command}\n"
+            ),
+        );
+        let out = ctxbench(
+            &[
+                "run",
+                "--dataset",
+                data.to_str().unwrap(),
+                "--config",
+                cfg.to_str().unwrap(),
+                "--out",
+                dir.path().join(name).to_str().unwrap(),
+            ],
+            None,
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains("external `"), "{name}: {stderr}");
+        for e in expected {
+            assert!(stderr.contains(e), "{name}: expected {e:?} in {stderr}");
+        }
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
 }
 
 #[test]

@@ -14,7 +14,7 @@ pub mod openhands;
 pub mod smolagents;
 pub mod swe_agent;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::Value;
@@ -136,7 +136,10 @@ pub fn arguments_of(v: &Value) -> String {
 #[derive(Debug, Default)]
 pub struct Conversation {
     items: Vec<Item>,
-    calls: HashSet<String>,
+    /// Recorded call id → the id it was given in the dataset (the same, unless the trace reused it).
+    calls: HashMap<String, String>,
+    /// Ids given so far.
+    used: HashSet<String>,
     synthetic: usize,
 }
 
@@ -158,17 +161,26 @@ impl Conversation {
                 format!("ctxbench_call_{}", self.synthetic)
             }
         };
-        self.calls.insert(id.clone());
+        // Some agents reuse a call id (SWE-agent's demonstrations do): the reuse gets its own id, and the
+        // results that follow answer the latest call with the recorded id.
+        let mut given = id.clone();
+        let mut n = 1;
+        while self.used.contains(&given) {
+            n += 1;
+            given = format!("{id}#{n}");
+        }
+        self.used.insert(given.clone());
+        self.calls.insert(id, given.clone());
         self.items
-            .push(Item::tool_call(id.clone(), name, arguments));
-        id
+            .push(Item::tool_call(given.clone(), name, arguments));
+        given
     }
 
     /// Appends a tool result; with no known call it becomes a user message.
     pub fn result(&mut self, call_id: Option<&str>, name: &str, content: String, is_error: bool) {
-        match call_id.filter(|id| self.calls.contains(*id)) {
+        match call_id.and_then(|id| self.calls.get(id)) {
             Some(id) => self.items.push(Item::ToolResult {
-                call_id: id.to_owned(),
+                call_id: id.clone(),
                 name: name.to_owned(),
                 content,
                 is_error,
@@ -180,6 +192,7 @@ impl Conversation {
     /// The name of the call with `id`, if it was recorded.
     #[must_use]
     pub fn call_name(&self, id: &str) -> Option<String> {
+        let id = self.calls.get(id).map_or(id, String::as_str);
         self.items.iter().rev().find_map(|i| match i {
             Item::ToolCall { id: cid, name, .. } if cid == id => Some(name.clone()),
             _ => None,

@@ -34,9 +34,15 @@ pub fn convert(messages: &[Value], origin: &Path, at: &str) -> Result<Conversati
             "assistant" | "ai" => {
                 conv.message(Role::Assistant, content);
                 let calls = obj.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-                for tc in calls {
+                for (j, tc) in calls.iter().enumerate() {
                     let f = tc.get("function").unwrap_or(tc);
-                    let name = f.get("name").and_then(Value::as_str).unwrap_or("tool");
+                    let Some(name) = f.get("name").and_then(Value::as_str) else {
+                        return Err(bad(
+                            origin,
+                            1,
+                            format!("at `{at}[{i}].tool_calls[{j}]`: tool call has no function name"),
+                        ));
+                    };
                     let args = f.get("arguments").map_or_else(|| "{}".into(), arguments_of);
                     conv.call(tc.get("id").and_then(Value::as_str), name, args);
                 }

@@ -1,0 +1,127 @@
+//! The bad-input corpus (tests/fixtures/bad/cases.toml): every malformed dataset goes through `validate` and
+//! `run`, every malformed trace through `import`; each must give its expected error, naming the file and line,
+//! with the right exit code and no panic.
+
+use serde::Deserialize;
+
+use crate::{ctxbench, root, text};
+
+#[derive(Deserialize)]
+struct Cases {
+    case: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    file: String,
+    format: Option<String>,
+    line: usize,
+    expect: String,
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/bad/cases.toml")).unwrap();
+    toml::from_str::<Cases>(&text).unwrap().case
+}
+
+#[test]
+fn every_bad_input_has_an_expected_error() {
+    let cases = cases();
+    assert!(cases.len() >= 50, "the corpus has {} cases", cases.len());
+    for kind in ["dataset", "import"] {
+        for entry in std::fs::read_dir(root().join("tests/fixtures/bad").join(kind)).unwrap() {
+            let name = format!("{kind}/{}", entry.unwrap().file_name().to_string_lossy());
+            assert!(
+                cases.iter().any(|c| c.file == name),
+                "{name} has no case in cases.toml"
+            );
+        }
+    }
+}
+
+fn no_panic(file: &str, out: &std::process::Output) {
+    let stderr = text(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && out.status.code().is_some(),
+        "{file}: {stderr}"
+    );
+}
+
+#[test]
+fn bad_datasets_fail_validate_and_run_with_their_error() {
+    for case in cases().iter().filter(|c| c.file.starts_with("dataset/")) {
+        let path = format!("tests/fixtures/bad/{}", case.file);
+        let out = ctxbench(&["validate", &path], None);
+        no_panic(&case.file, &out);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{}: {stdout}", case.file);
+        assert!(
+            stdout.contains(&format!("{path}:{}: ", case.line)) && stdout.contains(&case.expect),
+            "{}: expected line {} and {:?} in\n{stdout}",
+            case.file,
+            case.line,
+            case.expect
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let out = ctxbench(
+            &[
+                "run",
+                "--dataset",
+                &path,
+                "--out",
+                dir.path().to_str().unwrap(),
+            ],
+            None,
+        );
+        no_panic(&case.file, &out);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", case.file);
+        let name = case.file.trim_start_matches("dataset/");
+        assert!(
+            stderr.starts_with("error: ")
+                && stderr.contains(name)
+                && stderr.contains(&format!("line {}", case.line)),
+            "{}: {stderr}",
+            case.file
+        );
+    }
+}
+
+#[test]
+fn bad_traces_fail_import_with_their_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("out.jsonl");
+    for case in cases().iter().filter(|c| c.file.starts_with("import/")) {
+        let path = format!("tests/fixtures/bad/{}", case.file);
+        let format = case.format.as_deref().unwrap_or("auto");
+        let out = ctxbench(
+            &[
+                "import",
+                "--format",
+                format,
+                &path,
+                "-o",
+                out_file.to_str().unwrap(),
+            ],
+            None,
+        );
+        no_panic(&case.file, &out);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", case.file);
+        assert!(
+            stderr.contains(&path)
+                && stderr.contains(&format!("at line {}: ", case.line))
+                && stderr.contains(&case.expect),
+            "{}: expected line {} and {:?} in\n{stderr}",
+            case.file,
+            case.line,
+            case.expect
+        );
+        assert!(
+            !out_file.exists(),
+            "{}: a failed import wrote its output",
+            case.file
+        );
+    }
+}
