@@ -1,0 +1,18 @@
+//! What every importer target checks: arbitrary text either imports or gives an error, never a panic; an
+//! imported episode validates (or is reported) and survives a JSON round trip.
+
+use ctxbench::history::import::{import_text, Format};
+
+pub fn check_import(data: &[u8], format: Format) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for episode in import_text(text, std::path::Path::new("fuzz"), format)
+        .into_iter()
+        .flatten()
+    {
+        let _ = ctxbench::history::validate::check_episode(&episode);
+        let line = serde_json::to_string(&episode).expect("an imported episode serializes");
+        ctxbench::history::dataset::parse_episode(&line).expect("an imported episode parses back");
+    }
+}

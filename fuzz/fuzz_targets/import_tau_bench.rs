@@ -1,0 +1,9 @@
+//! The tau-bench importer on arbitrary text (see common.rs for what is checked).
+#![no_main]
+
+mod common;
+
+use ctxbench::history::import::Format;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| common::check_import(data, Format::TauBench));
