@@ -2,7 +2,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -23,27 +23,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Replay a dataset through strategies with the mock LLM and write a report.
-    Run {
-        /// Dataset file or directory of .jsonl files.
-        #[arg(long, default_value = "datasets")]
-        dataset: PathBuf,
-        /// TOML config (strategies, window, tokenizer, pricing, mock model).
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Strategies to compare, by name (comma-separated or repeated); default: all in the config.
-        #[arg(long, value_delimiter = ',')]
-        strategies: Vec<String>,
-        /// Output directory; default reports/<name>.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Run name; default: the config file's stem, or "default".
-        #[arg(long)]
-        name: Option<String>,
-        /// Override the context window, in tokens.
-        #[arg(long)]
-        window: Option<usize>,
-    },
+    /// Replay a dataset through strategies (the mock LLM, or a real one from the config's `[llm]`) and write
+    /// a report.
+    Run(RunArgs),
     /// Run a grid of strategy settings and recommend the cheapest one that keeps enough findings.
     Sweep {
         /// Dataset file or directory of .jsonl files.
@@ -102,6 +84,32 @@ enum Command {
     },
 }
 
+/// Arguments of `ctxbench run`.
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Dataset file or directory of .jsonl files.
+    #[arg(long, default_value = "datasets")]
+    dataset: PathBuf,
+    /// TOML config (strategies, window, tokenizer, pricing, mock model).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Strategies to compare, by name (comma-separated or repeated); default: all in the config.
+    #[arg(long, value_delimiter = ',')]
+    strategies: Vec<String>,
+    /// Output directory; default reports/<name>.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run name; default: the config file's stem, or "default".
+    #[arg(long)]
+    name: Option<String>,
+    /// Override the context window, in tokens.
+    #[arg(long)]
+    window: Option<usize>,
+    /// With a real LLM (`[llm]` in the config): ignore the response cache and call the endpoint again.
+    #[arg(long)]
+    no_cache: bool,
+}
+
 struct Bar(indicatif::ProgressBar);
 
 /// A spinner counting finished episodes on stderr; indicatif hides it when stderr is not a terminal.
@@ -128,22 +136,7 @@ impl Progress for Bar {
 pub fn run(cli: Cli) -> Result<bool> {
     let mut stdout = std::io::stdout().lock();
     match cli.command {
-        Command::Run {
-            dataset,
-            config,
-            strategies,
-            out,
-            name,
-            window,
-        } => cmd_run(
-            &mut stdout,
-            &dataset,
-            config.as_deref(),
-            &strategies,
-            out,
-            name,
-            window,
-        ),
+        Command::Run(args) => cmd_run(&mut stdout, args),
         Command::Validate { paths } => cmd_validate(&mut stdout, &paths),
         Command::Report { run_dir } => {
             let run = crate::report::rebuild::rebuild(&run_dir).with_context(|| {
@@ -316,24 +309,31 @@ fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result<bool> {
     Ok(ok)
 }
 
-fn cmd_run(
-    stdout: &mut impl Write,
-    dataset: &Path,
-    config_path: Option<&Path>,
-    strategies: &[String],
-    out: Option<PathBuf>,
-    name: Option<String>,
-    window: Option<usize>,
-) -> Result<bool> {
+fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
+    let RunArgs {
+        dataset,
+        config: config_path,
+        strategies,
+        out,
+        name,
+        window,
+        no_cache,
+    } = args;
+    let (dataset, config_path) = (dataset.as_path(), config_path.as_deref());
     let mut config = match config_path {
         Some(p) => RunConfig::from_file(p)?,
         None => RunConfig::default(),
     };
+    if no_cache {
+        if let Some(llm) = &mut config.llm {
+            llm.use_cache = false;
+        }
+    }
     if let Some(w) = window {
         config.context_window = w;
     }
     if !strategies.is_empty() {
-        config.select(strategies)?;
+        config.select(&strategies)?;
     }
     config.validate()?;
     let name = name

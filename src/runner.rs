@@ -18,7 +18,9 @@ use crate::history::dataset::{dataset_files, stream};
 use crate::history::validate::check_episode;
 use crate::history::Episode;
 use crate::llm::mock::{MockConfig, MockLlm};
+use crate::llm::openai::{OpenAiConfig, OpenAiLlm};
 use crate::llm::pricing::{Price, PriceTable};
+use crate::llm::Llm;
 use crate::metrics::{episode_metrics, percentiles, strategy_metrics, EpisodeMetrics, Prices};
 use crate::replay::{EpisodeReplay, Replayer};
 use crate::report::charts::{ChartData, StepSeries};
@@ -76,6 +78,9 @@ pub struct RunConfig {
     pub mock: MockConfig,
     /// Prices.
     pub pricing: PricingConfig,
+    /// A real OpenAI-compatible LLM for the strategies' calls and the probes; the mock when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<OpenAiConfig>,
     /// The strategies to compare, by name.
     pub strategies: Vec<NamedStrategy>,
 }
@@ -88,6 +93,7 @@ impl Default for RunConfig {
             tokenizer: TokenizerConfig::default(),
             mock: MockConfig::default(),
             pricing: PricingConfig::default(),
+            llm: None,
             strategies: strategy::defaults(),
         }
     }
@@ -196,6 +202,7 @@ impl RunConfig {
                 self.pricing
                     .strategy_model
                     .as_deref()
+                    .or(self.llm.as_ref().map(|l| l.model.as_str()))
                     .unwrap_or(&self.mock.model),
             ),
         }
@@ -279,7 +286,18 @@ pub fn run(
 ) -> Result<RunOutcome> {
     config.validate()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
-    let batch_size = rayon::current_num_threads().max(1) * 4;
+    // With a real LLM each worker waits on the network: as many workers as requests may be in flight.
+    let threads = config
+        .llm
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |l| {
+            l.max_concurrency.max(rayon::current_num_threads())
+        });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
+    let batch_size = threads.max(1) * 4;
     let mut episodes = stream(dataset)?;
     let mut seen_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
     // Loading the vocabulary, hashing the dataset and parsing the first batch are independent: in parallel.
@@ -293,8 +311,11 @@ pub fn run(
         },
     );
     let tokenizer = Arc::new(tokenizer?);
-    let llm = MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer));
-    let replayer = Replayer::new(Arc::clone(&tokenizer), &llm, config.context_window);
+    let llm: Box<dyn Llm> = match &config.llm {
+        Some(c) => Box::new(OpenAiLlm::new(c.clone())?),
+        None => Box::new(MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer))),
+    };
+    let replayer = Replayer::new(Arc::clone(&tokenizer), llm.as_ref(), config.context_window);
     let prices = config.prices();
     let mut steps = StepsWriter::create(&out.join("steps.csv"))?;
     let exports = ExportManager::standard(out);
@@ -330,10 +351,12 @@ pub fn run(
         // The next batch is parsed while this one is replayed.
         let (results, next_batch): (Vec<Result<Replayed>>, _) = rayon::join(
             || {
-                batch
-                    .par_iter()
-                    .map(|ep| replay_episode(&replayer, ep, &config.strategies))
-                    .collect()
+                pool.install(|| {
+                    batch
+                        .par_iter()
+                        .map(|ep| replay_episode(&replayer, ep, &config.strategies))
+                        .collect()
+                })
             },
             || {
                 if report.complete {

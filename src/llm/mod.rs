@@ -1,6 +1,7 @@
 //! The LLM interface strategies and probes talk to: [`Llm`], [`LlmRequest`], [`LlmResponse`].
 
 pub mod mock;
+pub mod openai;
 pub mod pricing;
 
 use async_trait::async_trait;

@@ -2,6 +2,7 @@
 
 mod bad_inputs;
 mod import;
+mod llm;
 mod props;
 mod tokens;
 

@@ -1,0 +1,308 @@
+//! The OpenAI-compatible client against a real HTTP server on 127.0.0.1, scripted per test: realistic
+//! answers, 429 with Retry-After, 500s, slow answers, malformed JSON; the response cache; a whole run.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ctxbench::llm::openai::{OpenAiConfig, OpenAiLlm};
+use ctxbench::llm::LlmRequest;
+use ctxbench::Item;
+
+use crate::{ctxbench, subset, text};
+
+/// One scripted answer.
+#[derive(Clone)]
+struct Reply {
+    status: u16,
+    headers: &'static str,
+    body: String,
+    delay: Duration,
+}
+
+fn ok(text: &str) -> Reply {
+    Reply {
+        status: 200,
+        headers: "",
+        body: format!(
+            r#"{{"id":"chatcmpl-1","object":"chat.completion","model":"test-model","choices":[{{"index":0,"message":{{"role":"assistant","content":{}}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":57,"completion_tokens":9,"total_tokens":66}}}}"#,
+            serde_json::to_string(text).unwrap()
+        ),
+        delay: Duration::ZERO,
+    }
+}
+
+fn status(code: u16, headers: &'static str) -> Reply {
+    Reply {
+        status: code,
+        headers,
+        body: r#"{"error":{"message":"try again","type":"server_error"}}"#.into(),
+        delay: Duration::ZERO,
+    }
+}
+
+/// What the server saw.
+#[derive(Default)]
+struct Seen {
+    requests: usize,
+    authorization: Vec<String>,
+    bodies: Vec<String>,
+}
+
+/// Serves the scripted replies in order, then the last one forever; returns the base URL and what it saw.
+fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Seen>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let reply = script[n.min(script.len() - 1)].clone();
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                let mut auth = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if lower.starts_with("authorization:") {
+                        auth = line["authorization:".len()..].trim().to_owned();
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                {
+                    let mut seen = log.lock().unwrap();
+                    seen.requests += 1;
+                    seen.authorization.push(auth);
+                    seen.bodies
+                        .push(String::from_utf8_lossy(&body).into_owned());
+                }
+                std::thread::sleep(reply.delay);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n{}",
+                    reply.status,
+                    reply.body.len(),
+                    reply.headers,
+                    reply.body
+                );
+            });
+        }
+    });
+    (url, seen)
+}
+
+fn client(url: &str, key_env: &str, cache: &std::path::Path) -> OpenAiConfig {
+    OpenAiConfig {
+        base_url: url.into(),
+        model: "test-model".into(),
+        api_key_env: key_env.into(),
+        max_retries: 3,
+        backoff_ms: 20,
+        timeout_s: 5.0,
+        cache_dir: cache.to_owned(),
+        ..OpenAiConfig::default()
+    }
+}
+
+fn request(question: &str) -> LlmRequest {
+    LlmRequest {
+        instructions: vec!["You are terse.".into()],
+        contents: vec![
+            Item::user("Fix the build"),
+            Item::tool_call("c1", "run", r#"{"cmd":"make"}"#),
+            Item::tool_result("c1", "run", "error: missing header foo.h"),
+            Item::user(question),
+        ],
+    }
+}
+
+const SECRET: &str = "sk-test-do-not-print-4242";
+
+#[test]
+fn answers_with_usage_and_honours_retry_after() {
+    std::env::set_var("CTXBENCH_TEST_KEY_A", SECRET);
+    let cache = tempfile::tempdir().unwrap();
+    let (url, seen) = server(vec![
+        status(429, "Retry-After: 1\r\n"),
+        ok("foo.h is missing"),
+    ]);
+    let llm = OpenAiLlm::new(client(&url, "CTXBENCH_TEST_KEY_A", cache.path())).unwrap();
+    let started = Instant::now();
+    let r = llm.complete(&request("Which header?")).unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "Retry-After: 1 was honoured"
+    );
+    assert_eq!(r.text, "foo.h is missing");
+    assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (57, 9));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.requests, 2);
+    assert_eq!(seen.authorization[1], format!("Bearer {SECRET}"));
+    // The history goes out in the chat format, tool call and result paired.
+    let body: serde_json::Value = serde_json::from_str(&seen.bodies[1]).unwrap();
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(
+        body["messages"][2]["tool_calls"][0]["function"]["name"],
+        "run"
+    );
+    assert_eq!(body["messages"][3]["tool_call_id"], "c1");
+    assert!(!format!("{llm:?}").contains(SECRET));
+}
+
+#[test]
+fn gives_up_after_the_last_retry_with_a_clear_error_and_no_key() {
+    std::env::set_var("CTXBENCH_TEST_KEY_B", SECRET);
+    let cache = tempfile::tempdir().unwrap();
+    let (url, seen) = server(vec![status(500, "")]);
+    let llm = OpenAiLlm::new(client(&url, "CTXBENCH_TEST_KEY_B", cache.path())).unwrap();
+    let err = llm.complete(&request("q")).unwrap_err().to_string();
+    assert!(
+        err.contains("HTTP 500") && err.contains("after 4 attempts") && err.contains(&url),
+        "{err}"
+    );
+    assert!(!err.contains(SECRET), "{err}");
+    assert_eq!(seen.lock().unwrap().requests, 4);
+    assert_eq!(
+        std::fs::read_dir(cache.path()).map_or(0, Iterator::count),
+        0,
+        "no failure is cached"
+    );
+}
+
+#[test]
+fn malformed_json_is_not_retried_and_a_slow_answer_times_out() {
+    let cache = tempfile::tempdir().unwrap();
+    let (url, seen) = server(vec![Reply {
+        body: "{\"choices\": [".into(),
+        ..ok("")
+    }]);
+    let llm = OpenAiLlm::new(client(&url, "CTXBENCH_TEST_UNSET", cache.path())).unwrap();
+    let err = llm.complete(&request("q")).unwrap_err().to_string();
+    assert!(
+        err.contains("not JSON") && err.contains("after 1 attempt"),
+        "{err}"
+    );
+    assert_eq!(seen.lock().unwrap().requests, 1);
+    assert_eq!(
+        seen.lock().unwrap().authorization[0],
+        "",
+        "no key when the variable is unset"
+    );
+
+    let (url, seen) = server(vec![Reply {
+        delay: Duration::from_secs(3),
+        ..ok("late")
+    }]);
+    let mut config = client(&url, "CTXBENCH_TEST_UNSET", cache.path());
+    config.timeout_s = 0.3;
+    config.max_retries = 1;
+    let err = OpenAiLlm::new(config)
+        .unwrap()
+        .complete(&request("q"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("timed out") && err.contains("after 2 attempts"),
+        "{err}"
+    );
+    assert_eq!(seen.lock().unwrap().requests, 2);
+}
+
+#[test]
+fn the_cache_answers_a_repeat_and_no_cache_bypasses_it() {
+    std::env::set_var("CTXBENCH_TEST_KEY_C", SECRET);
+    let cache = tempfile::tempdir().unwrap();
+    let (url, seen) = server(vec![ok("first"), ok("second")]);
+    let config = client(&url, "CTXBENCH_TEST_KEY_C", cache.path());
+    let llm = OpenAiLlm::new(config.clone()).unwrap();
+    assert_eq!(llm.complete(&request("q")).unwrap().text, "first");
+    assert_eq!(llm.complete(&request("q")).unwrap().text, "first");
+    assert_eq!(
+        seen.lock().unwrap().requests,
+        1,
+        "the repeat came from the cache"
+    );
+    assert_eq!(llm.complete(&request("other")).unwrap().text, "second");
+    for entry in std::fs::read_dir(cache.path()).unwrap() {
+        let stored = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!stored.contains(SECRET));
+    }
+    let fresh = OpenAiLlm::new(OpenAiConfig {
+        use_cache: false,
+        ..config
+    })
+    .unwrap();
+    fresh.complete(&request("q")).unwrap();
+    assert_eq!(seen.lock().unwrap().requests, 3);
+}
+
+/// A whole run with `[llm]`: strategies and probes call the server; a re-run costs no request; `--no-cache`
+/// calls again.
+#[test]
+fn a_run_with_a_real_llm_is_served_from_the_cache_on_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 2);
+    let (url, seen) = server(vec![ok("foo.h")]);
+    let cfg = dir.path().join("real.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"CTXBENCH_TEST_UNSET\"\ncache_dir = \"{}\"\nbackoff_ms = 10\n\
+             [[strategies]]\nname = \"none\"\ntype = \"none\"\n[[strategies]]\nname = \"summarize\"\ntype = \"pipeline\"\nthreshold = 0.5\n[[strategies.stages]]\ntype = \"summarization\"\n",
+            dir.path().join("cache").display()
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+        ];
+        let out_dir = dir.path().join("out");
+        let out_dir = out_dir.to_str().unwrap().to_owned();
+        args.extend(["--out", &out_dir]);
+        args.extend(extra);
+        let out = ctxbench(&args, None);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let first = run(&[]);
+    let calls = seen.lock().unwrap().requests;
+    assert!(calls > 0, "probes and summaries went to the server");
+    assert!(first.contains("| summarize |"), "{first}");
+    let second = run(&[]);
+    assert_eq!(
+        seen.lock().unwrap().requests,
+        calls,
+        "the re-run was served from the cache"
+    );
+    let table = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with('|'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(table(&first), table(&second));
+    assert!(
+        first.contains("| unknown |"),
+        "an unpriced model's cost is unknown, never 0: {first}"
+    );
+    // Without the cache every call goes out (the first run may have served a few repeats from the cache).
+    run(&["--no-cache"]);
+    assert!(seen.lock().unwrap().requests >= 2 * calls);
+}
