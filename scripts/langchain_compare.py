@@ -15,63 +15,9 @@ import json
 import sys
 import time
 
-import tiktoken
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages import trim_messages
 
-TOKENS_PER_MESSAGE = 3
-TOKENS_PER_REPLY = 3
-
-enc = tiktoken.get_encoding("o200k_base")
-
-
-def tokens(text):
-    return len(enc.encode_ordinary(text))
-
-
-def count_message(m):
-    """ctxbench's accounting (the OpenAI cookbook's): 3 per message + role + content; a tool call is an
-    assistant message whose content is the JSON {"name", "arguments"}."""
-    if isinstance(m, SystemMessage):
-        return TOKENS_PER_MESSAGE + tokens("system") + tokens(m.content)
-    if isinstance(m, HumanMessage):
-        return TOKENS_PER_MESSAGE + tokens("user") + tokens(m.content)
-    if isinstance(m, ToolMessage):
-        return TOKENS_PER_MESSAGE + tokens("tool") + tokens(m.content)
-    if m.tool_calls:
-        call = m.tool_calls[0]
-        body = json.dumps(
-            {"name": call["name"], "arguments": m.additional_kwargs["raw_arguments"]},
-            separators=(",", ":"),
-            ensure_ascii=False,
-        )
-        return TOKENS_PER_MESSAGE + tokens("assistant") + tokens(body)
-    return TOKENS_PER_MESSAGE + tokens("assistant") + tokens(m.content)
-
-
-def count(messages):
-    """The token_counter a user passes to trim_messages: tokenizes every message on every call."""
-    return sum(count_message(m) for m in messages)
-
-
-def to_message(item):
-    kind = item["type"]
-    if kind == "message":
-        cls = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}[item["role"]]
-        return cls(content=item["content"])
-    if kind == "tool_call":
-        try:
-            args = json.loads(item["arguments"])
-        except ValueError:
-            args = None
-        if not isinstance(args, dict):
-            args = {"input": item["arguments"]}
-        return AIMessage(
-            content="",
-            tool_calls=[{"name": item["name"], "args": args, "id": item["id"]}],
-            additional_kwargs={"raw_arguments": item["arguments"]},
-        )
-    return ToolMessage(content=item["content"], tool_call_id=item["call_id"])
+from langchain_messages import TOKENS_PER_REPLY, count, to_message
 
 
 def is_assistant_turn(item):

@@ -289,6 +289,13 @@ mod tests {
         run(preset(name).as_mut(), st, req, &mock())
     }
 
+    /// Applies the preset and checks that it left the request as it was.
+    fn assert_unchanged(name: &str, r: &mut LlmRequest, st: &ReplayState) {
+        let before = r.clone();
+        apply(name, r, st);
+        assert_eq!(*r, before, "{name} changed the request");
+    }
+
     fn texts(req: &LlmRequest) -> Vec<&str> {
         req.contents.iter().map(Item::text).collect()
     }
@@ -326,9 +333,7 @@ mod tests {
         // First + newest 49: the newest 49 start with a result whose call is gone, so 48 remain.
         assert_eq!(r.contents.len(), 1 + 1 + 48);
         let mut r = agent_run(49, 1); // 99 events: under max_size
-        let before = r.clone();
-        apply("openhands_amortized", &mut r, &st);
-        assert_eq!(r, before);
+        assert_unchanged("openhands_amortized", &mut r, &st);
     }
 
     #[test]
@@ -377,9 +382,7 @@ mod tests {
     fn complexity_trap_summary_fires_after_21_turns_and_keeps_10() {
         let st = state(1_000_000);
         let mut r = agent_run(21, 1);
-        let before = r.clone();
-        apply("complexity_trap_summary", &mut r, &st);
-        assert_eq!(r, before, "21 turns is not over N");
+        assert_unchanged("complexity_trap_summary", &mut r, &st);
         let mut r = agent_run(22, 1);
         let a = apply("complexity_trap_summary", &mut r, &st);
         assert_eq!(a.summarized_items, 24);
@@ -451,9 +454,7 @@ mod tests {
     fn anthropic_clear_tool_uses_triggers_on_the_unedited_history() {
         let st = state(1_000_000);
         let mut r = agent_run(6, 2_000); // ~6 × 4k tokens: under 100k
-        let before = r.clone();
-        apply("anthropic_clear_tool_uses", &mut r, &st);
-        assert_eq!(r, before);
+        assert_unchanged("anthropic_clear_tool_uses", &mut r, &st);
         let mut s = preset("anthropic_clear_tool_uses");
         let mut r = agent_run(30, 2_000); // ~120k tokens
         run(s.as_mut(), &st, &mut r, &mock());
@@ -481,9 +482,7 @@ mod tests {
     fn anthropic_auto_compact_fires_13k_below_the_window() {
         let mut r = agent_run(10, 200);
         let tokens = state(0).measure(&r);
-        let before = r.clone();
-        apply("anthropic_auto_compact", &mut r, &state(tokens + 13_000));
-        assert_eq!(r, before);
+        assert_unchanged("anthropic_auto_compact", &mut r, &state(tokens + 13_000));
         let a = apply("anthropic_auto_compact", &mut r, &state(tokens + 12_999));
         assert_eq!(a.llm_calls.len(), 1);
         assert_eq!(
@@ -497,9 +496,7 @@ mod tests {
     fn adk_compacts_every_three_invocations() {
         let st = state(1_000_000);
         let mut r = chat(3);
-        let before = r.clone();
-        apply("adk_compaction", &mut r, &st);
-        assert_eq!(r, before);
+        assert_unchanged("adk_compaction", &mut r, &st);
         let mut r = chat(4);
         apply("adk_compaction", &mut r, &st);
         assert_eq!(r.contents[1].kind(), ItemKind::Summary);
@@ -519,9 +516,7 @@ mod tests {
         assert_eq!(r.contents[2].kind(), ItemKind::Summary);
         assert_eq!(r.contents[3].text(), "question 2");
         // The synthetic pair is not a turn: three real turns remain, so nothing more happens.
-        let before = r.clone();
-        apply("openai_summarizing_session", &mut r, &st);
-        assert_eq!(r, before);
+        assert_unchanged("openai_summarizing_session", &mut r, &st);
     }
 
     #[test]
