@@ -45,7 +45,7 @@ fn main() -> anyhow::Result<()> {
     let mut full = Vec::new();
     for _ in 0..repeats {
         let start = Instant::now();
-        run(&config, &dataset, out.path(), "floor", &())?;
+        run(&config, &dataset, out.path(), "floor", &(), false)?;
         full.push(start.elapsed());
     }
     let (floor, full) = (median(floor), median(full));

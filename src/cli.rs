@@ -108,6 +108,10 @@ struct RunArgs {
     /// With a real LLM (`[llm]` in the config): ignore the response cache and call the endpoint again.
     #[arg(long)]
     no_cache: bool,
+    /// Continue the interrupted run in the output directory (same config and dataset), skipping the episodes
+    /// it finished.
+    #[arg(long)]
+    resume: bool,
 }
 
 struct Bar(indicatif::ProgressBar);
@@ -318,6 +322,7 @@ fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         name,
         window,
         no_cache,
+        resume,
     } = args;
     let (dataset, config_path) = (dataset.as_path(), config_path.as_deref());
     let mut config = match config_path {
@@ -348,8 +353,8 @@ fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     }
     let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
     let bar = progress_bar();
-    let outcome =
-        runner::run(&config, dataset, &out, &name, &Bar(bar.clone())).with_context(|| {
+    let outcome = runner::run(&config, dataset, &out, &name, &Bar(bar.clone()), resume)
+        .with_context(|| {
             format!(
                 "run '{name}' failed; finished episodes are in '{}'",
                 out.display()

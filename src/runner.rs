@@ -283,9 +283,22 @@ pub fn run(
     out: &Path,
     name: &str,
     progress: &dyn Progress,
+    resume: bool,
 ) -> Result<RunOutcome> {
     config.validate()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
+    let config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
+        what: "config",
+        message: e.to_string(),
+    })?;
+    let journal_path = out.join(JOURNAL);
+    let finished: Vec<Finished> = if resume {
+        read_journal(&journal_path, &config_json)?
+    } else {
+        Vec::new()
+    };
+    let finished_ids: std::collections::HashSet<String> =
+        finished.iter().map(|f| f.episode.clone()).collect();
     // With a real LLM each worker waits on the network: as many workers as requests may be in flight.
     let threads = config
         .llm
@@ -306,7 +319,7 @@ pub fn run(
         || {
             rayon::join(
                 || dataset_sha256(dataset),
-                || read_batch(&mut episodes, &mut seen_ids, batch_size),
+                || read_batch(&mut episodes, &mut seen_ids, &finished_ids, batch_size),
             )
         },
     );
@@ -317,7 +330,20 @@ pub fn run(
     };
     let replayer = Replayer::new(Arc::clone(&tokenizer), llm.as_ref(), config.context_window);
     let prices = config.prices();
-    let mut steps = StepsWriter::create(&out.join("steps.csv"))?;
+    let sha256 = sha256?;
+    let mut steps = if resume {
+        if finished.first().is_some_and(|f| f.sha256 != sha256) {
+            return Err(Error::Config(format!(
+                "cannot resume the run in '{}': the dataset '{}' changed since it started",
+                out.display(),
+                dataset.display()
+            )));
+        }
+        StepsWriter::resume(&out.join("steps.csv"), &finished_ids)?
+    } else {
+        StepsWriter::create(&out.join("steps.csv"))?
+    };
+    let mut journal = Journal::open(&journal_path, resume)?;
     let exports = ExportManager::standard(out);
     let mut report = RunReport {
         version: SUMMARY_VERSION,
@@ -326,14 +352,11 @@ pub fn run(
         complete: false,
         dataset: DatasetInfo {
             path: dataset.display().to_string(),
-            sha256: sha256?,
+            sha256: sha256.clone(),
             episodes: 0,
             items: 0,
         },
-        config: serde_json::to_value(config).map_err(|e| Error::Serialize {
-            what: "config",
-            message: e.to_string(),
-        })?,
+        config: config_json.clone(),
         strategies: Vec::new(),
         notes: standard_notes(),
         episodes: Vec::new(),
@@ -344,6 +367,20 @@ pub fn run(
     // The episode with the largest baseline context so far is drawn step by step in the charts.
     let mut largest = 0usize;
     let mut compute: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    // What an interrupted run finished comes back as it was.
+    for f in finished {
+        report.dataset.episodes += 1;
+        report.dataset.items += f.items;
+        report.episodes.extend(f.rows);
+        baseline_rows.push(f.baseline);
+        for (strategy, times) in f.compute {
+            compute.entry(strategy).or_default().extend(times);
+        }
+        if let Some(chart) = f.chart.filter(|_| f.peak > largest) {
+            largest = f.peak;
+            report.charts = chart;
+        }
+    }
     let mut batch = first_batch?;
     loop {
         // An empty batch means the dataset is finished: the last write marks the run complete.
@@ -362,37 +399,55 @@ pub fn run(
                 if report.complete {
                     Ok(Vec::new())
                 } else {
-                    read_batch(&mut episodes, &mut seen_ids, batch_size)
+                    read_batch(&mut episodes, &mut seen_ids, &finished_ids, batch_size)
                 }
             },
         );
+        let mut done = Vec::with_capacity(batch.len());
         for (ep, res) in batch.iter().zip(results) {
             let (replays, baseline) = res?;
             report.dataset.episodes += 1;
             report.dataset.items += ep.items.len();
+            let mut entry = Finished {
+                episode: ep.id.clone(),
+                sha256: sha256.clone(),
+                items: ep.items.len(),
+                rows: Vec::with_capacity(replays.len()),
+                baseline: episode_metrics(&baseline, &baseline, &prices),
+                peak: 0,
+                compute: Vec::with_capacity(replays.len()),
+                chart: None,
+            };
             for r in &replays {
                 for s in &r.steps {
                     steps.write(&StepRow::new(&r.episode, &r.strategy, s, &prices))?;
-                    compute
-                        .entry(r.strategy.clone())
-                        .or_default()
-                        .push(s.compute_us);
                 }
-                report.episodes.push(episode_metrics(r, &baseline, &prices));
+                let times: Vec<f64> = r.steps.iter().map(|s| s.compute_us).collect();
+                compute
+                    .entry(r.strategy.clone())
+                    .or_default()
+                    .extend(&times);
+                entry.compute.push((r.strategy.clone(), times));
+                entry.rows.push(episode_metrics(r, &baseline, &prices));
             }
-            let peak = baseline
+            report.episodes.extend(entry.rows.iter().cloned());
+            entry.peak = baseline
                 .steps
                 .iter()
                 .map(|s| s.tokens_sent)
                 .max()
                 .unwrap_or(0);
-            if peak > largest {
-                largest = peak;
+            if entry.peak > largest {
+                largest = entry.peak;
                 report.charts = chart_data(&ep.id, config.context_window, &replays, &prices);
+                entry.chart = Some(report.charts.clone());
             }
-            baseline_rows.push(episode_metrics(&baseline, &baseline, &prices));
+            baseline_rows.push(entry.baseline.clone());
+            done.push(entry);
         }
         steps.flush()?;
+        // The journal is written after the rows it vouches for, and before the tables.
+        journal.append(&config_json, &done)?;
         progress.advance(batch.len() as u64);
         aggregate(
             &mut report,
@@ -402,6 +457,7 @@ pub fn run(
         );
         exports.write_all(&report)?;
         if report.complete {
+            journal.finish()?;
             break;
         }
         // A bad episode further on stops the run here, after everything before it was written.
@@ -413,14 +469,131 @@ pub fn run(
     })
 }
 
-/// Reads up to `n` episodes, checking each one and that no id repeats.
+/// The journal of a run in progress, beside its tables: a first line with the configuration, then one line per
+/// finished episode with everything the tables need from it. `run --resume` reads it back; a completed run
+/// removes it.
+const JOURNAL: &str = "resume.jsonl";
+
+/// One finished episode, as journaled.
+#[derive(Serialize, Deserialize)]
+struct Finished {
+    episode: String,
+    sha256: String,
+    items: usize,
+    rows: Vec<EpisodeMetrics>,
+    baseline: EpisodeMetrics,
+    peak: usize,
+    compute: Vec<(String, Vec<f64>)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chart: Option<ChartData>,
+}
+
+/// The journal file being written.
+struct Journal {
+    file: std::fs::File,
+    path: PathBuf,
+    fresh: bool,
+}
+
+impl Journal {
+    fn open(path: &Path, resume: bool) -> Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(resume)
+            .write(true)
+            .truncate(!resume)
+            .open(path)
+            .map_err(|e| Error::io("open", path, e))?;
+        Ok(Self {
+            file,
+            path: path.to_owned(),
+            fresh: !resume,
+        })
+    }
+
+    fn append(&mut self, config: &serde_json::Value, done: &[Finished]) -> Result<()> {
+        use std::io::Write as _;
+        let mut text = String::new();
+        if std::mem::take(&mut self.fresh) {
+            text.push_str(&config.to_string());
+            text.push('\n');
+        }
+        for f in done {
+            let line = serde_json::to_string(f).map_err(|e| Error::Serialize {
+                what: "resume journal",
+                message: e.to_string(),
+            })?;
+            text.push_str(&line);
+            text.push('\n');
+        }
+        self.file
+            .write_all(text.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| Error::io("write", &self.path, e))
+    }
+
+    fn finish(self) -> Result<()> {
+        std::fs::remove_file(&self.path).map_err(|e| Error::io("remove", &self.path, e))
+    }
+}
+
+/// The episodes an interrupted run finished, checked against the configuration it ran with.
+fn read_journal(path: &Path, config: &serde_json::Value) -> Result<Vec<Finished>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Config(format!(
+                "nothing to resume: '{}' is missing (the run completed, or never wrote a batch)",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    let mut lines = text.lines().enumerate();
+    let head: serde_json::Value = match lines.next() {
+        Some((_, line)) => serde_json::from_str(line).map_err(|e| Error::Parse {
+            path: path.to_owned(),
+            line: 1,
+            message: e.to_string(),
+        })?,
+        None => return Ok(Vec::new()),
+    };
+    if head != *config {
+        return Err(Error::Config(format!(
+            "cannot resume the run in '{}': its configuration differs from this one (run with the same --config, \
+             --strategies and --window)",
+            path.parent().unwrap_or(path).display()
+        )));
+    }
+    let mut finished = Vec::new();
+    for (i, line) in lines {
+        // A line cut short by a crash ends the journal: its batch is redone.
+        match serde_json::from_str::<Finished>(line) {
+            Ok(f) => finished.push(f),
+            Err(e) if e.is_eof() => break,
+            Err(e) => {
+                return Err(Error::Parse {
+                    path: path.to_owned(),
+                    line: i + 1,
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(finished)
+}
+
+/// Reads up to `n` episodes, checking each one and that no id repeats; episodes in `skip` (finished by an
+/// interrupted run) are checked but not returned.
 fn read_batch(
     episodes: &mut impl Iterator<Item = Result<(PathBuf, usize, Episode)>>,
     seen_ids: &mut std::collections::HashSet<String>,
+    skip: &std::collections::HashSet<String>,
     n: usize,
 ) -> Result<Vec<Episode>> {
     let mut batch = Vec::with_capacity(n);
-    for res in episodes.by_ref().take(n) {
+    while batch.len() < n {
+        let Some(res) = episodes.next() else { break };
         let (file, line, ep) = res?;
         if let Some(issue) = check_episode(&ep).into_iter().next() {
             return Err(Error::Invalid {
@@ -441,7 +614,9 @@ fn read_batch(
                 message: "duplicate episode id: every episode of a run needs its own id".into(),
             });
         }
-        batch.push(ep);
+        if !skip.contains(&ep.id) {
+            batch.push(ep);
+        }
     }
     Ok(batch)
 }

@@ -237,7 +237,7 @@ pub fn run(
     config.strategies = std::iter::once(NamedStrategy::new("none", StrategyConfig::None))
         .chain(points.iter().map(|p| p.strategy.clone()))
         .collect();
-    let outcome = runner::run(&config, dataset, out, name, progress)?;
+    let outcome = runner::run(&config, dataset, out, name, progress, false)?;
     let rec = recommend(&outcome.report.strategies, sweep.min_retention);
     let metrics: BTreeMap<&str, &StrategyMetrics> = outcome
         .report

@@ -60,7 +60,7 @@ pub fn ratio(part: usize, whole: usize) -> Option<f64> {
 }
 
 /// Metrics of one episode under one strategy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeMetrics {
     /// The episode id.
     pub episode: String,

@@ -14,7 +14,7 @@ use super::RunReport;
 use crate::error::{Error, Result};
 
 /// Per-step series of one episode under one strategy.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepSeries {
     /// The strategy.
     pub strategy: String,
@@ -50,7 +50,7 @@ impl StepSeries {
 }
 
 /// The series the charts need.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChartData {
     /// The episode drawn per step.
     pub episode: String,

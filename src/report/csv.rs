@@ -217,6 +217,52 @@ impl StepsWriter {
         })
     }
 
+    /// Continues the file of an interrupted run: keeps the header and the rows of the `finished` episodes
+    /// (a row of an episode that did not finish, even a half-written one, goes), then appends.
+    ///
+    /// # Errors
+    /// Names the file.
+    pub fn resume(
+        path: &std::path::Path,
+        finished: &std::collections::HashSet<String>,
+    ) -> Result<Self> {
+        let bad = |e: ::csv::Error| Error::Parse {
+            path: path.to_owned(),
+            line: e
+                .position()
+                .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
+            message: e.to_string(),
+        };
+        let mut reader = ::csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_path(path)
+            .map_err(bad)?;
+        let mut kept = ::csv::Writer::from_writer(Vec::new());
+        kept.write_record(reader.headers().map_err(bad)?)
+            .map_err(bad)?;
+        for record in reader.records() {
+            let Ok(record) = record else { break };
+            if record.get(0).is_some_and(|ep| finished.contains(ep)) {
+                kept.write_record(&record).map_err(bad)?;
+            }
+        }
+        let bytes = kept.into_inner().map_err(|e| Error::Serialize {
+            what: "steps.csv",
+            message: e.to_string(),
+        })?;
+        super::write_atomic(path, &bytes)?;
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io("open", path, e))?;
+        Ok(Self {
+            inner: ::csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(std::io::BufWriter::new(f)),
+            path: path.to_owned(),
+        })
+    }
+
     /// Appends one row.
     ///
     /// # Errors

@@ -253,8 +253,15 @@ fn every_shared_trace_imports_validates_and_replays() {
         context_window: 8_000,
         ..Default::default()
     };
-    let out =
-        ctxbench::runner::run(&config, &data, &tmp.path().join("run"), "traces", &()).unwrap();
+    let out = ctxbench::runner::run(
+        &config,
+        &data,
+        &tmp.path().join("run"),
+        "traces",
+        &(),
+        false,
+    )
+    .unwrap();
     assert_eq!(out.report.dataset.episodes, episodes.len());
     assert!(out.report.complete);
     let none = &out.report.strategies[0];

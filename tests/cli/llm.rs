@@ -306,3 +306,143 @@ fn a_run_with_a_real_llm_is_served_from_the_cache_on_rerun() {
     run(&["--no-cache"]);
     assert!(seen.lock().unwrap().requests >= 2 * calls);
 }
+
+/// A run killed midway and resumed with `--resume` repeats no finished episode and ends with the same tables
+/// as a run that was never interrupted.
+#[test]
+fn a_killed_run_resumes_without_repeating_finished_episodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 8);
+    let (url, seen) = server(vec![Reply {
+        delay: Duration::from_millis(30),
+        ..ok("foo.h")
+    }]);
+    let config = |name: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"CTXBENCH_TEST_UNSET\"\nmax_concurrency = 1\ncache_dir = \"{}\"\n\
+                 [[strategies]]\nname = \"none\"\ntype = \"none\"\n[[strategies]]\nname = \"summarize\"\ntype = \"pipeline\"\nthreshold = 0.5\n[[strategies.stages]]\ntype = \"summarization\"\n",
+                dir.path().join(format!("cache-{name}")).display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let args = |cfg: &std::path::Path, out: &std::path::Path| -> Vec<String> {
+        [
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    // The reference: one uninterrupted run.
+    let reference = dir.path().join("reference");
+    let out = ctxbench(
+        &args(&config("reference"), &reference)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        Some(1),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !reference.join("resume.jsonl").exists(),
+        "a completed run leaves no journal"
+    );
+
+    // The same run, killed once its first batch (4 episodes) is journaled.
+    let cfg = config("killed");
+    let killed = dir.path().join("killed");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxbench"))
+        .args(args(&cfg, &killed))
+        .current_dir(crate::root())
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = killed.join("resume.jsonl");
+    let started = Instant::now();
+    while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < 5
+        || !killed.join("summary.json").exists()
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the first batch never finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let summary = std::fs::read_to_string(killed.join("summary.json")).unwrap();
+    assert!(summary.contains("\"complete\": false"), "{summary}");
+    let finished = std::fs::read_to_string(&journal).unwrap().lines().count() - 1;
+    assert!(
+        (4..8).contains(&finished),
+        "{finished} episodes finished before the kill"
+    );
+
+    let before = seen.lock().unwrap().requests;
+    let mut resume_args = args(&cfg, &killed);
+    resume_args.push("--resume".into());
+    let out = ctxbench(
+        &resume_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        Some(1),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!journal.exists());
+    // Only the unfinished episodes called the LLM again (the reference run made the same calls for all 8).
+    let reference_calls = before / 2; // the reference and the killed run each sent their own calls
+    assert!(
+        seen.lock().unwrap().requests - before < reference_calls,
+        "finished episodes were not repeated"
+    );
+    // Everything but the measured latency of the real calls is the same as without the kill.
+    let without_latency = |path: std::path::PathBuf| -> Vec<String> {
+        let text = std::fs::read_to_string(path).unwrap();
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let skip = header.iter().position(|h| *h == "strategy_llm_ms");
+        text.lines()
+            .map(|l| {
+                l.split(',')
+                    .enumerate()
+                    .filter(|(i, _)| Some(*i) != skip)
+                    .map(|(_, f)| f)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect()
+    };
+    for file in ["steps.csv", "episodes.csv"] {
+        let (a, b) = (
+            without_latency(reference.join(file)),
+            without_latency(killed.join(file)),
+        );
+        assert_eq!(a.len(), b.len(), "{file}: row count");
+        if let Some((x, y)) = a.iter().zip(&b).find(|(x, y)| x != y) {
+            panic!("{file} differs from the uninterrupted run:\n{x}\n{y}");
+        }
+    }
+    let resumed = std::fs::read_to_string(killed.join("summary.json")).unwrap();
+    assert!(resumed.contains("\"complete\": true"));
+    assert!(resumed.contains("\"episodes\": 8"), "{resumed}");
+    // Nothing left to resume.
+    let out = ctxbench(
+        &resume_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        Some(1),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("nothing to resume"),
+        "{}",
+        text(&out.stderr)
+    );
+}
