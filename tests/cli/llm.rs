@@ -10,7 +10,7 @@ use ctxbench::llm::openai::{OpenAiConfig, OpenAiLlm};
 use ctxbench::llm::LlmRequest;
 use ctxbench::Item;
 
-use crate::{ctxbench, subset, text};
+use crate::{ctxbench, ctxbench_run, run_args, subset, text};
 
 /// One scripted answer.
 #[derive(Clone)]
@@ -248,6 +248,24 @@ fn the_cache_answers_a_repeat_and_no_cache_bypasses_it() {
     assert_eq!(seen.lock().unwrap().requests, 3);
 }
 
+/// Writes `DIR/NAME.toml`: a run with a 4k window, `none` and a summarizing pipeline, whose LLM is the test
+/// server at `url` with its own cache `DIR/cache-NAME`, plus `llm_extra` lines in `[llm]`.
+fn llm_config(dir: &std::path::Path, name: &str, url: &str, llm_extra: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"CTXBENCH_TEST_UNSET\"\n\
+             cache_dir = \"{}\"\n{llm_extra}\
+             [[strategies]]\nname = \"none\"\ntype = \"none\"\n[[strategies]]\nname = \"summarize\"\ntype = \"pipeline\"\n\
+             threshold = 0.5\n[[strategies.stages]]\ntype = \"summarization\"\n",
+            dir.join(format!("cache-{name}")).display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
 /// A whole run with `[llm]`: strategies and probes call the server; a re-run costs no request; `--no-cache`
 /// calls again.
 #[test]
@@ -255,29 +273,9 @@ fn a_run_with_a_real_llm_is_served_from_the_cache_on_rerun() {
     let dir = tempfile::tempdir().unwrap();
     let data = subset(dir.path(), 2);
     let (url, seen) = server(vec![ok("foo.h")]);
-    let cfg = dir.path().join("real.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"CTXBENCH_TEST_UNSET\"\ncache_dir = \"{}\"\nbackoff_ms = 10\n\
-             [[strategies]]\nname = \"none\"\ntype = \"none\"\n[[strategies]]\nname = \"summarize\"\ntype = \"pipeline\"\nthreshold = 0.5\n[[strategies.stages]]\ntype = \"summarization\"\n",
-            dir.path().join("cache").display()
-        ),
-    )
-    .unwrap();
+    let cfg = llm_config(dir.path(), "real", &url, "backoff_ms = 10\n");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--dataset",
-            data.to_str().unwrap(),
-            "--config",
-            cfg.to_str().unwrap(),
-        ];
-        let out_dir = dir.path().join("out");
-        let out_dir = out_dir.to_str().unwrap().to_owned();
-        args.extend(["--out", &out_dir]);
-        args.extend(extra);
-        let out = ctxbench(&args, None);
+        let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("out"), extra, None);
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout)
     };
@@ -317,32 +315,8 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
         delay: Duration::from_millis(30),
         ..ok("foo.h")
     }]);
-    let config = |name: &str| {
-        let path = dir.path().join(format!("{name}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"CTXBENCH_TEST_UNSET\"\nmax_concurrency = 1\ncache_dir = \"{}\"\n\
-                 [[strategies]]\nname = \"none\"\ntype = \"none\"\n[[strategies]]\nname = \"summarize\"\ntype = \"pipeline\"\nthreshold = 0.5\n[[strategies.stages]]\ntype = \"summarization\"\n",
-                dir.path().join(format!("cache-{name}")).display()
-            ),
-        )
-        .unwrap();
-        path
-    };
-    let args = |cfg: &std::path::Path, out: &std::path::Path| -> Vec<String> {
-        [
-            "run",
-            "--dataset",
-            data.to_str().unwrap(),
-            "--config",
-            cfg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]
-        .map(str::to_owned)
-        .to_vec()
-    };
+    let config = |name: &str| llm_config(dir.path(), name, &url, "max_concurrency = 1\n");
+    let args = |cfg: &std::path::Path, out: &std::path::Path| run_args(&data, Some(cfg), out, &[]);
     // The reference: one uninterrupted run.
     let reference = dir.path().join("reference");
     let out = ctxbench(

@@ -52,6 +52,36 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The arguments of `ctxbench run` on `data` with `config` (or the default), writing to `out`, then `extra`.
+pub fn run_args(data: &Path, config: Option<&Path>, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "run".to_owned(),
+        "--dataset".into(),
+        data.display().to_string(),
+    ];
+    if let Some(cfg) = config {
+        args.extend(["--config".to_owned(), cfg.display().to_string()]);
+    }
+    args.extend(["--out".to_owned(), out.display().to_string()]);
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    args
+}
+
+/// Runs `ctxbench run` with [`run_args`].
+pub fn ctxbench_run(
+    data: &Path,
+    config: Option<&Path>,
+    out: &Path,
+    extra: &[&str],
+    threads: Option<usize>,
+) -> Output {
+    let args = run_args(data, config, out, extra);
+    ctxbench(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        threads,
+    )
+}
+
 /// The first `n` episodes of the bundled dataset, in a temporary file.
 fn subset(dir: &Path, n: usize) -> PathBuf {
     let all = std::fs::read_to_string(root().join("datasets/default.jsonl")).unwrap();
@@ -226,18 +256,11 @@ fn every_peer_preset_runs_by_name_and_is_listed() {
     let dir = tempfile::tempdir().unwrap();
     let data = subset(dir.path(), 4);
     let out_dir = dir.path().join("r");
-    let out = ctxbench(
-        &[
-            "run",
-            "--dataset",
-            data.to_str().unwrap(),
-            "--strategies",
-            "presets",
-            "--window",
-            "8000",
-            "--out",
-            out_dir.to_str().unwrap(),
-        ],
+    let out = ctxbench_run(
+        &data,
+        None,
+        &out_dir,
+        &["--strategies", "presets", "--window", "8000"],
         Some(2),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -249,16 +272,11 @@ fn every_peer_preset_runs_by_name_and_is_listed() {
         );
     }
     // One preset alone, by name, beside a default.
-    let out = ctxbench(
-        &[
-            "run",
-            "--dataset",
-            data.to_str().unwrap(),
-            "--strategies",
-            "compaction,anthropic_clear_tool_uses",
-            "--out",
-            out_dir.to_str().unwrap(),
-        ],
+    let out = ctxbench_run(
+        &data,
+        None,
+        &out_dir,
+        &["--strategies", "compaction,anthropic_clear_tool_uses"],
         Some(1),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -287,18 +305,7 @@ fn external_strategy_speaks_json_lines() {
          [[strategies]]\nname = \"native\"\ntype = \"sliding_window\"\nmax_items = 20\n",
     );
     let out_dir = dir.path().join("r");
-    let out = ctxbench(
-        &[
-            "run",
-            "--dataset",
-            data.to_str().unwrap(),
-            "--config",
-            cfg.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-        ],
-        Some(2),
-    );
+    let out = ctxbench_run(&data, Some(&cfg), &out_dir, &[], Some(2));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let steps = std::fs::read_to_string(out_dir.join("steps.csv")).unwrap();
     let rows = |name: &str| -> Vec<String> {
@@ -349,18 +356,7 @@ fn external_strategy_failures_are_clear() {
                 "[[strategies]]\nname = \"{name}\"\ntype = \"external\"\ncommand = {command}\n"
             ),
         );
-        let out = ctxbench(
-            &[
-                "run",
-                "--dataset",
-                data.to_str().unwrap(),
-                "--config",
-                cfg.to_str().unwrap(),
-                "--out",
-                dir.path().join(name).to_str().unwrap(),
-            ],
-            None,
-        );
+        let out = ctxbench_run(&data, Some(&cfg), &dir.path().join(name), &[], None);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
         assert!(stderr.contains("external `"), "{name}: {stderr}");
