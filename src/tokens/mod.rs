@@ -7,7 +7,7 @@
 //! over many strategies tokenizes each distinct item once in total.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
@@ -95,8 +95,20 @@ impl std::str::FromStr for Backend {
 }
 
 enum Engine {
-    Bpe(&'static bpe_openai::Tokenizer),
+    /// bpe-openai, with the set of its tokens' bytes: a pre-tokenized piece that is itself a token (most
+    /// words) counts 1 without running the encoder, as tiktoken's own shortcut does.
+    Bpe(&'static bpe_openai::Tokenizer, &'static Vocabulary),
     Tiktoken(&'static tiktoken_rs::CoreBPE),
+}
+
+/// The bytes of every token of a vocabulary.
+type Vocabulary = std::collections::HashSet<&'static [u8], FxBuildHasher>;
+
+fn vocabulary(t: &'static bpe_openai::Tokenizer) -> Vocabulary {
+    (0..t.bpe.num_tokens())
+        .filter_map(|id| u32::try_from(id).ok())
+        .map(|id| t.bpe.token_bytes(id))
+        .collect()
 }
 
 /// Counts tokens of texts, chat items and requests, caching each item's count.
@@ -140,8 +152,16 @@ impl Tokenizer {
     /// Fails when the vocabulary cannot be loaded.
     pub fn new(encoding: Encoding, backend: Backend) -> Result<Self> {
         let engine = match (backend, encoding) {
-            (Backend::Bpe, Encoding::O200kBase) => Engine::Bpe(bpe_openai::o200k_base()),
-            (Backend::Bpe, Encoding::Cl100kBase) => Engine::Bpe(bpe_openai::cl100k_base()),
+            (Backend::Bpe, Encoding::O200kBase) => {
+                static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
+                let t = bpe_openai::o200k_base();
+                Engine::Bpe(t, VOCAB.get_or_init(|| vocabulary(t)))
+            }
+            (Backend::Bpe, Encoding::Cl100kBase) => {
+                static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
+                let t = bpe_openai::cl100k_base();
+                Engine::Bpe(t, VOCAB.get_or_init(|| vocabulary(t)))
+            }
             (Backend::Tiktoken, Encoding::O200kBase) => {
                 Engine::Tiktoken(tiktoken_rs::o200k_base_singleton())
             }
@@ -189,7 +209,16 @@ impl Tokenizer {
             return 0;
         }
         match self.engine {
-            Engine::Bpe(t) => t.count(text),
+            Engine::Bpe(t, vocab) => t
+                .split(t.normalize(text).as_str())
+                .map(|piece| {
+                    if vocab.contains(piece.as_bytes()) {
+                        1
+                    } else {
+                        t.bpe.count(piece.as_bytes())
+                    }
+                })
+                .sum(),
             Engine::Tiktoken(t) => t.encode_ordinary(text).len(),
         }
     }
@@ -198,7 +227,7 @@ impl Tokenizer {
     #[must_use]
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self.engine {
-            Engine::Bpe(t) => t.encode(text),
+            Engine::Bpe(t, _) => t.encode(text),
             Engine::Tiktoken(t) => t.encode_ordinary(text).into_iter().collect(),
         }
     }
