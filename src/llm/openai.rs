@@ -176,6 +176,10 @@ impl OpenAiLlm {
             .timeout(Duration::from_secs_f64(config.timeout_s))
             .build()
             .map_err(|e| Error::Llm(format!("cannot build the HTTP client: {e}")))?;
+        if config.use_cache {
+            // Created once here, not before every write; a cache that cannot be written is skipped.
+            let _ = std::fs::create_dir_all(&config.cache_dir);
+        }
         let spacing = (config.requests_per_minute > 0)
             .then(|| Duration::from_secs_f64(60.0 / f64::from(config.requests_per_minute)));
         Ok(Self {
@@ -230,13 +234,12 @@ impl OpenAiLlm {
         body
     }
 
-    fn cache_path(&self, body: &Value) -> PathBuf {
-        let key = Sha256::digest(format!("{}\n{body}", self.config.base_url).as_bytes());
-        self.config.cache_dir.join(format!("{key:x}.json"))
-    }
-
-    fn attempt(&self, body: &Value) -> std::result::Result<(String, Usage), Failure> {
-        let mut request = self.http.post(self.endpoint()).json(body);
+    fn attempt(&self, body: &str) -> std::result::Result<(String, Usage), Failure> {
+        let mut request = self
+            .http
+            .post(self.endpoint())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_owned());
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
@@ -315,8 +318,10 @@ impl OpenAiLlm {
     /// # Errors
     /// After the last retry, or at once for an answer that retrying cannot fix.
     pub fn complete(&self, req: &LlmRequest) -> Result<LlmResponse> {
-        let body = self.body(req);
-        let path = self.cache_path(&body);
+        // Serialized once: the same text is hashed (cache key, backoff jitter) and sent on every attempt.
+        let body = self.body(req).to_string();
+        let key = Sha256::digest(format!("{}\n{body}", self.config.base_url).as_bytes());
+        let path = self.config.cache_dir.join(format!("{key:x}.json"));
         if self.config.use_cache {
             if let Ok(bytes) = std::fs::read(&path) {
                 if let Ok(c) = serde_json::from_slice::<Cached>(&bytes) {
@@ -331,7 +336,6 @@ impl OpenAiLlm {
                 }
             }
         }
-        let seed = Sha256::digest(body.to_string().as_bytes());
         let mut attempt = 0;
         let (text, usage, latency_ms) = loop {
             self.limits.acquire();
@@ -344,8 +348,7 @@ impl OpenAiLlm {
                 Err(f) if f.retry && attempt < self.config.max_retries => {
                     attempt += 1;
                     std::thread::sleep(
-                        f.retry_after
-                            .unwrap_or_else(|| self.backoff(attempt, &seed)),
+                        f.retry_after.unwrap_or_else(|| self.backoff(attempt, &key)),
                     );
                 }
                 Err(f) => {
@@ -369,9 +372,7 @@ impl OpenAiLlm {
             };
             // A cache that cannot be written costs money on the next run, not correctness now.
             if let Ok(bytes) = serde_json::to_vec(&entry) {
-                let _ = std::fs::create_dir_all(&self.config.cache_dir)
-                    .map_err(|e| Error::io("create", &self.config.cache_dir, e))
-                    .and_then(|()| crate::report::write_atomic(&path, &bytes));
+                let _ = crate::report::write_atomic(&path, &bytes);
             }
         }
         Ok(LlmResponse {

@@ -265,22 +265,20 @@ impl Compaction {
         // not tool output) and stay so: each round examines only what aged since, so a replay stays linear.
         let start = self.scan_start(&req.contents).min(req.contents.len());
         let cut = self.cut(&req.contents).max(start);
-        let old_results: Vec<usize> = (start..cut)
-            .filter(|&i| matches!(&req.contents[i], Item::ToolResult { name, .. } if !self.config.exclude_tools.contains(name)))
-            .collect();
-        let answered: HashSet<&str, FxBuildHasher> = (start..cut)
-            .filter_map(|i| match &req.contents[i] {
-                Item::ToolResult { call_id, .. } => Some(call_id.as_str()),
-                _ => None,
-            })
-            .collect();
-        let old_calls: HashSet<&str, FxBuildHasher> = old_results
-            .iter()
-            .filter_map(|&i| match &req.contents[i] {
-                Item::ToolResult { call_id, .. } => Some(call_id.as_str()),
-                _ => None,
-            })
-            .collect();
+        // One pass over the old part: which results may be compacted (by index), the calls they answer,
+        // and every call answered at all (excluded tools included).
+        let mut old_results: Vec<usize> = Vec::new();
+        let mut old_calls: HashSet<&str, FxBuildHasher> = HashSet::default();
+        let mut answered: HashSet<&str, FxBuildHasher> = HashSet::default();
+        for (i, item) in req.contents[start..cut].iter().enumerate() {
+            if let Item::ToolResult { call_id, name, .. } = item {
+                answered.insert(call_id);
+                if !self.config.exclude_tools.contains(name) {
+                    old_results.push(start + i);
+                    old_calls.insert(call_id);
+                }
+            }
+        }
         // A call whose result is not old yet is not settled: the next round starts at it.
         let done = (start..cut)
             .find(|&i| matches!(&req.contents[i], Item::ToolCall { id, .. } if !answered.contains(id.as_str())))
@@ -422,6 +420,18 @@ mod tests {
         // Applying again changes nothing: stubs are not compacted twice.
         assert_eq!(c.reduce(&st, &mut r), 0);
         c.restore(&mut r);
+        assert_eq!(r, original);
+    }
+
+    #[test]
+    fn excluded_tools_keep_their_outputs_and_arguments() {
+        let original = req();
+        let mut r = original.clone();
+        let mut c = Compaction::new(CompactionConfig {
+            exclude_tools: vec!["read".into()],
+            ..CompactionConfig::default()
+        });
+        assert_eq!(c.reduce(&state(100_000), &mut r), 0);
         assert_eq!(r, original);
     }
 
