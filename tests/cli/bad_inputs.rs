@@ -125,3 +125,21 @@ fn bad_traces_fail_import_with_their_error() {
         );
     }
 }
+
+/// An output directory that cannot be created (its parent is a file) stops the run with an error naming it.
+#[test]
+fn an_unwritable_output_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let out_dir = blocker.join("run");
+    let data = crate::subset(dir.path(), 1);
+    let out = crate::ctxbench_run(&data, None, &out_dir, &[], None);
+    let stderr = text(&out.stderr);
+    no_panic("unwritable", &out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("failed to create") && stderr.contains(&out_dir.display().to_string()),
+        "{stderr}"
+    );
+}
