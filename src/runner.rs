@@ -4,7 +4,7 @@
 //! once, so each episode blocks on its own future), results keep dataset order, and after each batch
 //! `steps.csv` is flushed and the other files are rewritten: a run that fails midway keeps what it finished.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -248,15 +248,12 @@ pub struct RunOutcome {
     pub dir: PathBuf,
 }
 
-/// One episode's replays under every strategy, and its baseline replay.
-type Replayed = (Vec<EpisodeReplay>, EpisodeReplay);
-
 /// Replays one episode under the baseline and every strategy; returns (reports, baseline).
 fn replay_episode(
     replayer: &Replayer<'_>,
     episode: &Episode,
     strategies: &[NamedStrategy],
-) -> Result<Replayed> {
+) -> Result<(Vec<EpisodeReplay>, EpisodeReplay)> {
     let has_baseline = strategies
         .iter()
         .position(|s| s.config == StrategyConfig::None);
@@ -297,8 +294,7 @@ pub fn run(
     } else {
         Vec::new()
     };
-    let finished_ids: std::collections::HashSet<String> =
-        finished.iter().map(|f| f.episode.clone()).collect();
+    let finished_ids: HashSet<String> = finished.iter().map(|f| f.episode.clone()).collect();
     // With a real LLM each worker waits on the network: as many workers as requests may be in flight.
     let threads = config
         .llm
@@ -310,163 +306,378 @@ pub fn run(
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
-    let batch_size = threads.max(1) * 4;
-    let mut episodes = stream(dataset)?;
-    let mut seen_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
-    // Loading the vocabulary, hashing the dataset and parsing the first batch are independent: in parallel.
-    let (tokenizer, (sha256, first_batch)) = rayon::join(
-        || Tokenizer::new(config.tokenizer.encoding, config.tokenizer.backend),
-        || {
-            rayon::join(
-                || dataset_sha256(dataset),
-                || read_batch(&mut episodes, &mut seen_ids, &finished_ids, batch_size),
-            )
-        },
-    );
-    let tokenizer = Arc::new(tokenizer?);
-    let llm: Box<dyn Llm> = match &config.llm {
-        Some(c) => Box::new(OpenAiLlm::new(c.clone())?),
-        None => Box::new(MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer))),
-    };
-    let replayer = Replayer::new(Arc::clone(&tokenizer), llm.as_ref(), config.context_window);
-    let prices = config.prices();
-    let sha256 = sha256?;
-    let mut steps = if resume {
-        if finished.first().is_some_and(|f| f.sha256 != sha256) {
-            return Err(Error::Config(format!(
-                "cannot resume the run in '{}': the dataset '{}' changed since it started",
-                out.display(),
-                dataset.display()
-            )));
-        }
-        StepsWriter::resume(&out.join("steps.csv"), &finished_ids)?
-    } else {
-        StepsWriter::create(&out.join("steps.csv"))?
-    };
-    let mut journal = Journal::open(&journal_path, resume)?;
-    let exports = ExportManager::standard(out);
-    let mut report = RunReport {
-        version: SUMMARY_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        run: name.into(),
-        complete: false,
-        dataset: DatasetInfo {
-            path: dataset.display().to_string(),
-            sha256: sha256.clone(),
-            episodes: 0,
-            items: 0,
-        },
-        config: config_json.clone(),
-        strategies: Vec::new(),
-        notes: standard_notes(),
-        episodes: Vec::new(),
-        timings: Vec::new(),
-        charts: ChartData::default(),
-    };
-    let mut baseline_rows: Vec<EpisodeMetrics> = Vec::new();
-    // The episode with the largest baseline context so far is drawn step by step in the charts.
-    let mut largest = 0usize;
-    let mut compute: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    // What an interrupted run finished comes back as it was.
-    for f in finished {
-        report.dataset.episodes += 1;
-        report.dataset.items += f.items;
-        report.episodes.extend(f.rows);
-        baseline_rows.push(f.baseline);
-        for (strategy, times) in f.compute {
-            compute.entry(strategy).or_default().extend(times);
-        }
-        if let Some(chart) = f.chart.filter(|_| f.peak > largest) {
-            largest = f.peak;
-            report.charts = chart;
-        }
-    }
-    let mut batch = first_batch?;
-    loop {
-        // An empty batch means the dataset is finished: the last write marks the run complete.
-        report.complete = batch.is_empty();
-        // The next batch is parsed while this one is replayed.
-        let (results, next_batch): (Vec<Result<Replayed>>, _) = rayon::join(
-            || {
-                pool.install(|| {
-                    batch
-                        .par_iter()
-                        .map(|ep| replay_episode(&replayer, ep, &config.strategies))
-                        .collect()
-                })
-            },
-            || {
-                if report.complete {
-                    Ok(Vec::new())
-                } else {
-                    read_batch(&mut episodes, &mut seen_ids, &finished_ids, batch_size)
-                }
-            },
-        );
-        let mut done = Vec::with_capacity(batch.len());
-        for (ep, res) in batch.iter().zip(results) {
-            let (replays, baseline) = res?;
-            report.dataset.episodes += 1;
-            report.dataset.items += ep.items.len();
-            let mut entry = Finished {
-                episode: ep.id.clone(),
-                sha256: sha256.clone(),
-                items: ep.items.len(),
-                rows: Vec::with_capacity(replays.len()),
-                baseline: episode_metrics(&baseline, &baseline, &prices),
-                peak: 0,
-                compute: Vec::with_capacity(replays.len()),
-                chart: None,
+    let episodes = stream(dataset)?;
+    // A real LLM's client is checked (its key, its cache) before anything is written.
+    let openai = config.llm.clone().map(OpenAiLlm::new).transpose()?;
+    let window = Window::new(threads.max(1) * 8);
+    let checkpoint_every = threads.max(1) * 4;
+
+    std::thread::scope(|scope| {
+        // Stops the reader and the workers however this scope is left.
+        let _stop = window.stop_on_drop();
+        // The dataset is hashed, read and validated while the vocabulary loads.
+        let sha256 = scope.spawn(|| dataset_sha256(dataset));
+        let (episode_tx, episode_rx) = std::sync::mpsc::sync_channel(window.size);
+        let window = &window;
+        let finished_ids = &finished_ids;
+        scope.spawn(move || read_episodes(episodes, finished_ids, window, &episode_tx));
+        let (result_tx, result_rx) = std::sync::mpsc::channel::<(usize, Result<Replayed>)>();
+        // Episodes replay on the pool as they arrive, each on the first free worker; results come back
+        // tagged with their place in the dataset.
+        let workers = scope.spawn(move || -> Result<()> {
+            let tokenizer = Arc::new(Tokenizer::new(
+                config.tokenizer.encoding,
+                config.tokenizer.backend,
+            )?);
+            let llm: Box<dyn Llm> = match openai {
+                Some(l) => Box::new(l),
+                None => Box::new(MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer))),
             };
-            for r in &replays {
-                for s in &r.steps {
-                    steps.write(&StepRow::new(&r.episode, &r.strategy, s, &prices))?;
+            let replayer = Replayer::new(tokenizer, llm.as_ref(), config.context_window);
+            pool.install(|| {
+                episode_rx.into_iter().par_bridge().for_each_with(
+                    result_tx,
+                    |tx, (index, episode): (usize, Result<Episode>)| {
+                        if window.stopped() {
+                            return;
+                        }
+                        let replayed = episode.and_then(|ep| {
+                            replay_episode(&replayer, &ep, &config.strategies).map(|r| (ep, r))
+                        });
+                        // The receiver is gone only when the run has stopped.
+                        let _ = tx.send((index, replayed));
+                    },
+                );
+            });
+            Ok(())
+        });
+
+        let sha256 = sha256
+            .join()
+            .unwrap_or_else(|_| Err(Error::Config("hashing the dataset panicked".into())))?;
+        let mut state = State::start(
+            config,
+            dataset,
+            out,
+            name,
+            &config_json,
+            sha256,
+            resume,
+            finished,
+        )?;
+        // Results are written in dataset order: the ones that arrive early wait here.
+        let mut early: BTreeMap<usize, Result<Replayed>> = BTreeMap::new();
+        let mut next = 0;
+        for (index, replayed) in result_rx {
+            early.insert(index, replayed);
+            while let Some(replayed) = early.remove(&next) {
+                next += 1;
+                window.advance(next);
+                let (episode, replays) = match replayed {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // A bad episode or a failing strategy stops the run here, after everything before
+                        // it was written.
+                        state.checkpoint(true)?;
+                        return Err(e);
+                    }
+                };
+                state.add(&episode, replays)?;
+                progress.advance(1);
+                if state.done.len() >= checkpoint_every {
+                    state.checkpoint(false)?;
                 }
-                let times: Vec<f64> = r.steps.iter().map(|s| s.compute_us).collect();
-                compute
-                    .entry(r.strategy.clone())
-                    .or_default()
-                    .extend(&times);
-                entry.compute.push((r.strategy.clone(), times));
-                entry.rows.push(episode_metrics(r, &baseline, &prices));
             }
-            report.episodes.extend(entry.rows.iter().cloned());
-            entry.peak = baseline
-                .steps
-                .iter()
-                .map(|s| s.tokens_sent)
-                .max()
-                .unwrap_or(0);
-            if entry.peak > largest {
-                largest = entry.peak;
-                report.charts = chart_data(&ep.id, config.context_window, &replays, &prices);
-                entry.chart = Some(report.charts.clone());
-            }
-            baseline_rows.push(entry.baseline.clone());
-            done.push(entry);
         }
-        steps.flush()?;
-        // The journal is written after the rows it vouches for, and before the tables.
-        journal.append(&config_json, &done)?;
-        progress.advance(batch.len() as u64);
-        aggregate(
-            &mut report,
-            &config.strategies,
-            &baseline_rows,
-            &mut compute,
-        );
-        exports.write_all(&report)?;
-        if report.complete {
-            journal.finish()?;
-            break;
-        }
-        // A bad episode further on stops the run here, after everything before it was written.
-        batch = next_batch?;
-    }
-    Ok(RunOutcome {
-        report,
-        dir: out.to_owned(),
+        // The workers end when the dataset does, or at once when they could not start.
+        workers
+            .join()
+            .unwrap_or_else(|_| Err(Error::Config("a replay worker panicked".into())))?;
+        state.report.complete = true;
+        state.checkpoint(true)?;
+        state.journal.finish()?;
+        Ok(RunOutcome {
+            report: state.report,
+            dir: out.to_owned(),
+        })
     })
+}
+
+/// One episode's replays under every strategy, and its baseline replay.
+type Replayed = (Episode, (Vec<EpisodeReplay>, EpisodeReplay));
+
+/// How far the reader may run ahead of the writer, in episodes: memory stays bounded whatever one slow episode
+/// holds up. Also how the writer tells the reader and the workers to stop.
+struct Window {
+    size: usize,
+    /// (episodes written, stopped)
+    state: std::sync::Mutex<(usize, bool)>,
+    moved: std::sync::Condvar,
+}
+
+impl Window {
+    fn new(size: usize) -> Self {
+        Self {
+            size,
+            state: std::sync::Mutex::new((0, false)),
+            moved: std::sync::Condvar::new(),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut (usize, bool))) {
+        if let Ok(mut state) = self.state.lock() {
+            f(&mut state);
+        }
+        self.moved.notify_all();
+    }
+
+    /// `written` episodes are written.
+    fn advance(&self, written: usize) {
+        self.update(|s| s.0 = written);
+    }
+
+    fn stopped(&self) -> bool {
+        self.state.lock().map_or(true, |s| s.1)
+    }
+
+    /// Waits until episode `index` may be read; false when the run stopped.
+    fn admit(&self, index: usize) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        while !state.1 && index >= state.0 + self.size {
+            state = match self.moved.wait(state) {
+                Ok(s) => s,
+                Err(_) => return false,
+            };
+        }
+        !state.1
+    }
+
+    fn stop_on_drop(&self) -> impl Drop + '_ {
+        struct Stop<'a>(&'a Window);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.update(|s| s.1 = true);
+            }
+        }
+        Stop(self)
+    }
+}
+
+/// Reads, validates and sends the episodes to replay, numbered in dataset order; stops after the first bad
+/// one, which is sent as the error it is.
+fn read_episodes(
+    episodes: impl Iterator<Item = Result<(PathBuf, usize, Episode)>>,
+    skip: &HashSet<String>,
+    window: &Window,
+    tx: &std::sync::mpsc::SyncSender<(usize, Result<Episode>)>,
+) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut index = 0;
+    for res in episodes {
+        let checked = res.and_then(|(file, line, ep)| {
+            if let Some(issue) = check_episode(&ep).into_iter().next() {
+                return Err(Error::Invalid {
+                    path: file,
+                    line,
+                    episode: ep.id,
+                    message: format!(
+                        "{}: {} (run `ctxbench validate` for every problem)",
+                        issue.field, issue.message
+                    ),
+                });
+            }
+            if !seen.insert(ep.id.clone()) {
+                return Err(Error::Invalid {
+                    path: file,
+                    line,
+                    episode: ep.id,
+                    message: "duplicate episode id: every episode of a run needs its own id".into(),
+                });
+            }
+            Ok(ep)
+        });
+        if checked.as_ref().is_ok_and(|ep| skip.contains(&ep.id)) {
+            continue;
+        }
+        let failed = checked.is_err();
+        if !window.admit(index) || tx.send((index, checked)).is_err() || failed {
+            return;
+        }
+        index += 1;
+    }
+}
+
+/// What the writer holds: the report so far, the open files, and the finished episodes not yet journaled.
+struct State<'a> {
+    config: &'a RunConfig,
+    config_json: &'a serde_json::Value,
+    prices: Prices,
+    sha256: String,
+    report: RunReport,
+    steps: StepsWriter,
+    journal: Journal,
+    exports: ExportManager,
+    baseline_rows: Vec<EpisodeMetrics>,
+    /// The peak baseline context so far: its episode is drawn step by step in the charts.
+    largest: usize,
+    compute: BTreeMap<String, Vec<f64>>,
+    done: Vec<Finished>,
+    /// When the tables were last written; `None` before the first time.
+    tables_written: Option<std::time::Instant>,
+}
+
+/// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
+const TABLES_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl<'a> State<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        config: &'a RunConfig,
+        dataset: &Path,
+        out: &Path,
+        name: &str,
+        config_json: &'a serde_json::Value,
+        sha256: String,
+        resume: bool,
+        finished: Vec<Finished>,
+    ) -> Result<Self> {
+        let journal_path = out.join(JOURNAL);
+        let steps = if resume {
+            if finished.first().is_some_and(|f| f.sha256 != sha256) {
+                return Err(Error::Config(format!(
+                    "cannot resume the run in '{}': the dataset '{}' changed since it started",
+                    out.display(),
+                    dataset.display()
+                )));
+            }
+            let ids: HashSet<String> = finished.iter().map(|f| f.episode.clone()).collect();
+            StepsWriter::resume(&out.join("steps.csv"), &ids)?
+        } else {
+            StepsWriter::create(&out.join("steps.csv"))?
+        };
+        let mut state = Self {
+            config,
+            config_json,
+            prices: config.prices(),
+            report: RunReport {
+                version: SUMMARY_VERSION,
+                tool_version: env!("CARGO_PKG_VERSION").into(),
+                run: name.into(),
+                complete: false,
+                dataset: DatasetInfo {
+                    path: dataset.display().to_string(),
+                    sha256: sha256.clone(),
+                    episodes: 0,
+                    items: 0,
+                },
+                config: config_json.clone(),
+                strategies: Vec::new(),
+                notes: standard_notes(),
+                episodes: Vec::new(),
+                timings: Vec::new(),
+                charts: ChartData::default(),
+            },
+            sha256,
+            steps,
+            journal: Journal::open(&journal_path, resume)?,
+            exports: ExportManager::standard(out),
+            baseline_rows: Vec::new(),
+            largest: 0,
+            compute: BTreeMap::new(),
+            done: Vec::new(),
+            tables_written: None,
+        };
+        // What an interrupted run finished comes back as it was.
+        for f in finished {
+            state.report.dataset.episodes += 1;
+            state.report.dataset.items += f.items;
+            state.report.episodes.extend(f.rows);
+            state.baseline_rows.push(f.baseline);
+            for (strategy, times) in f.compute {
+                state.compute.entry(strategy).or_default().extend(times);
+            }
+            if let Some(chart) = f.chart.filter(|_| f.peak > state.largest) {
+                state.largest = f.peak;
+                state.report.charts = chart;
+            }
+        }
+        Ok(state)
+    }
+
+    /// Adds one replayed episode: its step rows, metrics and chart series.
+    fn add(
+        &mut self,
+        ep: &Episode,
+        (replays, baseline): (Vec<EpisodeReplay>, EpisodeReplay),
+    ) -> Result<()> {
+        let prices = &self.prices;
+        self.report.dataset.episodes += 1;
+        self.report.dataset.items += ep.items.len();
+        let mut entry = Finished {
+            episode: ep.id.clone(),
+            sha256: self.sha256.clone(),
+            items: ep.items.len(),
+            rows: Vec::with_capacity(replays.len()),
+            baseline: episode_metrics(&baseline, &baseline, prices),
+            peak: 0,
+            compute: Vec::with_capacity(replays.len()),
+            chart: None,
+        };
+        for r in &replays {
+            for s in &r.steps {
+                self.steps
+                    .write(&StepRow::new(&r.episode, &r.strategy, s, prices))?;
+            }
+            let times: Vec<f64> = r.steps.iter().map(|s| s.compute_us).collect();
+            self.compute
+                .entry(r.strategy.clone())
+                .or_default()
+                .extend(&times);
+            entry.compute.push((r.strategy.clone(), times));
+            entry.rows.push(episode_metrics(r, &baseline, prices));
+        }
+        self.report.episodes.extend(entry.rows.iter().cloned());
+        entry.peak = baseline
+            .steps
+            .iter()
+            .map(|s| s.tokens_sent)
+            .max()
+            .unwrap_or(0);
+        if entry.peak > self.largest {
+            self.largest = entry.peak;
+            self.report.charts = chart_data(&ep.id, self.config.context_window, &replays, prices);
+            entry.chart = Some(self.report.charts.clone());
+        }
+        self.baseline_rows.push(entry.baseline.clone());
+        self.done.push(entry);
+        Ok(())
+    }
+
+    /// Flushes the step rows and journals the episodes finished since the last call, then rewrites the tables
+    /// when `tables` is set, the first time, or when they are older than [`TABLES_EVERY`].
+    fn checkpoint(&mut self, tables: bool) -> Result<()> {
+        self.steps.flush()?;
+        // The journal is written after the rows it vouches for, and before the tables.
+        self.journal
+            .append(self.config_json, &std::mem::take(&mut self.done))?;
+        if tables
+            || self
+                .tables_written
+                .is_none_or(|t| t.elapsed() >= TABLES_EVERY)
+        {
+            aggregate(
+                &mut self.report,
+                &self.config.strategies,
+                &self.baseline_rows,
+                &mut self.compute,
+            );
+            self.exports.write_all(&self.report)?;
+            self.tables_written = Some(std::time::Instant::now());
+        }
+        Ok(())
+    }
 }
 
 /// The journal of a run in progress, beside its tables: a first line with the configuration, then one line per
@@ -581,44 +792,6 @@ fn read_journal(path: &Path, config: &serde_json::Value) -> Result<Vec<Finished>
         }
     }
     Ok(finished)
-}
-
-/// Reads up to `n` episodes, checking each one and that no id repeats; episodes in `skip` (finished by an
-/// interrupted run) are checked but not returned.
-fn read_batch(
-    episodes: &mut impl Iterator<Item = Result<(PathBuf, usize, Episode)>>,
-    seen_ids: &mut std::collections::HashSet<String>,
-    skip: &std::collections::HashSet<String>,
-    n: usize,
-) -> Result<Vec<Episode>> {
-    let mut batch = Vec::with_capacity(n);
-    while batch.len() < n {
-        let Some(res) = episodes.next() else { break };
-        let (file, line, ep) = res?;
-        if let Some(issue) = check_episode(&ep).into_iter().next() {
-            return Err(Error::Invalid {
-                path: file,
-                line,
-                episode: ep.id,
-                message: format!(
-                    "{}: {} (run `ctxbench validate` for every problem)",
-                    issue.field, issue.message
-                ),
-            });
-        }
-        if !seen_ids.insert(ep.id.clone()) {
-            return Err(Error::Invalid {
-                path: file,
-                line,
-                episode: ep.id,
-                message: "duplicate episode id: every episode of a run needs its own id".into(),
-            });
-        }
-        if !skip.contains(&ep.id) {
-            batch.push(ep);
-        }
-    }
-    Ok(batch)
 }
 
 /// The per-step series of one episode's replays.

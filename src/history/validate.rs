@@ -181,14 +181,15 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             Item::Message { .. } => {}
         }
     }
-    // Normalized item texts, computed once, for the evidence checks.
-    let normalized: Vec<String> = if ep.findings.is_empty() {
-        Vec::new()
-    } else {
-        ep.items
-            .iter()
-            .map(|item| normalize(&item.searchable_text()))
-            .collect()
+    // Normalized item texts, each computed when a check first needs it: evidence usually sits in the item
+    // that introduces its finding, so the search runs backwards from there and most items are never read.
+    let mut normalized: Vec<Option<String>> = vec![None; ep.items.len()];
+    let mut occurs_up_to = |needle: &str, last: usize| {
+        (0..=last).rev().any(|i| {
+            normalized[i]
+                .get_or_insert_with(|| normalize(&ep.items[i].searchable_text()))
+                .contains(needle)
+        })
     };
     let mut finding_ids = HashSet::new();
     for (f, finding) in ep.findings.iter().enumerate() {
@@ -222,10 +223,7 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
                     format!("findings[{f}].evidence[{e}]"),
                     "evidence string is blank".into(),
                 );
-            } else if !normalized[..=finding.introduced_at]
-                .iter()
-                .any(|t| t.contains(&needle))
-            {
+            } else if !occurs_up_to(&needle, finding.introduced_at) {
                 issue(
                     format!("findings[{f}].evidence[{e}]"),
                     format!(

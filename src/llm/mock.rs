@@ -52,8 +52,9 @@ impl Default for MockConfig {
 /// Line indexes kept at most (a batch of episodes' texts, some megabytes).
 const MAX_LINE_INDEXES: usize = 4_096;
 
-/// Where each word of a text occurs: word hash → the numbers of the lines holding it, ascending.
-type LineIndex = HashMap<u64, Vec<u32>, FxBuildHasher>;
+/// Where each word of a text occurs: (word hash, line number) pairs, sorted and without repeats, so the lines
+/// of one word are a contiguous ascending run.
+type LineIndex = Vec<(u64, u32)>;
 
 /// The deterministic mock LLM.
 #[derive(Debug, Clone)]
@@ -81,16 +82,10 @@ impl MockLlm {
         if let Some(found) = self.lines.get(&key) {
             return Arc::clone(&found);
         }
-        let mut index = LineIndex::default();
-        for (n, line) in text.lines().enumerate() {
-            let n = u32::try_from(n).unwrap_or(u32::MAX);
-            for w in words(line) {
-                let at = index.entry(xxh3_64(w.as_bytes())).or_default();
-                if at.last() != Some(&n) {
-                    at.push(n);
-                }
-            }
-        }
+        let mut index = LineIndex::new();
+        word_hashes(text, |line, word| index.push((word, line)));
+        index.sort_unstable();
+        index.dedup();
         let index = Arc::new(index);
         if self.lines.len() >= MAX_LINE_INDEXES {
             // A cache, not a record: bounded so that memory does not grow with the number of episodes.
@@ -135,7 +130,15 @@ impl MockLlm {
         for (t, text) in texts.iter().enumerate() {
             let index = self.line_index(text);
             hits.clear();
-            hits.extend(wanted.iter().filter_map(|w| index.get(w)).flatten());
+            for &w in &wanted {
+                let from = index.partition_point(|&(h, _)| h < w);
+                hits.extend(
+                    index[from..]
+                        .iter()
+                        .take_while(|&&(h, _)| h == w)
+                        .map(|&(_, line)| line),
+                );
+            }
             hits.sort_unstable();
             for run in hits.chunk_by(|a, b| a == b) {
                 if best.is_none_or(|(b, _, _)| run.len() >= b) {
@@ -157,15 +160,19 @@ impl MockLlm {
         ms
     }
 
-    /// Answers a request synchronously (the async [`Llm::generate`] is ready at once).
-    #[must_use]
-    pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
-        let text = if let Some(history) = request.instructions.iter().find_map(|s| history_block(s))
-        {
+    /// The text of the reply to a request: a summary of its history block, or an answer.
+    fn reply(&self, request: &LlmRequest) -> String {
+        if let Some(history) = request.instructions.iter().find_map(|s| history_block(s)) {
             summarize(history, &self.tokenizer, self.config.summary_max_tokens)
         } else {
             self.answer(request)
-        };
+        }
+    }
+
+    /// Answers a request synchronously (the async [`Llm::generate`] is ready at once).
+    #[must_use]
+    pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
+        let text = self.reply(request);
         let input = self
             .tokenizer
             .count_request(&request.instructions, &request.contents) as u64;
@@ -189,6 +196,10 @@ impl Llm for MockLlm {
 
     async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
         Ok(self.respond(request))
+    }
+
+    async fn generate_text(&self, request: &LlmRequest) -> Result<String> {
+        Ok(self.reply(request))
     }
 }
 
@@ -226,6 +237,68 @@ fn words(line: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
                 Cow::Borrowed(w)
             }
         })
+}
+
+/// The bytes [`words`] keeps in a word, for ASCII text.
+const WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-');
+        b += 1;
+    }
+    t
+};
+
+/// Calls `f(line, hash)` for every word of `text` (as [`words`] splits each of its lines), with the word's
+/// line number and hash. ASCII text, the common case, is scanned byte by byte without splitting it into
+/// lines or allocating.
+fn word_hashes(text: &str, mut f: impl FnMut(u32, u64)) {
+    if !text.is_ascii() {
+        for (n, line) in text.lines().enumerate() {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            for w in words(line) {
+                f(n, xxh3_64(w.as_bytes()));
+            }
+        }
+        return;
+    }
+    let bytes = text.as_bytes();
+    let mut lower = Vec::new();
+    let mut line = 0u32;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !WORD_BYTE[b as usize] {
+            if b == b'\n' {
+                line = line.saturating_add(1);
+            }
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && WORD_BYTE[bytes[i] as usize] {
+            i += 1;
+        }
+        let mut word = &bytes[start..i];
+        while let [b'.' | b'-' | b'/', rest @ ..] = word {
+            word = rest;
+        }
+        while let [rest @ .., b'.' | b'-' | b'/'] = word {
+            word = rest;
+        }
+        if word.len() < 3 {
+            continue;
+        }
+        if word.iter().any(u8::is_ascii_uppercase) {
+            lower.clear();
+            lower.extend(word.iter().map(u8::to_ascii_lowercase));
+            f(line, xxh3_64(&lower));
+        } else {
+            f(line, xxh3_64(word));
+        }
+    }
 }
 
 fn is_identifier(word: &str) -> bool {

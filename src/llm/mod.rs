@@ -82,4 +82,13 @@ pub trait Llm: Send + Sync {
     /// # Errors
     /// Fails when the model cannot answer; strategies then leave the context as it was.
     async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse>;
+
+    /// Sends one request whose reply is read for its text alone (a probe question): no usage or latency is
+    /// recorded, so a model that has to compute them (the mock) may skip it.
+    ///
+    /// # Errors
+    /// As [`Llm::generate`].
+    async fn generate_text(&self, request: &LlmRequest) -> Result<String> {
+        Ok(self.generate(request).await?.text)
+    }
 }

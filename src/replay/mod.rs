@@ -108,6 +108,8 @@ pub struct EpisodeReplay {
 /// Per-episode index of evidence strings, with a per-item cache of which evidence each item contains.
 struct Evidence {
     needles: Vec<String>,
+    /// All needles at once, for one pass over each text.
+    matcher: Option<aho_corasick::AhoCorasick>,
     /// For each finding: its needle indices, kind and introduced_at.
     findings: Vec<(Vec<usize>, FindingKind, usize)>,
     words: usize,
@@ -137,8 +139,11 @@ impl Evidence {
             })
             .collect();
         let words = needles.len().div_ceil(64);
+        // Built from a few short strings: it cannot exceed the automaton's limits.
+        let matcher = aho_corasick::AhoCorasick::new(&needles).ok();
         Self {
             needles,
+            matcher,
             findings,
             words,
             cache: HashMap::default(),
@@ -150,14 +155,23 @@ impl Evidence {
         if self.needles.is_empty() {
             return;
         }
-        let needles = &self.needles;
-        let words = self.words;
+        let (needles, matcher, words) = (&self.needles, &self.matcher, self.words);
         let bits = self.cache.entry(key).or_insert_with(|| {
             let hay = normalize(&text());
             let mut bits = vec![0u64; words];
-            for (i, n) in needles.iter().enumerate() {
-                if hay.contains(n.as_str()) {
-                    bits[i / 64] |= 1 << (i % 64);
+            let mut set = |i: usize| bits[i / 64] |= 1 << (i % 64);
+            match matcher {
+                Some(m) => {
+                    for found in m.find_overlapping_iter(&hay) {
+                        set(found.pattern().as_usize());
+                    }
+                }
+                None => {
+                    for (i, n) in needles.iter().enumerate() {
+                        if hay.contains(n.as_str()) {
+                            set(i);
+                        }
+                    }
                 }
             }
             bits
@@ -260,9 +274,10 @@ impl<'a> Replayer<'a> {
         strategies: &[NamedStrategy],
     ) -> Result<Vec<EpisodeReplay>> {
         let mut evidence = Evidence::new(episode);
+        let hashes = item_hashes(episode);
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
-            out.push(self.replay_with(episode, s, &mut evidence).await?);
+            out.push(self.replay_with(episode, s, &hashes, &mut evidence).await?);
         }
         Ok(out)
     }
@@ -276,7 +291,8 @@ impl<'a> Replayer<'a> {
         episode: &Episode,
         strategy: &NamedStrategy,
     ) -> Result<EpisodeReplay> {
-        self.replay_with(episode, strategy, &mut Evidence::new(episode))
+        let hashes = item_hashes(episode);
+        self.replay_with(episode, strategy, &hashes, &mut Evidence::new(episode))
             .await
     }
 
@@ -285,6 +301,7 @@ impl<'a> Replayer<'a> {
         &self,
         episode: &Episode,
         named: &NamedStrategy,
+        hashes: &[u128],
         evidence: &mut Evidence,
     ) -> Result<EpisodeReplay> {
         let mut strategy = named.config.build();
@@ -305,18 +322,24 @@ impl<'a> Replayer<'a> {
         let mut pass = Pass::new(evidence.words);
         // Contents covered by `pass`.
         let mut counted = 0usize;
+        // The episode item that follows them, while the request is unchanged.
+        let mut counted_at = 0usize;
         let mut steps = Vec::with_capacity(points.len());
         for (step, &cp) in points.iter().enumerate() {
             // The live request is as the last step sent it (`tokens_sent`) plus the new items.
+            let count = |range: std::ops::Range<usize>| {
+                range.map(|i| self.tokenizer.count_item_hashed(hashes[i], &items[i]))
+            };
             let tokens_before = if step == 0 {
-                self.tokenizer
-                    .count_request(&live.instructions, &items[next..cp])
-            } else {
-                prev_sent
-                    + items[next..cp]
+                TOKENS_PER_REPLY
+                    + live
+                        .instructions
                         .iter()
-                        .map(|i| self.tokenizer.count_item(i))
+                        .map(|s| self.tokenizer.count_instruction(s))
                         .sum::<usize>()
+                    + count(next..cp).sum::<usize>()
+            } else {
+                prev_sent + count(next..cp).sum::<usize>()
             };
             live.contents.extend_from_slice(&items[next..cp]);
             let state = ReplayState {
@@ -359,12 +382,19 @@ impl<'a> Replayer<'a> {
                 }
                 pass.instructions = live.instructions.len();
             }
-            for item in &live.contents[kept_items.unwrap_or(0)..] {
-                let key = item_hash(item);
+            // Unchanged, the request goes on with the episode's items from the last call point: their hashes
+            // are known.
+            let from = kept_items.unwrap_or(0);
+            let origin =
+                (step > 0 && !applied.changed && live.contents.len() - from == cp - counted_at)
+                    .then_some(counted_at);
+            for (i, item) in live.contents[from..].iter().enumerate() {
+                let key = origin.map_or_else(|| item_hash(item), |o| hashes[o + i]);
                 let n = self.tokenizer.count_item_hashed(key, item);
                 pass.push(key, n, item.kind(), evidence, || item.searchable_text());
             }
             counted = live.contents.len();
+            counted_at = cp;
             let tokens_sent = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
             prev_sent = tokens_sent;
             let cached_tokens = base
@@ -399,10 +429,7 @@ impl<'a> Replayer<'a> {
             } else {
                 cp
             };
-            let turn: Vec<usize> = items[cp..end]
-                .iter()
-                .map(|i| self.tokenizer.count_item(i))
-                .collect();
+            let turn: Vec<usize> = count(cp..end).collect();
             let output_tokens = turn
                 .iter()
                 .map(|n| n.saturating_sub(TOKENS_PER_MESSAGE))
@@ -462,8 +489,8 @@ impl<'a> Replayer<'a> {
         // The question goes on the live request for the call and comes off again: no copy of the history.
         live.contents
             .push(Item::message(Role::User, probe.question.clone()));
-        let answer = match self.llm.generate(live).await {
-            Ok(r) => r.text,
+        let answer = match self.llm.generate_text(live).await {
+            Ok(text) => text,
             Err(e) => format!("(probe call failed: {e})"),
         };
         live.contents.pop();
@@ -481,6 +508,11 @@ impl<'a> Replayer<'a> {
             answer,
         }
     }
+}
+
+/// The [`item_hash`] of each of the episode's items, computed once for every strategy.
+fn item_hashes(episode: &Episode) -> Vec<u128> {
+    episode.items.iter().map(item_hash).collect()
 }
 
 /// The index just past the assistant turn starting at `start`.

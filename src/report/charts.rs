@@ -9,6 +9,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use rayon::prelude::*;
 
 use super::RunReport;
 use crate::error::{Error, Result};
@@ -376,7 +377,7 @@ fn draw<DB: DrawingBackend>(
 pub fn render(run: &RunReport, data: &ChartData) -> Result<Vec<(String, String)>> {
     register_font()?;
     CHARTS
-        .iter()
+        .par_iter()
         .map(|name| {
             let mut svg = String::new();
             {
@@ -396,7 +397,7 @@ pub fn render(run: &RunReport, data: &ChartData) -> Result<Vec<(String, String)>
 pub fn render_png(run: &RunReport, data: &ChartData) -> Result<Vec<(String, Vec<u8>)>> {
     register_font()?;
     CHARTS
-        .iter()
+        .par_iter()
         .map(|name| {
             let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
             {

@@ -15,6 +15,7 @@ pub mod rebuild;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -81,7 +82,7 @@ pub fn standard_notes() -> Vec<String> {
 }
 
 /// Turns a report into the bytes of one file; no I/O.
-pub trait Exporter {
+pub trait Exporter: Send + Sync {
     /// The file name under the run directory.
     fn file_name(&self) -> &'static str;
     /// The file's content.
@@ -126,17 +127,19 @@ impl ExportManager {
     /// # Errors
     /// Names the file that could not be written.
     pub fn write_all(&self, run: &RunReport) -> Result<()> {
-        for e in self
-            .exporters
-            .iter()
-            .filter(|e| run.complete || e.per_batch())
-        {
-            write_atomic(&self.dir.join(e.file_name()), &e.serialize(run)?)?;
-        }
+        // Each file is independent of the others: they are drawn and written in parallel.
+        let tables = || {
+            self.exporters
+                .par_iter()
+                .filter(|e| run.complete || e.per_batch())
+                .try_for_each(|e| write_atomic(&self.dir.join(e.file_name()), &e.serialize(run)?))
+        };
         if run.complete {
-            write_charts(&self.dir, run)?;
+            let (tables, charts) = rayon::join(tables, || write_charts(&self.dir, run));
+            tables.and(charts)
+        } else {
+            tables()
         }
-        Ok(())
     }
 }
 
@@ -150,13 +153,18 @@ pub fn write_charts(dir: &Path, run: &RunReport) -> Result<()> {
     }
     let dir = dir.join("charts");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
-    for (name, svg) in charts::render(run, &run.charts)? {
-        write_atomic(&dir.join(name), svg.as_bytes())?;
-    }
-    for (name, png) in charts::render_png(run, &run.charts)? {
-        write_atomic(&dir.join(name), &png)?;
-    }
-    Ok(())
+    let (svg, png) = rayon::join(
+        || charts::render(run, &run.charts),
+        || charts::render_png(run, &run.charts),
+    );
+    let files: Vec<(String, Vec<u8>)> = svg?
+        .into_iter()
+        .map(|(name, svg)| (name, svg.into_bytes()))
+        .chain(png?)
+        .collect();
+    files
+        .par_iter()
+        .try_for_each(|(name, bytes)| write_atomic(&dir.join(name), bytes))
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so `path` is never half-written.
