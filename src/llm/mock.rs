@@ -56,6 +56,33 @@ const MAX_LINE_INDEXES: usize = 4_096;
 /// of one word are a contiguous ascending run.
 type LineIndex = Vec<(u64, u32)>;
 
+/// (Question, text) answers kept at most.
+const MAX_ANSWERS: usize = 1 << 20;
+
+/// The line of a text that holds the most of the `wanted` words, the last one on ties, with its count; `hits`
+/// is scratch space.
+fn best_line(index: &LineIndex, wanted: &[u64], hits: &mut Vec<u32>) -> Option<(u32, u32)> {
+    hits.clear();
+    for &w in wanted {
+        let from = index.partition_point(|&(h, _)| h < w);
+        hits.extend(
+            index[from..]
+                .iter()
+                .take_while(|&&(h, _)| h == w)
+                .map(|&(_, line)| line),
+        );
+    }
+    hits.sort_unstable();
+    let mut best = None;
+    for run in hits.chunk_by(|a, b| a == b) {
+        let score = u32::try_from(run.len()).unwrap_or(u32::MAX);
+        if best.is_none_or(|(b, _)| score >= b) {
+            best = Some((score, run[0]));
+        }
+    }
+    best
+}
+
 /// The deterministic mock LLM.
 #[derive(Debug, Clone)]
 pub struct MockLlm {
@@ -64,6 +91,9 @@ pub struct MockLlm {
     /// Line indexes of the texts seen, by content hash: a text is split into words once per run, however many
     /// probes read it.
     lines: Arc<DashMap<u128, Arc<LineIndex>, FxBuildHasher>>,
+    /// The best line of a text for a question, by (question, text) hash: the strategies of one episode ask the
+    /// same questions of mostly the same texts.
+    answers: Arc<DashMap<(u64, u128), Option<(u32, u32)>, FxBuildHasher>>,
 }
 
 impl MockLlm {
@@ -74,15 +104,16 @@ impl MockLlm {
             config,
             tokenizer,
             lines: Arc::new(DashMap::with_hasher(FxBuildHasher)),
+            answers: Arc::new(DashMap::with_hasher(FxBuildHasher)),
         }
     }
 
-    fn line_index(&self, text: &str) -> Arc<LineIndex> {
-        let key = xxh3_128(text.as_bytes());
+    fn line_index(&self, key: u128, text: &str) -> Arc<LineIndex> {
         if let Some(found) = self.lines.get(&key) {
             return Arc::clone(&found);
         }
-        let mut index = LineIndex::new();
+        // About one word per 8 bytes of text: most indexes grow at most once.
+        let mut index = LineIndex::with_capacity(text.len() / 8 + 16);
         word_hashes(text, |line, word| index.push((word, line)));
         index.sort_unstable();
         index.dedup();
@@ -124,25 +155,31 @@ impl MockLlm {
             .map(String::as_str)
             .chain(request.contents[..n].iter().map(Item::text))
             .collect();
-        // (score, text, line); a later line with the same score wins.
-        let mut best: Option<(usize, usize, u32)> = None;
+        let question_key = xxh3_64(
+            &wanted
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect::<Vec<u8>>(),
+        );
+        // (score, text, line): the best line of the last text with the highest score.
+        let mut best: Option<(u32, usize, u32)> = None;
         let mut hits: Vec<u32> = Vec::new();
         for (t, text) in texts.iter().enumerate() {
-            let index = self.line_index(text);
-            hits.clear();
-            for &w in &wanted {
-                let from = index.partition_point(|&(h, _)| h < w);
-                hits.extend(
-                    index[from..]
-                        .iter()
-                        .take_while(|&&(h, _)| h == w)
-                        .map(|&(_, line)| line),
-                );
-            }
-            hits.sort_unstable();
-            for run in hits.chunk_by(|a, b| a == b) {
-                if best.is_none_or(|(b, _, _)| run.len() >= b) {
-                    best = Some((run.len(), t, run[0]));
+            let key = (question_key, xxh3_128(text.as_bytes()));
+            let found = match self.answers.get(&key) {
+                Some(found) => *found,
+                None => {
+                    let found = best_line(&self.line_index(key.1, text), &wanted, &mut hits);
+                    if self.answers.len() >= MAX_ANSWERS {
+                        self.answers.clear();
+                    }
+                    self.answers.insert(key, found);
+                    found
+                }
+            };
+            if let Some((score, line)) = found {
+                if best.is_none_or(|(b, _, _)| score >= b) {
+                    best = Some((score, t, line));
                 }
             }
         }
