@@ -56,12 +56,15 @@ const MAX_LINE_INDEXES: usize = 4_096;
 /// of one word are a contiguous ascending run.
 type LineIndex = Vec<(u64, u32)>;
 
+/// A text's best line for a question: (words found, line number), or none.
+type BestLine = Option<(u32, u32)>;
+
 /// (Question, text) answers kept at most.
 const MAX_ANSWERS: usize = 1 << 20;
 
 /// The line of a text that holds the most of the `wanted` words, the last one on ties, with its count; `hits`
 /// is scratch space.
-fn best_line(index: &LineIndex, wanted: &[u64], hits: &mut Vec<u32>) -> Option<(u32, u32)> {
+fn best_line(index: &LineIndex, wanted: &[u64], hits: &mut Vec<u32>) -> BestLine {
     hits.clear();
     for &w in wanted {
         let from = index.partition_point(|&(h, _)| h < w);
@@ -93,7 +96,7 @@ pub struct MockLlm {
     lines: Arc<DashMap<u128, Arc<LineIndex>, FxBuildHasher>>,
     /// The best line of a text for a question, by (question, text) hash: the strategies of one episode ask the
     /// same questions of mostly the same texts.
-    answers: Arc<DashMap<(u64, u128), Option<(u32, u32)>, FxBuildHasher>>,
+    answers: Arc<DashMap<(u64, u128), BestLine, FxBuildHasher>>,
 }
 
 impl MockLlm {
