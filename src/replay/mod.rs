@@ -139,10 +139,10 @@ impl Evidence {
             })
             .collect();
         let words = needles.len().div_ceil(64);
-        // Built from a few short strings: it cannot exceed the automaton's limits. An NFA: it is built in
-        // microseconds, and each text is searched once.
+        // Built from a few short strings: it cannot exceed the automaton's limits. A DFA: building it costs
+        // about 0.1 ms an episode, and searching the episode's text with it is faster than with an NFA.
         let matcher = aho_corasick::AhoCorasick::builder()
-            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&needles)
             .ok();
         Self {
