@@ -1,8 +1,11 @@
 //! Running a comparison: configuration, parallel replay of a streamed dataset, and the files it writes.
 //!
-//! Episodes are read in batches; each batch replays in parallel on rayon (the mock LLM's futures are ready at
-//! once, so each episode blocks on its own future), results keep dataset order, and after each batch
-//! `steps.csv` is flushed and the other files are rewritten: a run that fails midway keeps what it finished.
+//! Episodes stream through a pipeline of threads: a reader parses and checks them, at most a window of them
+//! ahead of the writer; the rayon workers replay each as soon as one is free (the mock LLM's futures are ready
+//! at once, so each episode blocks on its own future); the writer puts results back in dataset order and
+//! appends their rows. Every few episodes `steps.csv` is flushed and the finished ones are journaled, and the
+//! tables are rewritten at most every few seconds and at the end: a run that fails midway keeps what it
+//! finished.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;

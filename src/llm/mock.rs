@@ -131,7 +131,7 @@ impl MockLlm {
 
     /// Answers the last user message with the request line that shares the most of its words (the latest on
     /// ties).
-    fn answer(&self, request: &LlmRequest) -> String {
+    fn answer(&self, request: &LlmRequest, keys: Option<&[u128]>) -> String {
         let question = request
             .contents
             .iter()
@@ -158,6 +158,10 @@ impl MockLlm {
             .map(String::as_str)
             .chain(request.contents[..n].iter().map(Item::text))
             .collect();
+        // Any content hash names a text: the caller's, or one of the text itself.
+        let keys = keys.filter(|k| k.len() == texts.len());
+        let text_key =
+            |t: usize, text: &str| keys.map_or_else(|| xxh3_128(text.as_bytes()), |k| k[t]);
         let question_key = xxh3_64(
             &wanted
                 .iter()
@@ -168,7 +172,7 @@ impl MockLlm {
         let mut best: Option<(u32, usize, u32)> = None;
         let mut hits: Vec<u32> = Vec::new();
         for (t, text) in texts.iter().enumerate() {
-            let key = (question_key, xxh3_128(text.as_bytes()));
+            let key = (question_key, text_key(t, text));
             let found = match self.answers.get(&key) {
                 Some(found) => *found,
                 None => {
@@ -201,18 +205,18 @@ impl MockLlm {
     }
 
     /// The text of the reply to a request: a summary of its history block, or an answer.
-    fn reply(&self, request: &LlmRequest) -> String {
+    fn reply(&self, request: &LlmRequest, keys: Option<&[u128]>) -> String {
         if let Some(history) = request.instructions.iter().find_map(|s| history_block(s)) {
             summarize(history, &self.tokenizer, self.config.summary_max_tokens)
         } else {
-            self.answer(request)
+            self.answer(request, keys)
         }
     }
 
     /// Answers a request synchronously (the async [`Llm::generate`] is ready at once).
     #[must_use]
     pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
-        let text = self.reply(request);
+        let text = self.reply(request, None);
         let input = self
             .tokenizer
             .count_request(&request.instructions, &request.contents) as u64;
@@ -238,8 +242,8 @@ impl Llm for MockLlm {
         Ok(self.respond(request))
     }
 
-    async fn generate_text(&self, request: &LlmRequest) -> Result<String> {
-        Ok(self.reply(request))
+    async fn generate_text(&self, request: &LlmRequest, keys: Option<&[u128]>) -> Result<String> {
+        Ok(self.reply(request, keys))
     }
 }
 

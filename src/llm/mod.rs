@@ -86,9 +86,15 @@ pub trait Llm: Send + Sync {
     /// Sends one request whose reply is read for its text alone (a probe question): no usage or latency is
     /// recorded, so a model that has to compute them (the mock) may skip it.
     ///
+    /// `keys`, when the caller has them, are the content hashes of the request's texts before its last item
+    /// (the question): one [`instruction_hash`](crate::tokens::instruction_hash) per instruction, then one
+    /// [`item_hash`](crate::tokens::item_hash) per content item. A model that indexes what it reads (the
+    /// mock) looks its texts up by them instead of hashing the whole request again.
+    ///
     /// # Errors
     /// As [`Llm::generate`].
-    async fn generate_text(&self, request: &LlmRequest) -> Result<String> {
+    async fn generate_text(&self, request: &LlmRequest, keys: Option<&[u128]>) -> Result<String> {
+        let _ = keys;
         Ok(self.generate(request).await?.text)
     }
 }

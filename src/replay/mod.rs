@@ -423,9 +423,14 @@ impl<'a> Replayer<'a> {
                 }
             }
 
-            while next_probe < probes.len() && probes[next_probe].after_item < cp {
-                probe_records.push(self.ask(&mut live, probes[next_probe], Some(step)).await);
-                next_probe += 1;
+            if next_probe < probes.len() && probes[next_probe].after_item < cp {
+                // The pass holds the hash of every text of the request as sent.
+                let keys: Vec<u128> = pass.entries.iter().map(|e| e.0).collect();
+                while next_probe < probes.len() && probes[next_probe].after_item < cp {
+                    let probe = probes[next_probe];
+                    probe_records.push(self.ask(&mut live, probe, Some(step), &keys).await);
+                    next_probe += 1;
+                }
             }
 
             let end = if cp < items.len() {
@@ -469,9 +474,17 @@ impl<'a> Replayer<'a> {
                 compute_us,
             });
         }
-        while next_probe < probes.len() {
-            probe_records.push(self.ask(&mut live, probes[next_probe], None).await);
-            next_probe += 1;
+        if next_probe < probes.len() {
+            // The request as last sent, then the last turn's items.
+            let keys: Vec<u128> = pass
+                .entries
+                .iter()
+                .map(|e| e.0)
+                .chain(hashes[counted_at..next].iter().copied())
+                .collect();
+            for probe in &probes[next_probe..] {
+                probe_records.push(self.ask(&mut live, probe, None, &keys).await);
+            }
         }
         Ok(EpisodeReplay {
             episode: episode.id.clone(),
@@ -489,11 +502,16 @@ impl<'a> Replayer<'a> {
         live: &mut LlmRequest,
         probe: &crate::history::Probe,
         step: Option<usize>,
+        keys: &[u128],
     ) -> ProbeRecord {
         // The question goes on the live request for the call and comes off again: no copy of the history.
         live.contents
             .push(Item::message(Role::User, probe.question.clone()));
-        let answer = match self.llm.generate_text(live).await {
+        debug_assert_eq!(
+            keys.len(),
+            live.instructions.len() + live.contents.len() - 1
+        );
+        let answer = match self.llm.generate_text(live, Some(keys)).await {
             Ok(text) => text,
             Err(e) => format!("(probe call failed: {e})"),
         };

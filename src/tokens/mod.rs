@@ -17,6 +17,9 @@ use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 
+mod pretokenize;
+use pretokenize::Pretokenizer;
+
 /// Tokens every chat message costs beyond its content (`<|start|>role<|message|>…<|end|>`).
 pub const TOKENS_PER_MESSAGE: usize = 3;
 /// Tokens every reply is primed with (`<|start|>assistant<|message|>`).
@@ -97,7 +100,12 @@ impl std::str::FromStr for Backend {
 enum Engine {
     /// bpe-openai, with the set of its tokens' bytes: a pre-tokenized piece that is itself a token (most
     /// words) counts 1 without running the encoder, as tiktoken's own shortcut does.
-    Bpe(&'static bpe_openai::Tokenizer, &'static Vocabulary),
+    /// Pieces come from this crate's [`Pretokenizer`] (same pieces, a search cache per thread).
+    Bpe(
+        &'static bpe_openai::Tokenizer,
+        &'static Vocabulary,
+        &'static Pretokenizer,
+    ),
     Tiktoken(&'static tiktoken_rs::CoreBPE),
 }
 
@@ -155,12 +163,20 @@ impl Tokenizer {
             (Backend::Bpe, Encoding::O200kBase) => {
                 static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
                 let t = bpe_openai::o200k_base();
-                Engine::Bpe(t, VOCAB.get_or_init(|| vocabulary(t)))
+                Engine::Bpe(
+                    t,
+                    VOCAB.get_or_init(|| vocabulary(t)),
+                    Pretokenizer::get(encoding),
+                )
             }
             (Backend::Bpe, Encoding::Cl100kBase) => {
                 static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
                 let t = bpe_openai::cl100k_base();
-                Engine::Bpe(t, VOCAB.get_or_init(|| vocabulary(t)))
+                Engine::Bpe(
+                    t,
+                    VOCAB.get_or_init(|| vocabulary(t)),
+                    Pretokenizer::get(encoding),
+                )
             }
             (Backend::Tiktoken, Encoding::O200kBase) => {
                 Engine::Tiktoken(tiktoken_rs::o200k_base_singleton())
@@ -209,16 +225,17 @@ impl Tokenizer {
             return 0;
         }
         match self.engine {
-            Engine::Bpe(t, vocab) => t
-                .split(t.normalize(text).as_str())
-                .map(|piece| {
-                    if vocab.contains(piece.as_bytes()) {
+            Engine::Bpe(t, vocab, pre) => {
+                let mut n = 0;
+                pre.for_each_piece(t.normalize(text).as_str(), |piece| {
+                    n += if vocab.contains(piece.as_bytes()) {
                         1
                     } else {
                         t.bpe.count(piece.as_bytes())
-                    }
-                })
-                .sum(),
+                    };
+                });
+                n
+            }
             Engine::Tiktoken(t) => t.encode_ordinary(text).len(),
         }
     }
@@ -227,7 +244,7 @@ impl Tokenizer {
     #[must_use]
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self.engine {
-            Engine::Bpe(t, _) => t.encode(text),
+            Engine::Bpe(t, ..) => t.encode(text),
             Engine::Tiktoken(t) => t.encode_ordinary(text).into_iter().collect(),
         }
     }
