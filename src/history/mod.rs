@@ -342,21 +342,20 @@ pub struct Episode {
 #[must_use]
 pub fn normalize(text: &str) -> String {
     if text.is_ascii() {
-        // The common case, byte by byte.
+        // The common case: words copied whole, then lower-cased in one pass.
         let mut out = Vec::with_capacity(text.len());
-        let mut pending_space = false;
-        for &b in text.as_bytes() {
-            // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
-            if matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
-                pending_space = !out.is_empty();
-            } else {
-                if pending_space {
-                    out.push(b' ');
-                    pending_space = false;
-                }
-                out.push(b.to_ascii_lowercase());
+        // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
+        let words = text
+            .as_bytes()
+            .split(|b| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '))
+            .filter(|w| !w.is_empty());
+        for word in words {
+            if !out.is_empty() {
+                out.push(b' ');
             }
+            out.extend_from_slice(word);
         }
+        out.make_ascii_lowercase();
         return String::from_utf8(out).unwrap_or_default();
     }
     let mut out = String::with_capacity(text.len());
