@@ -465,10 +465,10 @@ fn summarize(history: &str, tokenizer: &Tokenizer, budget: usize) -> String {
     let mut chosen = Vec::new();
     for (_, i) in ranked {
         let line = format!("- {}\n", clip(lines[i], 240));
-        let cost = tokenizer.count_text(&line);
-        if used + cost > budget {
+        // A line that does not fit is skipped as soon as it is known not to.
+        let Some(cost) = tokenizer.count_text_within(&line, budget.saturating_sub(used)) else {
             continue;
-        }
+        };
         used += cost;
         chosen.push((i, line));
     }

@@ -1,8 +1,9 @@
 //! Token counting: OpenAI's `o200k_base` and `cl100k_base` encodings, the chat per-message overhead, and a
 //! per-item count cache keyed by content.
 //!
-//! Two backends give identical counts: [`Backend::Bpe`] (the `bpe-openai` crate, the default, about twice as
-//! fast) and [`Backend::Tiktoken`] (`tiktoken-rs`, the reference port). Counting is the hot path of every
+//! Two backends give identical counts: [`Backend::Bpe`] (the `bpe-openai` crate's encoder behind this crate's
+//! pre-tokenizer, which keeps a search cache per thread; the default, two to four times as fast) and
+//! [`Backend::Tiktoken`] (`tiktoken-rs`, the reference port). Counting is the hot path of every
 //! replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its content: a run
 //! over many strategies tokenizes each distinct item once in total.
 
@@ -221,23 +222,33 @@ impl Tokenizer {
     /// Tokens in `text`, special-token text counted as ordinary text; not cached.
     #[must_use]
     pub fn count_text(&self, text: &str) -> usize {
+        self.count_text_within(text, usize::MAX)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Tokens in `text` if they are at most `limit`, else `None`; stops counting once past `limit`, so a long
+    /// text that cannot fit costs little.
+    #[must_use]
+    pub fn count_text_within(&self, text: &str, limit: usize) -> Option<usize> {
         if text.is_empty() {
-            return 0;
+            return Some(0);
         }
-        match self.engine {
+        let n = match self.engine {
             Engine::Bpe(t, vocab, pre) => {
-                let mut n = 0;
-                pre.for_each_piece(t.normalize(text).as_str(), |piece| {
+                let mut n = 0usize;
+                pre.pieces_while(t.normalize(text).as_str(), |piece| {
                     n += if vocab.contains(piece.as_bytes()) {
                         1
                     } else {
                         t.bpe.count(piece.as_bytes())
                     };
+                    n <= limit
                 });
                 n
             }
             Engine::Tiktoken(t) => t.encode_ordinary(text).len(),
-        }
+        };
+        (n <= limit).then_some(n)
     }
 
     /// Token ids of `text` (for tests and tools); special-token text is encoded as ordinary text.

@@ -74,8 +74,9 @@ impl Pretokenizer {
         }
     }
 
-    /// Calls `piece` on each piece of `text`, in order; the pieces concatenate to `text`.
-    pub(super) fn for_each_piece(&self, text: &str, mut piece: impl FnMut(&str)) {
+    /// Calls `piece` on each piece of `text`, in order, while it returns true; all the pieces concatenate to
+    /// `text`.
+    pub(super) fn pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
         CACHES.with_borrow_mut(|caches| {
             let cache = caches[self.slot].get_or_insert_with(|| self.regex.create_cache());
             let mut last = 0;
@@ -95,7 +96,9 @@ impl Pretokenizer {
                         .next_back()
                         .map_or(0, char::len_utf8);
                 }
-                piece(&text[last..end]);
+                if !piece(&text[last..end]) {
+                    return;
+                }
                 last = end;
             }
         });
@@ -116,7 +119,10 @@ mod tests {
 
     fn our_pieces(encoding: Encoding, text: &str) -> Vec<String> {
         let mut pieces = Vec::new();
-        Pretokenizer::get(encoding).for_each_piece(text, |p| pieces.push(p.to_owned()));
+        Pretokenizer::get(encoding).pieces_while(text, |p| {
+            pieces.push(p.to_owned());
+            true
+        });
         pieces
     }
 
