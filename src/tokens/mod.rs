@@ -447,6 +447,20 @@ mod tests {
     }
 
     #[test]
+    fn count_within_answers_only_under_the_limit() {
+        for t in both(Encoding::O200kBase) {
+            let text = "one two three four five six seven eight";
+            let n = t.count_text(text);
+            assert_eq!(n, 8);
+            assert_eq!(t.count_text_within(text, n), Some(n));
+            assert_eq!(t.count_text_within(text, 100), Some(n));
+            assert_eq!(t.count_text_within(text, n - 1), None);
+            assert_eq!(t.count_text_within(text, 0), None);
+            assert_eq!(t.count_text_within("", 0), Some(0));
+        }
+    }
+
+    #[test]
     fn special_token_text_is_ordinary_text() {
         for t in both(Encoding::O200kBase) {
             assert!(t.count_text("<|endoftext|>") > 1);
