@@ -120,6 +120,25 @@ fn vocabulary(t: &'static bpe_openai::Tokenizer) -> Vocabulary {
         .collect()
 }
 
+/// The `bpe` backend's parts for `encoding`, loaded once per process: the encoder and its vocabulary, and, at
+/// the same time on another thread, the pre-tokenizer (its Unicode classes take a while to compile).
+fn bpe_engine(encoding: Encoding) -> Engine {
+    static O200K: OnceLock<Vocabulary> = OnceLock::new();
+    static CL100K: OnceLock<Vocabulary> = OnceLock::new();
+    std::thread::scope(|s| {
+        let pre = s.spawn(|| Pretokenizer::get(encoding));
+        let (t, vocab) = match encoding {
+            Encoding::O200kBase => (bpe_openai::o200k_base(), &O200K),
+            Encoding::Cl100kBase => (bpe_openai::cl100k_base(), &CL100K),
+        };
+        let vocab = vocab.get_or_init(|| vocabulary(t));
+        let pre = pre
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Engine::Bpe(t, vocab, pre)
+    })
+}
+
 /// Counts tokens of texts, chat items and requests, caching each item's count.
 ///
 /// Thread-safe: one tokenizer is shared by every episode and strategy of a run, so the cache serves them all.
@@ -161,24 +180,7 @@ impl Tokenizer {
     /// Fails when the vocabulary cannot be loaded.
     pub fn new(encoding: Encoding, backend: Backend) -> Result<Self> {
         let engine = match (backend, encoding) {
-            (Backend::Bpe, Encoding::O200kBase) => {
-                static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
-                let t = bpe_openai::o200k_base();
-                Engine::Bpe(
-                    t,
-                    VOCAB.get_or_init(|| vocabulary(t)),
-                    Pretokenizer::get(encoding),
-                )
-            }
-            (Backend::Bpe, Encoding::Cl100kBase) => {
-                static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
-                let t = bpe_openai::cl100k_base();
-                Engine::Bpe(
-                    t,
-                    VOCAB.get_or_init(|| vocabulary(t)),
-                    Pretokenizer::get(encoding),
-                )
-            }
+            (Backend::Bpe, _) => bpe_engine(encoding),
             (Backend::Tiktoken, Encoding::O200kBase) => {
                 Engine::Tiktoken(tiktoken_rs::o200k_base_singleton())
             }
