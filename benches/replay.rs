@@ -6,43 +6,13 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use ctxbench::gen::Rng;
+use ctxbench::gen::synthetic_history;
 use ctxbench::history::dataset::read_all;
 use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::llm::LlmRequest;
 use ctxbench::replay::Replayer;
 use ctxbench::strategy::{defaults, ReplayState};
-use ctxbench::{Item, Tokenizer};
-
-/// A seeded history of `n` items: system, task, then turns of text, a call and a 50–2,000 character result.
-fn history(n: usize) -> Vec<Item> {
-    let mut rng = Rng::new(n as u64);
-    let mut items = vec![
-        Item::system("You are an agent."),
-        Item::user("Do the task."),
-    ];
-    let mut k = 0;
-    while items.len() < n {
-        k += 1;
-        items.push(Item::assistant(format!(
-            "step {k}: {}",
-            ctxbench::gen::sentence(&mut rng)
-        )));
-        items.push(Item::tool_call(
-            format!("c{k}"),
-            "read",
-            format!("{{\"path\":\"src/f{k}.py\"}}"),
-        ));
-        let len = rng.range(1, 40);
-        items.push(Item::tool_result(
-            format!("c{k}"),
-            "read",
-            ctxbench::gen::paragraph(&mut rng, len),
-        ));
-    }
-    items.truncate(n);
-    items
-}
+use ctxbench::Tokenizer;
 
 fn strategies(c: &mut Criterion) {
     let tok = Tokenizer::shared_default().expect("vocabulary loads");
@@ -57,7 +27,7 @@ fn strategies(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("strategy/{}", named.name));
         group.sample_size(10);
         for n in [100usize, 1_000, 10_000] {
-            let items = history(n);
+            let items = synthetic_history(n);
             group.throughput(Throughput::Elements(n as u64));
             group.bench_with_input(
                 BenchmarkId::new(named.name.as_str(), n),
@@ -126,7 +96,7 @@ fn episode_length(c: &mut Criterion) {
                 id: format!("synthetic-{n}"),
                 source: "bench".into(),
                 task: String::new(),
-                items: history(n),
+                items: synthetic_history(n),
                 findings: vec![],
                 probes: vec![],
                 meta: serde_json::Map::default(),

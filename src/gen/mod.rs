@@ -244,6 +244,35 @@ pub fn plant(rng: &mut Rng, lines: &mut Vec<String>, line: String, lo: usize, hi
     lines.insert(at.min(n), line);
 }
 
+/// A seeded history of exactly `n` items for scaling measurements: system, task, then turns of an assistant
+/// sentence, a `read` call and a result of 1 to 40 sentences (50 to 2,000 characters).
+#[must_use]
+pub fn synthetic_history(n: usize) -> Vec<Item> {
+    let mut rng = Rng::new(n as u64);
+    let mut items = vec![
+        Item::system("You are an agent."),
+        Item::user("Do the task."),
+    ];
+    let mut k = 0;
+    while items.len() < n {
+        k += 1;
+        items.push(Item::assistant(format!("step {k}: {}", sentence(&mut rng))));
+        items.push(Item::tool_call(
+            format!("c{k}"),
+            "read",
+            format!("{{\"path\":\"src/f{k}.py\"}}"),
+        ));
+        let len = rng.range(1, 40);
+        items.push(Item::tool_result(
+            format!("c{k}"),
+            "read",
+            paragraph(&mut rng, len),
+        ));
+    }
+    items.truncate(n);
+    items
+}
+
 /// Turn counts of the episodes of one family, from short to long.
 pub const TURNS: [usize; 14] = [6, 8, 11, 14, 18, 24, 30, 38, 48, 60, 74, 90, 110, 132];
 

@@ -59,8 +59,9 @@ type LineIndex = Vec<(u64, u32)>;
 /// A text's best line for a question: (words found, line number), or none.
 type BestLine = Option<(u32, u32)>;
 
-/// (Question, text) answers kept at most.
-const MAX_ANSWERS: usize = 1 << 20;
+/// (Question, text) answers kept at most (about 3 MB): they are reused by the strategies of one episode, which
+/// run together, so a bound of many episodes' worth keeps them all and memory flat over a long run.
+const MAX_ANSWERS: usize = 1 << 16;
 
 /// The line of a text that holds the most of the `wanted` words, the last one on ties, with its count; `hits`
 /// is scratch space.
