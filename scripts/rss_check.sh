@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Peak memory against the number of episodes: a run streams its dataset (a bounded read-ahead window), so
-# peak RSS must stay flat as the dataset grows. Generates 42, 84, 168 and 336 distinct episodes (seeds 1..8 of the generator,
-# ids made unique) and runs the default comparison on each with /usr/bin/time's maximum resident set size.
+# peak RSS must stay flat as the dataset grows. Generates 42, 84, 168 and 336 distinct episodes (seeds 1..8
+# of the generator, ids made unique) and runs the default comparison on each with /usr/bin/time's maximum
+# resident set size.
 #
 # usage: scripts/rss_check.sh [MAX_SEEDS=8]
 set -euo pipefail
