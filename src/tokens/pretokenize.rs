@@ -29,8 +29,9 @@ thread_local! {
     static CACHES: RefCell<[Option<Cache>; 2]> = const { RefCell::new([None, None]) };
 }
 
-/// The contraction suffixes, the space alternatives and their look-ahead flags are `bpe-openai` 0.3's,
-/// themselves the regexes of OpenAI's tiktoken with `\s+(?!\S)` rewritten as `\s+\s` minus its last character.
+/// The last two alternatives of both encodings and their look-ahead flags. All patterns are `bpe-openai` 0.3's,
+/// themselves OpenAI's tiktoken regexes with `\s+(?!\S)` (regex-automata has no look-around) rewritten as
+/// `\s+\s` minus its last character.
 const SPACE_PATTERNS: [(&str, bool); 2] = [("\\s+\\s", true), ("\\s+", false)];
 
 fn patterns(encoding: Encoding) -> String {
@@ -95,6 +96,11 @@ impl Pretokenizer {
                         .chars()
                         .next_back()
                         .map_or(0, char::len_utf8);
+                }
+                if end <= last {
+                    // Unreachable too (every alternative takes a character); a guard against looping.
+                    piece(&text[last..]);
+                    return;
                 }
                 if !piece(&text[last..end]) {
                     return;
