@@ -367,6 +367,7 @@ pub fn run(
             sha256,
             resume,
             finished,
+            finished_ids,
         )?;
         // Results are written in dataset order: the ones that arrive early wait here.
         let mut early: BTreeMap<usize, Result<Replayed>> = BTreeMap::new();
@@ -545,6 +546,7 @@ impl<'a> State<'a> {
         sha256: String,
         resume: bool,
         finished: Vec<Finished>,
+        finished_ids: &HashSet<String>,
     ) -> Result<Self> {
         let journal_path = out.join(JOURNAL);
         let steps = if resume {
@@ -555,8 +557,7 @@ impl<'a> State<'a> {
                     dataset.display()
                 )));
             }
-            let ids: HashSet<String> = finished.iter().map(|f| f.episode.clone()).collect();
-            StepsWriter::resume(&out.join("steps.csv"), &ids)?
+            StepsWriter::resume(&out.join("steps.csv"), finished_ids)?
         } else {
             StepsWriter::create(&out.join("steps.csv"))?
         };

@@ -322,7 +322,8 @@ impl<'a> Replayer<'a> {
 
         let mut live = LlmRequest::default();
         let mut next = 0usize;
-        let mut prev_sent = 0usize;
+        // What the request costs as the last step sent it: at first an empty request, the reply priming alone.
+        let mut prev_sent = TOKENS_PER_REPLY;
         let mut pass = Pass::new(evidence.words);
         // Contents covered by `pass`.
         let mut counted = 0usize;
@@ -334,17 +335,7 @@ impl<'a> Replayer<'a> {
             let count = |range: std::ops::Range<usize>| {
                 range.map(|i| self.tokenizer.count_item_hashed(hashes[i], &items[i]))
             };
-            let tokens_before = if step == 0 {
-                TOKENS_PER_REPLY
-                    + live
-                        .instructions
-                        .iter()
-                        .map(|s| self.tokenizer.count_instruction(s))
-                        .sum::<usize>()
-                    + count(next..cp).sum::<usize>()
-            } else {
-                prev_sent + count(next..cp).sum::<usize>()
-            };
+            let tokens_before = prev_sent + count(next..cp).sum::<usize>();
             live.contents.extend_from_slice(&items[next..cp]);
             let state = ReplayState {
                 tokenizer: Arc::clone(&self.tokenizer),
