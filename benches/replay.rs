@@ -17,12 +17,7 @@ use ctxbench::Tokenizer;
 fn strategies(c: &mut Criterion) {
     let tok = Tokenizer::shared_default().expect("vocabulary loads");
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
-    let state = ReplayState {
-        tokenizer: Arc::clone(&tok),
-        context_window: 128_000,
-        step: 0,
-        input_tokens: None,
-    };
+    let state = ReplayState::new(Arc::clone(&tok), 128_000);
     for named in defaults() {
         let mut group = c.benchmark_group(format!("strategy/{}", named.name));
         group.sample_size(10);

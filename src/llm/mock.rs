@@ -7,12 +7,12 @@
 //! the request that shares the most words with the last user message.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dashmap::DashMap;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
@@ -49,8 +49,8 @@ impl Default for MockConfig {
     }
 }
 
-/// Line indexes kept at most (a batch of episodes' texts, some megabytes).
-const MAX_LINE_INDEXES: usize = 4_096;
+/// Line indexes kept at most per thread (a few episodes' texts, a few megabytes).
+const MAX_LINE_INDEXES: usize = 2_048;
 
 /// Where each word of a text occurs: (word hash, line number) pairs, sorted and without repeats, so the lines
 /// of one word are a contiguous ascending run.
@@ -59,9 +59,11 @@ type LineIndex = Vec<(u64, u32)>;
 /// A text's best line for a question: (words found, line number), or none.
 type BestLine = Option<(u32, u32)>;
 
-/// (Question, text) answers kept at most (about 3 MB): they are reused by the strategies of one episode, which
-/// run together, so a bound of many episodes' worth keeps them all and memory flat over a long run.
-const MAX_ANSWERS: usize = 1 << 16;
+/// Answers kept at most per thread, of each kind: (question, text) and whole requests. They are reused by the
+/// strategies of one episode, which run together on one thread. The bundled dataset makes 33,303 (question,
+/// text) pairs over 42 episodes, under 800 an episode on average: this bound holds several episodes' worth in
+/// about 200 kB, which stays in a core's cache, and memory stays flat.
+const MAX_ANSWERS: usize = 1 << 12;
 
 /// The line of a text that holds the most of the `wanted` words, the last one on ties, with its count; `hits`
 /// is scratch space.
@@ -92,42 +94,94 @@ fn best_line(index: &LineIndex, wanted: &[u64], hits: &mut Vec<u32>) -> BestLine
 pub struct MockLlm {
     config: MockConfig,
     tokenizer: Arc<Tokenizer>,
-    /// Line indexes of the texts seen, by content hash: a text is split into words once per run, however many
-    /// probes read it.
-    lines: Arc<DashMap<u128, Arc<LineIndex>, FxBuildHasher>>,
-    /// The best line of a text for a question, by (question, text) hash: the strategies of one episode ask the
-    /// same questions of mostly the same texts.
-    answers: Arc<DashMap<(u64, u128), BestLine, FxBuildHasher>>,
+}
+
+/// The answer path's caches, one per thread. A text's line index and its best line for a question depend on
+/// nothing but their content, so every mock on a thread shares them; a worker replays all the strategies of
+/// an episode, so the questions and texts of one episode meet on one thread, where a lookup takes no lock and
+/// touches no cache line another core writes.
+#[derive(Default)]
+struct AnswerCache {
+    /// Line indexes of the texts seen, by content hash: a text is split into words once, however many probes
+    /// read it.
+    lines: FxHashMap<u128, LineIndex>,
+    /// The best line of a text for a question, by (question, text) hash: the strategies of one episode ask
+    /// the same questions of mostly the same texts.
+    answers: FxHashMap<(u64, u128), BestLine>,
+    /// The answer to a whole request, by (question, every text's hash) hash: strategies that have not reduced
+    /// the request yet send the very request another already sent (half the probe calls on the bundled
+    /// dataset).
+    requests: FxHashMap<u128, Option<(usize, u32)>>,
+    /// Scratch space for [`best_line`].
+    hits: Vec<u32>,
+}
+
+thread_local! {
+    static ANSWER_CACHE: RefCell<AnswerCache> = RefCell::default();
+}
+
+impl AnswerCache {
+    /// The line that answers the question `wanted` (keyed by `question`) in a request of `texts` (keyed by
+    /// `keys`; the whole request by `request`): (text, line) of the best line of the last text with the highest
+    /// score.
+    fn answer(
+        &mut self,
+        question: u64,
+        request: u128,
+        wanted: &[u64],
+        texts: &[&str],
+        keys: &[u128],
+    ) -> Option<(usize, u32)> {
+        if let Some(&found) = self.requests.get(&request) {
+            return found;
+        }
+        let mut best: Option<(u32, usize, u32)> = None;
+        for (t, (text, &key)) in texts.iter().zip(keys).enumerate() {
+            if let Some((score, line)) = self.best_line(question, wanted, key, text) {
+                if best.is_none_or(|(b, _, _)| score >= b) {
+                    best = Some((score, t, line));
+                }
+            }
+        }
+        let found = best.map(|(_, t, line)| (t, line));
+        if self.requests.len() >= MAX_ANSWERS {
+            self.requests.clear();
+        }
+        self.requests.insert(request, found);
+        found
+    }
+
+    /// The best line of `text` (keyed by `key`) for the question `wanted` (keyed by `question`).
+    fn best_line(&mut self, question: u64, wanted: &[u64], key: u128, text: &str) -> BestLine {
+        if let Some(&found) = self.answers.get(&(question, key)) {
+            return found;
+        }
+        if self.lines.len() >= MAX_LINE_INDEXES && !self.lines.contains_key(&key) {
+            // A cache, not a record: bounded so that memory does not grow with the number of episodes.
+            self.lines.clear();
+        }
+        let index = self.lines.entry(key).or_insert_with(|| {
+            // About one word per 8 bytes of text: most indexes grow at most once.
+            let mut index = LineIndex::with_capacity(text.len() / 8 + 16);
+            word_hashes(text, |line, word| index.push((word, line)));
+            index.sort_unstable();
+            index.dedup();
+            index
+        });
+        let found = best_line(index, wanted, &mut self.hits);
+        if self.answers.len() >= MAX_ANSWERS {
+            self.answers.clear();
+        }
+        self.answers.insert((question, key), found);
+        found
+    }
 }
 
 impl MockLlm {
     /// A mock that counts usage with `tokenizer`.
     #[must_use]
     pub fn new(config: MockConfig, tokenizer: Arc<Tokenizer>) -> Self {
-        Self {
-            config,
-            tokenizer,
-            lines: Arc::new(DashMap::with_hasher(FxBuildHasher)),
-            answers: Arc::new(DashMap::with_hasher(FxBuildHasher)),
-        }
-    }
-
-    fn line_index(&self, key: u128, text: &str) -> Arc<LineIndex> {
-        if let Some(found) = self.lines.get(&key) {
-            return Arc::clone(&found);
-        }
-        // About one word per 8 bytes of text: most indexes grow at most once.
-        let mut index = LineIndex::with_capacity(text.len() / 8 + 16);
-        word_hashes(text, |line, word| index.push((word, line)));
-        index.sort_unstable();
-        index.dedup();
-        let index = Arc::new(index);
-        if self.lines.len() >= MAX_LINE_INDEXES {
-            // A cache, not a record: bounded so that memory does not grow with the number of episodes.
-            self.lines.clear();
-        }
-        self.lines.insert(key, Arc::clone(&index));
-        index
+        Self { config, tokenizer }
     }
 
     /// Answers the last user message with the request line that shares the most of its words (the latest on
@@ -160,38 +214,19 @@ impl MockLlm {
             .chain(request.contents[..n].iter().map(Item::text))
             .collect();
         // Any content hash names a text: the caller's, or one of the text itself.
-        let keys = keys.filter(|k| k.len() == texts.len());
-        let text_key =
-            |t: usize, text: &str| keys.map_or_else(|| xxh3_128(text.as_bytes()), |k| k[t]);
-        let question_key = xxh3_64(
-            &wanted
-                .iter()
-                .flat_map(|w| w.to_le_bytes())
-                .collect::<Vec<u8>>(),
-        );
-        // (score, text, line): the best line of the last text with the highest score.
-        let mut best: Option<(u32, usize, u32)> = None;
-        let mut hits: Vec<u32> = Vec::new();
-        for (t, text) in texts.iter().enumerate() {
-            let key = (question_key, text_key(t, text));
-            let found = match self.answers.get(&key) {
-                Some(found) => *found,
-                None => {
-                    let found = best_line(&self.line_index(key.1, text), &wanted, &mut hits);
-                    if self.answers.len() >= MAX_ANSWERS {
-                        self.answers.clear();
-                    }
-                    self.answers.insert(key, found);
-                    found
-                }
-            };
-            if let Some((score, line)) = found {
-                if best.is_none_or(|(b, _, _)| score >= b) {
-                    best = Some((score, t, line));
-                }
-            }
-        }
-        best.and_then(|(_, t, line)| texts[t].lines().nth(line as usize))
+        let keys: Cow<'_, [u128]> = match keys.filter(|k| k.len() == texts.len()) {
+            Some(k) => Cow::Borrowed(k),
+            None => texts.iter().map(|t| xxh3_128(t.as_bytes())).collect(),
+        };
+        let mut bytes = Vec::with_capacity(8 * wanted.len() + 16 * keys.len());
+        bytes.extend(wanted.iter().flat_map(|w| w.to_le_bytes()));
+        let question_key = xxh3_64(&bytes);
+        bytes.extend(keys.iter().flat_map(|k| k.to_le_bytes()));
+        let request_key = xxh3_128(&bytes);
+        let best = ANSWER_CACHE.with_borrow_mut(|cache| {
+            cache.answer(question_key, request_key, &wanted, &texts, &keys)
+        });
+        best.and_then(|(t, line)| texts[t].lines().nth(line as usize))
             .map_or_else(|| "I don't know.".into(), |line| clip(line.trim(), 300))
     }
 

@@ -329,19 +329,26 @@ impl<'a> Replayer<'a> {
         let mut counted = 0usize;
         // The episode item that follows them, while the request is unchanged.
         let mut counted_at = 0usize;
+        // Tokens of each item of `live.contents`, for the strategies (`ReplayState::content_tokens`): kept in
+        // step with the pass, so it costs O(what changed) per step.
+        let mut content_tokens: Arc<Vec<usize>> = Arc::default();
         let mut steps = Vec::with_capacity(points.len());
         for (step, &cp) in points.iter().enumerate() {
             // The live request is as the last step sent it (`tokens_sent`) plus the new items.
             let count = |range: std::ops::Range<usize>| {
                 range.map(|i| self.tokenizer.count_item_hashed(hashes[i], &items[i]))
             };
-            let tokens_before = prev_sent + count(next..cp).sum::<usize>();
+            let known = Arc::make_mut(&mut content_tokens);
+            let new_from = known.len();
+            known.extend(count(next..cp));
+            let tokens_before = prev_sent + known[new_from..].iter().sum::<usize>();
             live.contents.extend_from_slice(&items[next..cp]);
             let state = ReplayState {
                 tokenizer: Arc::clone(&self.tokenizer),
                 context_window: self.context_window,
                 step,
                 input_tokens: Some(tokens_before),
+                content_tokens: Some(Arc::clone(&content_tokens)),
             };
             let started = Instant::now();
             let applied = strategy
@@ -352,14 +359,46 @@ impl<'a> Replayer<'a> {
                     message: format!("episode '{}', step {step}: {e}", episode.id),
                 })?;
             let compute_us = started.elapsed().as_secs_f64() * 1e6;
+            // The strategy holds no copy of it any more: `content_tokens` is updated in place below.
+            drop(state);
 
             // The pass over the request as sent: tokens, kinds, cached prefix, evidence. What the strategy
             // left as it was keeps its entries from the last step; only the rest is visited again, so an
             // unchanged history costs O(new items) per step and compaction O(items after its first edit).
+            // A strategy that only dropped items says which: the others keep their hash and tokens, the ones
+            // after the first drop are pushed again without being read (`retained`, in order).
+            let handed_in = counted + (cp - counted_at);
+            let dropped_only = applied
+                .kept_items
+                .as_ref()
+                .filter(|k| {
+                    step > 0
+                        && applied.changed
+                        && k.len() == handed_in
+                        && live.instructions.len() == pass.instructions
+                })
+                .map(|kept| {
+                    let p = kept.iter().take_while(|&&k| k).count().min(counted);
+                    let retained: Vec<(u128, usize)> = (p..handed_in)
+                        .filter(|&j| kept[j])
+                        .map(|j| {
+                            let key = if j < counted {
+                                pass.entries[pass.instructions + j].0
+                            } else {
+                                hashes[counted_at + j - counted]
+                            };
+                            (key, content_tokens[j])
+                        })
+                        .collect();
+                    (p, retained)
+                })
+                .filter(|(p, retained)| p + retained.len() == live.contents.len());
             let kept_items = if step == 0 {
                 None
             } else if !applied.changed {
                 Some(counted)
+            } else if let Some((p, _)) = &dropped_only {
+                Some(*p)
             } else {
                 applied
                     .kept_prefix
@@ -384,10 +423,25 @@ impl<'a> Replayer<'a> {
                 (step > 0 && !applied.changed && live.contents.len() - from == cp - counted_at)
                     .then_some(counted_at);
             for (i, item) in live.contents[from..].iter().enumerate() {
-                let key = origin.map_or_else(|| item_hash(item), |o| hashes[o + i]);
-                let n = self.tokenizer.count_item_hashed(key, item);
+                let (key, n) = match &dropped_only {
+                    Some((_, retained)) => retained[i],
+                    None => {
+                        let key = origin.map_or_else(|| item_hash(item), |o| hashes[o + i]);
+                        (key, self.tokenizer.count_item_hashed(key, item))
+                    }
+                };
+                debug_assert_eq!(key, item_hash(item), "step {step}, item {}", from + i);
+                debug_assert_eq!(
+                    n,
+                    self.tokenizer.count_item(item),
+                    "step {step}, item {}",
+                    from + i
+                );
                 pass.push(key, n, item.kind(), evidence, || item.searchable_text());
             }
+            let known = Arc::make_mut(&mut content_tokens);
+            known.truncate(from);
+            known.extend(pass.entries[pass.instructions + from..].iter().map(|e| e.1));
             counted = live.contents.len();
             counted_at = cp;
             let tokens_sent = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
@@ -435,6 +489,7 @@ impl<'a> Replayer<'a> {
                 .map(|n| n.saturating_sub(TOKENS_PER_MESSAGE))
                 .sum();
             prev_sent += turn.iter().sum::<usize>();
+            Arc::make_mut(&mut content_tokens).extend_from_slice(&turn);
             live.contents.extend_from_slice(&items[cp..end]);
             next = end;
 

@@ -221,7 +221,10 @@ impl Strategy for Condenser {
         let first_forgotten = forgotten.iter().position(|&f| f).unwrap_or(0);
         let keep = paired(&req.contents, &keep);
         let insert_at = keep[..first_forgotten].iter().filter(|&&k| k).count();
-        let removed = retain_paired(&mut req.contents, &keep);
+        let removed = retain_paired(&mut req.contents, &keep)
+            .iter()
+            .filter(|&&k| !k)
+            .count();
         let forgotten_items = forgotten.iter().filter(|&&f| f).count();
         applied.dropped_items = if summary_items.is_empty() {
             removed

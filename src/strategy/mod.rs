@@ -14,10 +14,10 @@ pub mod presets;
 pub mod sliding_window;
 pub mod summarization;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use rustc_hash::{FxBuildHasher, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
@@ -44,9 +44,25 @@ pub struct ReplayState {
     /// Tokens of the request as handed to the strategy, when the caller knows them (the replay does);
     /// `None` makes [`ReplayState::input_tokens`] measure.
     pub input_tokens: Option<usize>,
+    /// Tokens of each content item of the request as handed to the strategy, when the caller knows them (the
+    /// replay does): a strategy that weighs every item reads them here instead of hashing every item again
+    /// (see [`ReplayState::content_tokens`]).
+    pub content_tokens: Option<Arc<Vec<usize>>>,
 }
 
 impl ReplayState {
+    /// The first call point of a model with `context_window` tokens; nothing known of the request yet.
+    #[must_use]
+    pub fn new(tokenizer: Arc<Tokenizer>, context_window: usize) -> Self {
+        Self {
+            tokenizer,
+            context_window,
+            step: 0,
+            input_tokens: None,
+            content_tokens: None,
+        }
+    }
+
     /// Tokens of `req` as it would be sent.
     #[must_use]
     pub fn measure(&self, req: &LlmRequest) -> usize {
@@ -61,11 +77,28 @@ impl ReplayState {
         self.input_tokens.unwrap_or_else(|| self.measure(req))
     }
 
-    /// The same call point with `req`'s size known to be `tokens` (for a strategy that runs others).
+    /// Tokens of each of `req`'s content items as handed to the strategy, before it changed anything: the
+    /// caller's [`ReplayState::content_tokens`] when they cover the request, else counted (each item through
+    /// the tokenizer's cache).
+    #[must_use]
+    pub fn content_tokens<'a>(&'a self, req: &LlmRequest) -> std::borrow::Cow<'a, [usize]> {
+        match &self.content_tokens {
+            Some(known) if known.len() == req.contents.len() => std::borrow::Cow::Borrowed(known),
+            _ => req
+                .contents
+                .iter()
+                .map(|i| self.tokenizer.count_item(i))
+                .collect(),
+        }
+    }
+
+    /// The same call point after a strategy changed the request, which now has `tokens` tokens (for a
+    /// strategy that runs others): what was known of each item no longer holds.
     #[must_use]
     pub fn with_input_tokens(&self, tokens: usize) -> Self {
         Self {
             input_tokens: Some(tokens),
+            content_tokens: None,
             ..self.clone()
         }
     }
@@ -101,6 +134,10 @@ pub struct Applied {
     /// When the request changed: `Some(p)` if every instruction and the first `p` content items are exactly
     /// as they were handed in (the replay then revisits only the rest); `None` if unknown.
     pub kept_prefix: Option<usize>,
+    /// When the request changed only by dropping content items (every instruction and every other item
+    /// exactly as handed in, in order): for each item handed in, whether it is still there. The replay then
+    /// reuses what it knew of the kept items instead of reading them again; `None` if unknown.
+    pub kept_items: Option<Vec<bool>>,
 }
 
 impl Applied {
@@ -113,6 +150,22 @@ impl Applied {
                     .map(|(a, b)| a.min(b))
             } else {
                 other.kept_prefix
+            };
+            self.kept_items = if self.changed {
+                // Two drops make one: `other` chose among the items this one kept.
+                self.kept_items
+                    .take()
+                    .zip(other.kept_items)
+                    .and_then(|(first, then)| {
+                        let mut then = then.into_iter();
+                        let both: Vec<bool> = first
+                            .into_iter()
+                            .map(|kept| kept && then.next().unwrap_or(false))
+                            .collect();
+                        then.next().is_none().then_some(both)
+                    })
+            } else {
+                other.kept_items
             };
         }
         self.changed |= other.changed;
@@ -271,20 +324,24 @@ pub fn defaults() -> Vec<NamedStrategy> {
 
 /// Keeps the items whose flag is set, and keeps tool calls and results paired: a kept result whose call is
 /// not kept goes, and so does a kept call whose results all go (an API rejects either one alone). Returns the
-/// number of items dropped.
-pub(crate) fn retain_paired(items: &mut Vec<Item>, keep: &[bool]) -> usize {
+/// flags it kept by (one per item handed in; the number dropped is the number unset).
+pub(crate) fn retain_paired(items: &mut Vec<Item>, keep: &[bool]) -> Vec<bool> {
     let keep = paired(items, keep);
-    let before = items.len();
-    let mut flags = keep.into_iter();
-    items.retain(|_| flags.next().unwrap_or(true));
-    before - items.len()
+    let mut flags = keep.iter();
+    items.retain(|_| flags.next().copied().unwrap_or(true));
+    keep
 }
 
 /// The flags [`retain_paired`] keeps by.
 pub(crate) fn paired(items: &[Item], keep: &[bool]) -> Vec<bool> {
-    let mut kept_calls: HashSet<&str> = HashSet::new();
-    let mut answered: HashSet<&str> = HashSet::new();
-    let mut unanswered: HashSet<&str> = HashSet::new();
+    // Sized once: a sliding window pairs every item of its window at every call point.
+    let tools = items
+        .iter()
+        .filter(|i| !matches!(i, Item::Message { .. }))
+        .count();
+    let mut kept_calls: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(tools, FxBuildHasher);
+    let mut answered: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(tools, FxBuildHasher);
+    let mut unanswered: FxHashSet<&str> = FxHashSet::default();
     for (item, &k) in items.iter().zip(keep) {
         match item {
             Item::ToolCall { id, .. } if k => {
@@ -345,12 +402,7 @@ pub(crate) mod testing {
     use crate::llm::LlmResponse;
 
     pub fn state(window: usize) -> ReplayState {
-        ReplayState {
-            tokenizer: Tokenizer::shared_default().unwrap(),
-            context_window: window,
-            step: 0,
-            input_tokens: None,
-        }
+        ReplayState::new(Tokenizer::shared_default().unwrap(), window)
     }
 
     pub fn mock() -> MockLlm {

@@ -116,9 +116,16 @@ impl Strategy for Pipeline {
             if !self.config.run_all && tokens <= trigger {
                 break;
             }
-            let done = stage
-                .apply(&state.with_input_tokens(tokens), req, llm)
-                .await?;
+            // Until a stage changes the request, what the caller knew of it still holds.
+            let stage_state = if applied.changed {
+                state.with_input_tokens(tokens)
+            } else {
+                ReplayState {
+                    input_tokens: Some(tokens),
+                    ..state.clone()
+                }
+            };
+            let done = stage.apply(&stage_state, req, llm).await?;
             if done.changed {
                 tokens = state.measure(req);
             }

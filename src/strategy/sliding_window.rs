@@ -90,13 +90,13 @@ impl SlidingWindow {
         Self { config }
     }
 
-    /// The reduction itself, synchronous: returns the number of items dropped.
-    pub fn reduce(&self, state: &ReplayState, req: &mut LlmRequest) -> usize {
+    /// The reduction itself, synchronous: returns, when it dropped any, which of the items handed in it kept.
+    pub fn reduce(&self, state: &ReplayState, req: &mut LlmRequest) -> Option<Vec<bool>> {
         if self.config.max_items.is_none()
             && !self.config.start_on_user
             && state.input_tokens(req) <= self.config.max_tokens.unwrap_or(usize::MAX)
         {
-            return 0;
+            return None;
         }
         let tok = &state.tokenizer;
         let first_user = req
@@ -105,7 +105,7 @@ impl SlidingWindow {
             .position(|i| i.is_role(Role::User))
             .filter(|_| self.config.keep_first_user);
         let is_head = |i: usize, item: &Item| item.is_role(Role::System) || Some(i) == first_user;
-        let counts: Vec<usize> = req.contents.iter().map(|i| tok.count_item(i)).collect();
+        let counts = state.content_tokens(req);
         let instructions: usize = req
             .instructions
             .iter()
@@ -137,7 +137,7 @@ impl SlidingWindow {
         let max_items = self.config.max_items.unwrap_or(usize::MAX);
         // Like LangChain's trim_messages, `start_on_user` applies even when everything fits.
         if total <= max_tokens && body <= max_items && !self.config.start_on_user {
-            return 0;
+            return None;
         }
         // Walk back from the newest item while the window still fits.
         let mut used = head_tokens;
@@ -162,7 +162,8 @@ impl SlidingWindow {
         let keep: Vec<bool> = (0..req.contents.len())
             .map(|i| is_head(i, &req.contents[i]) || i >= start)
             .collect();
-        retain_paired(&mut req.contents, &keep)
+        let kept = retain_paired(&mut req.contents, &keep);
+        kept.contains(&false).then_some(kept)
     }
 }
 
@@ -174,10 +175,13 @@ impl Strategy for SlidingWindow {
         req: &mut LlmRequest,
         _: &dyn Llm,
     ) -> Result<Applied> {
-        let dropped = self.reduce(state, req);
+        let kept = self.reduce(state, req);
         Ok(Applied {
-            changed: dropped > 0,
-            dropped_items: dropped,
+            changed: kept.is_some(),
+            dropped_items: kept
+                .as_ref()
+                .map_or(0, |k| k.iter().filter(|&&k| !k).count()),
+            kept_items: kept,
             ..Applied::default()
         })
     }

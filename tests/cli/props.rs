@@ -20,12 +20,7 @@ fn tokenizer() -> Arc<Tokenizer> {
 }
 
 fn state() -> ReplayState {
-    ReplayState {
-        tokenizer: tokenizer(),
-        context_window: 100_000,
-        step: 0,
-        input_tokens: None,
-    }
+    ReplayState::new(tokenizer(), 100_000)
 }
 
 /// A random history: system, first user message, then turns of text, tool calls and results, and users.
@@ -111,7 +106,15 @@ proptest! {
         let st = state();
         let sw = SlidingWindow::new(SlidingWindowConfig { max_tokens: Some(budget), max_items: None, ..SlidingWindowConfig::default() });
         let mut req = LlmRequest::from_contents(items.clone());
-        sw.reduce(&st, &mut req);
+        // What it says it kept is what it kept.
+        match sw.reduce(&st, &mut req) {
+            Some(kept) => {
+                prop_assert_eq!(kept.len(), items.len());
+                let expected: Vec<Item> = items.iter().zip(&kept).filter(|(_, &k)| k).map(|(i, _)| i.clone()).collect();
+                prop_assert_eq!(&req.contents, &expected);
+            }
+            None => prop_assert_eq!(&req.contents, &items),
+        }
         let head = st.measure(&LlmRequest::from_contents(items[..2].to_vec()));
         if head <= budget {
             prop_assert!(st.measure(&req) <= budget);
