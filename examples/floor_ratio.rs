@@ -2,14 +2,23 @@
 //! strategy, probes, reports and charts) divided by the time to tokenize the dataset's text once, the floor no
 //! replay can beat. Both use every core (rayon), in one process, on the same dataset.
 //!
+//! It also times, the same way, what lies between the two, so that the ratio can be read: counting every item
+//! as the replay must (as sent: tool calls as JSON, roles, message overhead), the baseline replay alone
+//! (no strategy, no probe, nothing written) and the replay of every strategy with its probes, nothing written.
+//!
 //! `cargo run --release --example floor_ratio -- [DATASET] [REPEATS]` (scripts/floor_ratio.sh runs it).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use ctxbench::history::dataset::read_all;
+use ctxbench::llm::mock::MockLlm;
+use ctxbench::replay::Replayer;
 use ctxbench::runner::{run, RunConfig};
-use ctxbench::Tokenizer;
+use ctxbench::strategy::{NamedStrategy, StrategyConfig};
+use ctxbench::{Episode, Tokenizer};
 use rayon::prelude::*;
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -32,10 +41,38 @@ fn main() -> anyhow::Result<()> {
         .collect();
     let bytes: usize = texts.iter().map(String::len).sum();
 
-    // Floor and full comparison alternate, so that both see the same machine: on a shared box the speed of
-    // the cores drifts over seconds.
+    let unprobed: Vec<Episode> = episodes
+        .iter()
+        .map(|e| Episode {
+            probes: Vec::new(),
+            ..e.clone()
+        })
+        .collect();
+    let baseline = [NamedStrategy::new("none", StrategyConfig::None)];
+    // Replays `episodes` under `strategies` in memory on a fresh pool (so that no per-thread cache is warm),
+    // with a fresh tokenizer and mock.
+    let replay = |episodes: &[Episode], strategies: &[NamedStrategy]| -> anyhow::Result<Duration> {
+        let pool = rayon::ThreadPoolBuilder::new().build()?;
+        let tok = Arc::new(Tokenizer::new(
+            config.tokenizer.encoding,
+            config.tokenizer.backend,
+        )?);
+        let llm = MockLlm::new(config.mock.clone(), Arc::clone(&tok));
+        let replayer = Replayer::new(tok, &llm, config.context_window);
+        let start = Instant::now();
+        pool.install(|| {
+            episodes
+                .par_iter()
+                .try_for_each(|e| pollster::block_on(replayer.replay_all(e, strategies)).map(drop))
+        })?;
+        Ok(start.elapsed())
+    };
+
+    // Every measure alternates with the others, so that all see the same machine: on a shared box the speed
+    // of the cores drifts over seconds.
     let out = tempfile::tempdir()?;
     let (mut floor, mut full) = (Vec::new(), Vec::new());
+    let (mut as_sent, mut baseline_only, mut in_memory) = (Vec::new(), Vec::new(), Vec::new());
     let mut tokens = 0;
     for _ in 0..repeats {
         // A fresh tokenizer each time: no count is cached.
@@ -43,6 +80,16 @@ fn main() -> anyhow::Result<()> {
         let start = Instant::now();
         tokens = texts.par_iter().map(|t| tok.count_text(t)).sum::<usize>();
         floor.push(start.elapsed());
+        let tok = Tokenizer::new(config.tokenizer.encoding, config.tokenizer.backend)?;
+        let start = Instant::now();
+        let sent: usize = episodes
+            .par_iter()
+            .map(|e| e.items.iter().map(|i| tok.count_item(i)).sum::<usize>())
+            .sum();
+        as_sent.push(start.elapsed());
+        std::hint::black_box(sent);
+        baseline_only.push(replay(&unprobed, &baseline)?);
+        in_memory.push(replay(&episodes, &config.strategies)?);
         let start = Instant::now();
         run(&config, &dataset, out.path(), "floor", &(), false)?;
         full.push(start.elapsed());
@@ -61,6 +108,24 @@ fn main() -> anyhow::Result<()> {
         floor.as_secs_f64() * 1e3,
         bytes as f64 / 1e6 / floor.as_secs_f64()
     );
+    let floors = |d: Duration| d.as_secs_f64() / floor.as_secs_f64();
+    for (what, d) in [
+        ("count every item as sent, once", median(as_sent)),
+        (
+            "replay the baseline alone (no probe, nothing written)",
+            median(baseline_only),
+        ),
+        (
+            "replay every strategy with probes, nothing written",
+            median(in_memory),
+        ),
+    ] {
+        println!(
+            "{what}: {:.1} ms ({:.2} floors)",
+            d.as_secs_f64() * 1e3,
+            floors(d)
+        );
+    }
     println!(
         "full comparison ({} strategies): {:.1} ms",
         config.strategies.len(),

@@ -127,6 +127,11 @@ pub fn parse_episode(text: &str) -> std::result::Result<Episode, String> {
             "expected a JSON object (one episode per line), found {found}"
         ));
     }
+    // The plain parser first; the path-aware one, slower (the bundled dataset reads in 22 ms with it, 16
+    // without), only to describe an error.
+    if let Ok(episode) = serde_json::from_str::<Episode>(text) {
+        return Ok(episode);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let episode: Episode =
         serde_path_to_error::deserialize(&mut de).map_err(|e| describe_json_error(&e))?;
