@@ -462,6 +462,34 @@ mod tests {
     }
 
     #[test]
+    fn merged_drops_compose_and_a_rewrite_forgets_them() {
+        let dropped = |kept: &[bool]| Applied {
+            changed: true,
+            kept_items: Some(kept.to_vec()),
+            ..Applied::default()
+        };
+        // Of five items the first drops the second and fourth; of the three left the next drops the first.
+        let mut both = dropped(&[true, false, true, false, true]);
+        both.merge(dropped(&[false, true, true]));
+        assert_eq!(both.kept_items, Some(vec![false, false, true, false, true]));
+        // A mask that does not fit what was kept is no knowledge.
+        let mut wrong = dropped(&[true, false, true]);
+        wrong.merge(dropped(&[true, true, true]));
+        assert_eq!(wrong.kept_items, None);
+        // Unchanged steps keep what is known; a rewrite that says nothing of its items loses it.
+        let mut then = dropped(&[true, false]);
+        then.merge(Applied::default());
+        assert_eq!(then.kept_items, Some(vec![true, false]));
+        then.merge(Applied {
+            changed: true,
+            kept_prefix: Some(1),
+            ..Applied::default()
+        });
+        assert_eq!(then.kept_items, None);
+        assert_eq!(then.kept_prefix, None);
+    }
+
+    #[test]
     fn defaults_are_valid_and_unique() {
         validate_all(&defaults()).unwrap();
     }

@@ -181,6 +181,7 @@ impl Strategy for SlidingWindow {
             dropped_items: kept
                 .as_ref()
                 .map_or(0, |k| k.iter().filter(|&&k| !k).count()),
+            kept_prefix: kept.as_ref().and_then(|k| k.iter().position(|&k| !k)),
             kept_items: kept,
             ..Applied::default()
         })
