@@ -590,6 +590,91 @@ mod tests {
         );
     }
 
+    /// The answer by its definition: every line of every text scored on its own, with no index and no cache.
+    fn reference_answer(request: &LlmRequest) -> String {
+        let question = request
+            .contents
+            .iter()
+            .rev()
+            .find(|i| i.is_role(Role::User))
+            .map_or("", Item::text);
+        let wanted: Vec<String> = words(question)
+            .filter(|w| !STOPWORDS.contains(&w.as_ref()))
+            .map(Cow::into_owned)
+            .collect();
+        if wanted.is_empty() {
+            return "I don't know.".into();
+        }
+        let n = request.contents.len() - 1;
+        let texts = request
+            .instructions
+            .iter()
+            .map(String::as_str)
+            .chain(request.contents[..n].iter().map(Item::text));
+        let mut best: Option<(usize, &str)> = None;
+        for text in texts {
+            for line in text.lines() {
+                let found: Vec<Cow<'_, str>> = words(line).collect();
+                let score = wanted
+                    .iter()
+                    .filter(|w| found.iter().any(|f| f == w.as_str()))
+                    .count();
+                if score > 0 && best.is_none_or(|(b, _)| score >= b) {
+                    best = Some((score, line));
+                }
+            }
+        }
+        best.map_or_else(
+            || "I don't know.".into(),
+            |(_, line)| clip(line.trim(), 300),
+        )
+    }
+
+    #[test]
+    fn cached_answers_equal_the_definition() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/datasets/default.jsonl"
+        ));
+        let episodes = crate::history::dataset::read_all(path).unwrap();
+        let m = mock();
+        let mut asked = 0;
+        for ep in episodes.iter().take(12) {
+            for probe in &ep.probes {
+                let upto = (probe.after_item + 1).min(ep.items.len());
+                // The request as the baseline sends it, then with every other tool result gone (a different
+                // request over the same texts, as another strategy sends it) and with a summary instruction.
+                let full: Vec<Item> = ep.items[..upto].to_vec();
+                let thinned: Vec<Item> = full
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, it)| i % 2 == 0 || !matches!(it, Item::ToolResult { .. }))
+                    .map(|(_, it)| it.clone())
+                    .collect();
+                for (instructions, mut contents) in [
+                    (vec![], full.clone()),
+                    (vec![], thinned),
+                    (vec![format!("[Previous work summary]\n{}", ep.task)], full),
+                ] {
+                    contents.push(Item::user(probe.question.clone()));
+                    let req = LlmRequest {
+                        instructions,
+                        contents,
+                    };
+                    assert_eq!(
+                        m.respond(&req).text,
+                        reference_answer(&req),
+                        "episode {}, probe {}",
+                        ep.id,
+                        probe.id
+                    );
+                    asked += 1;
+                }
+            }
+        }
+        assert!(asked > 30, "{asked}");
+    }
+
     #[test]
     fn answers_by_extractive_lookup() {
         let req = LlmRequest::from_contents(vec![
