@@ -52,9 +52,14 @@ impl Default for MockConfig {
 /// Line indexes kept at most per thread (a few episodes' texts, a few megabytes).
 const MAX_LINE_INDEXES: usize = 2_048;
 
-/// Where each word of a text occurs: (word hash, line number) pairs, sorted and without repeats, so the lines
-/// of one word are a contiguous ascending run.
-type LineIndex = Vec<(u64, u32)>;
+/// Where each word of a text occurs: (word hash, line number) pairs packed as `hash << 64 | line`, sorted and
+/// without repeats, so the lines of one word are a contiguous ascending run. (Packed, the sort that builds
+/// it compares integers, not tuples: building indexes was the largest part of answering probes.)
+type LineIndex = Vec<u128>;
+
+fn entry(word: u64, line: u32) -> u128 {
+    u128::from(word) << 64 | u128::from(line)
+}
 
 /// A text's best line for a question: (words found, line number), or none.
 type BestLine = Option<(u32, u32)>;
@@ -70,12 +75,12 @@ const MAX_ANSWERS: usize = 1 << 15;
 fn best_line(index: &LineIndex, wanted: &[u64], hits: &mut Vec<u32>) -> BestLine {
     hits.clear();
     for &w in wanted {
-        let from = index.partition_point(|&(h, _)| h < w);
+        let from = index.partition_point(|&e| e < entry(w, 0));
         hits.extend(
             index[from..]
                 .iter()
-                .take_while(|&&(h, _)| h == w)
-                .map(|&(_, line)| line),
+                .take_while(|&&e| e >> 64 == u128::from(w))
+                .map(|&e| e as u32), // the low 32 bits: the line
         );
     }
     hits.sort_unstable();
@@ -163,7 +168,7 @@ impl AnswerCache {
         let index = self.lines.entry(key).or_insert_with(|| {
             // About one word per 8 bytes of text: most indexes grow at most once.
             let mut index = LineIndex::with_capacity(text.len() / 8 + 16);
-            word_hashes(text, |line, word| index.push((word, line)));
+            word_hashes(text, |line, word| index.push(entry(word, line)));
             index.sort_unstable();
             index.dedup();
             index
