@@ -156,13 +156,13 @@ impl Applied {
                 self.kept_items
                     .take()
                     .zip(other.kept_items)
-                    .and_then(|(first, then)| {
+                    .filter(|(first, then)| first.iter().filter(|&&k| k).count() == then.len())
+                    .map(|(first, then)| {
                         let mut then = then.into_iter();
-                        let both: Vec<bool> = first
+                        first
                             .into_iter()
                             .map(|kept| kept && then.next().unwrap_or(false))
-                            .collect();
-                        then.next().is_none().then_some(both)
+                            .collect()
                     })
             } else {
                 other.kept_items
@@ -473,9 +473,11 @@ mod tests {
         both.merge(dropped(&[false, true, true]));
         assert_eq!(both.kept_items, Some(vec![false, false, true, false, true]));
         // A mask that does not fit what was kept is no knowledge.
-        let mut wrong = dropped(&[true, false, true]);
-        wrong.merge(dropped(&[true, true, true]));
-        assert_eq!(wrong.kept_items, None);
+        for then in [&[true, true, true][..], &[true]] {
+            let mut wrong = dropped(&[true, false, true]);
+            wrong.merge(dropped(then));
+            assert_eq!(wrong.kept_items, None);
+        }
         // Unchanged steps keep what is known; a rewrite that says nothing of its items loses it.
         let mut then = dropped(&[true, false]);
         then.merge(Applied::default());
