@@ -365,45 +365,45 @@ impl<'a> Replayer<'a> {
             // The pass over the request as sent: tokens, kinds, cached prefix, evidence. What the strategy
             // left as it was keeps its entries from the last step; only the rest is visited again, so an
             // unchanged history costs O(new items) per step and compaction O(items after its first edit).
-            // A strategy that only dropped items says which: the others keep their hash and tokens, the ones
-            // after the first drop are pushed again without being read (`retained`, in order).
+            // What the replay knows of the j-th content item handed to the strategy: its hash and tokens.
             let handed_in = counted + (cp - counted_at);
-            let dropped_only = applied
-                .kept_items
-                .as_ref()
-                .filter(|k| {
-                    step > 0
-                        && applied.changed
-                        && k.len() == handed_in
-                        && live.instructions.len() == pass.instructions
-                })
-                .map(|kept| {
-                    let p = kept.iter().take_while(|&&k| k).count().min(counted);
-                    let retained: Vec<(u128, usize)> = (p..handed_in)
-                        .filter(|&j| kept[j])
-                        .map(|j| {
-                            let key = if j < counted {
-                                pass.entries[pass.instructions + j].0
-                            } else {
-                                hashes[counted_at + j - counted]
-                            };
-                            (key, content_tokens[j])
-                        })
-                        .collect();
-                    (p, retained)
-                })
-                .filter(|(p, retained)| p + retained.len() == live.contents.len());
-            let kept_items = if step == 0 {
+            let handed = |j: usize| {
+                let key = if j < counted {
+                    pass.entries[pass.instructions + j].0
+                } else {
+                    hashes[counted_at + j - counted]
+                };
+                (key, content_tokens[j])
+            };
+            // The items kept as handed in, when that is known: the first `p` in place, then the others in order
+            // (`retained`), pushed again without being read. An unchanged request keeps all of them; a strategy
+            // that only dropped items says which.
+            let reused = if step == 0 {
                 None
             } else if !applied.changed {
-                Some(counted)
-            } else if let Some((p, _)) = &dropped_only {
-                Some(*p)
+                Some((
+                    counted,
+                    (counted..handed_in).map(handed).collect::<Vec<_>>(),
+                ))
             } else {
                 applied
+                    .kept_items
+                    .as_ref()
+                    .filter(|k| {
+                        k.len() == handed_in && live.instructions.len() == pass.instructions
+                    })
+                    .map(|kept| {
+                        let p = kept.iter().take_while(|&&k| k).count().min(counted);
+                        (p, (p..handed_in).filter(|&j| kept[j]).map(handed).collect())
+                    })
+            }
+            .filter(|(p, retained)| p + retained.len() == live.contents.len());
+            let kept_items = match &reused {
+                Some((p, _)) => Some(*p),
+                None => applied
                     .kept_prefix
-                    .filter(|_| live.instructions.len() == pass.instructions)
-                    .map(|p| p.min(counted))
+                    .filter(|_| step > 0 && live.instructions.len() == pass.instructions)
+                    .map(|p| p.min(counted)),
             };
             let keep = kept_items.map_or(0, |k| pass.instructions + k);
             let base = pass.tokens_at(keep);
@@ -416,17 +416,12 @@ impl<'a> Replayer<'a> {
                 }
                 pass.instructions = live.instructions.len();
             }
-            // Unchanged, the request goes on with the episode's items from the last call point: their hashes
-            // are known.
             let from = kept_items.unwrap_or(0);
-            let origin =
-                (step > 0 && !applied.changed && live.contents.len() - from == cp - counted_at)
-                    .then_some(counted_at);
             for (i, item) in live.contents[from..].iter().enumerate() {
-                let (key, n) = match &dropped_only {
+                let (key, n) = match &reused {
                     Some((_, retained)) => retained[i],
                     None => {
-                        let key = origin.map_or_else(|| item_hash(item), |o| hashes[o + i]);
+                        let key = item_hash(item);
                         (key, self.tokenizer.count_item_hashed(key, item))
                     }
                 };
