@@ -125,12 +125,17 @@ fn vocabulary(t: &'static bpe_openai::Tokenizer) -> Vocabulary {
 fn bpe_engine(encoding: Encoding) -> Engine {
     static O200K: OnceLock<Vocabulary> = OnceLock::new();
     static CL100K: OnceLock<Vocabulary> = OnceLock::new();
+    let (load, vocab): (fn() -> &'static bpe_openai::Tokenizer, _) = match encoding {
+        Encoding::O200kBase => (bpe_openai::o200k_base, &O200K),
+        Encoding::Cl100kBase => (bpe_openai::cl100k_base, &CL100K),
+    };
+    if let Some(vocab) = vocab.get() {
+        // Loaded before, with the pre-tokenizer: no thread to start.
+        return Engine::Bpe(load(), vocab, Pretokenizer::get(encoding));
+    }
     std::thread::scope(|s| {
         let pre = s.spawn(|| Pretokenizer::get(encoding));
-        let (t, vocab) = match encoding {
-            Encoding::O200kBase => (bpe_openai::o200k_base(), &O200K),
-            Encoding::Cl100kBase => (bpe_openai::cl100k_base(), &CL100K),
-        };
+        let t = load();
         let vocab = vocab.get_or_init(|| vocabulary(t));
         let pre = pre
             .join()
