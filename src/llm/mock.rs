@@ -52,13 +52,78 @@ impl Default for MockConfig {
 /// Line indexes kept at most per thread (a few episodes' texts, a few megabytes).
 const MAX_LINE_INDEXES: usize = 2_048;
 
-/// Where each word of a text occurs: (word hash, line number) pairs packed as `hash << 64 | line`, sorted and
-/// without repeats, so the lines of one word are a contiguous ascending run. (Packed, the sort that builds
-/// it compares integers, not tuples: that sort was a third of the instructions spent answering probes.)
-type LineIndex = Vec<u128>;
+/// Where each word of a text occurs: an open-addressed table from a word's hash to the lines that hold it,
+/// chained newest first, each line once. Built in one pass over the text, without sorting: the sorted list of
+/// (word, line) pairs it replaced spent a third of the probe path's instructions in its sort.
+struct LineIndex {
+    /// Per slot: (word hash, its newest occurrence + 1), or (_, 0) when the slot is free. At most half full.
+    slots: Vec<(u64, u32)>,
+    /// Per occurrence: (line, the word's previous occurrence + 1, or 0).
+    occurrences: Vec<(u32, u32)>,
+    /// Distinct words.
+    words: usize,
+}
 
-fn entry(word: u64, line: u32) -> u128 {
-    u128::from(word) << 64 | u128::from(line)
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        // About one word per 8 bytes of text, a fraction of them distinct: most tables never grow.
+        let mut index = Self {
+            slots: vec![(0, 0); (text.len() / 8 + 16).next_power_of_two()],
+            occurrences: Vec::with_capacity(text.len() / 8 + 16),
+            words: 0,
+        };
+        word_hashes(text, |line, word| index.insert(word, line));
+        index
+    }
+
+    /// The slot of `word`: where it is, or the free slot where it would go.
+    fn slot(slots: &[(u64, u32)], word: u64) -> usize {
+        let mask = slots.len() - 1;
+        #[allow(clippy::cast_possible_truncation)] // the low bits of a hash
+        let mut i = word as usize & mask;
+        while slots[i].1 != 0 && slots[i].0 != word {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    fn insert(&mut self, word: u64, line: u32) {
+        let i = Self::slot(&self.slots, word);
+        let newest = self.slots[i].1;
+        if newest != 0 && self.occurrences[newest as usize - 1].0 == line {
+            return; // the word again on the same line
+        }
+        self.occurrences.push((line, newest));
+        let n = u32::try_from(self.occurrences.len()).unwrap_or(u32::MAX);
+        self.slots[i] = (word, n);
+        if newest == 0 {
+            self.words += 1;
+            if 2 * self.words > self.slots.len() {
+                self.grow();
+            }
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = 2 * self.slots.len();
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0); size]);
+        for (word, newest) in old.into_iter().filter(|s| s.1 != 0) {
+            let i = Self::slot(&self.slots, word);
+            self.slots[i] = (word, newest);
+        }
+    }
+
+    /// The lines that hold `word`, each once, last line first.
+    fn lines(&self, word: u64) -> impl Iterator<Item = u32> + '_ {
+        let mut next = self.slots[Self::slot(&self.slots, word)].1;
+        std::iter::from_fn(move || {
+            let (line, previous) = *self
+                .occurrences
+                .get(usize::try_from(next).ok()?.checked_sub(1)?)?;
+            next = previous;
+            Some(line)
+        })
+    }
 }
 
 /// A text's best line for a question: (words found, line number), or none.
@@ -75,13 +140,7 @@ const MAX_ANSWERS: usize = 1 << 15;
 fn best_line(index: &LineIndex, wanted: &[u64], hits: &mut Vec<u32>) -> BestLine {
     hits.clear();
     for &w in wanted {
-        let from = index.partition_point(|&e| e < entry(w, 0));
-        hits.extend(
-            index[from..]
-                .iter()
-                .take_while(|&&e| e >> 64 == u128::from(w))
-                .map(|&e| e as u32), // the low 32 bits: the line
-        );
+        hits.extend(index.lines(w));
     }
     hits.sort_unstable();
     let mut best = None;
@@ -165,14 +224,10 @@ impl AnswerCache {
             // A cache, not a record: bounded so that memory does not grow with the number of episodes.
             self.lines.clear();
         }
-        let index = self.lines.entry(key).or_insert_with(|| {
-            // About one word per 8 bytes of text: most indexes grow at most once.
-            let mut index = LineIndex::with_capacity(text.len() / 8 + 16);
-            word_hashes(text, |line, word| index.push(entry(word, line)));
-            index.sort_unstable();
-            index.dedup();
-            index
-        });
+        let index = self
+            .lines
+            .entry(key)
+            .or_insert_with(|| LineIndex::new(text));
         let found = best_line(index, wanted, &mut self.hits);
         if self.answers.len() >= MAX_ANSWERS {
             self.answers.clear();
@@ -633,6 +688,29 @@ mod tests {
             || "I don't know.".into(),
             |(_, line)| clip(line.trim(), 300),
         )
+    }
+
+    #[test]
+    fn line_index_lists_each_line_of_a_word_once_however_many_words() {
+        // 3,000 distinct words in a text whose length predicts far fewer: the table grows several times.
+        let text: String = (0..3_000)
+            .map(|i| format!("w{i:x} w{:x}{}", i / 3, if i % 7 == 0 { "\n" } else { " " }))
+            .collect();
+        let index = LineIndex::new(&text);
+        assert!(index.slots.len() > (text.len() / 8 + 16).next_power_of_two());
+        let lines: Vec<Vec<String>> = text
+            .lines()
+            .map(|l| words(l).map(Cow::into_owned).collect())
+            .collect();
+        for probe in ["w0", "w1", "w3e7", "w3e8", "wbb7", "absent"] {
+            let mut expected: Vec<u32> = (0..lines.len())
+                .filter(|&n| lines[n].iter().any(|w| w == probe))
+                .map(|n| u32::try_from(n).unwrap())
+                .collect();
+            expected.reverse();
+            let found: Vec<u32> = index.lines(xxh3_64(probe.as_bytes())).collect();
+            assert_eq!(found, expected, "{probe}");
+        }
     }
 
     #[test]
