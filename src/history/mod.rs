@@ -225,11 +225,17 @@ impl Item {
     /// A tool call's name is part of what the model sees, so it is included with the arguments.
     #[must_use]
     pub fn searchable_text(&self) -> String {
+        self.searchable().into_owned()
+    }
+
+    /// [`Item::searchable_text`], borrowed where the item holds it as one string (all but tool calls).
+    #[must_use]
+    pub fn searchable(&self) -> std::borrow::Cow<'_, str> {
         match self {
             Item::ToolCall {
                 name, arguments, ..
-            } => format!("{name} {arguments}"),
-            other => other.text().to_owned(),
+            } => format!("{name} {arguments}").into(),
+            other => other.text().into(),
         }
     }
 }
