@@ -127,19 +127,20 @@ impl ExportManager {
     /// # Errors
     /// Names the file that could not be written.
     pub fn write_all(&self, run: &RunReport) -> Result<()> {
-        // Each file is independent of the others: they are drawn and written in parallel.
-        let tables = || {
+        // Each file is independent of the others: they are drawn in parallel, then written in parallel.
+        let tables = || -> Result<Vec<(PathBuf, Vec<u8>)>> {
             self.exporters
                 .par_iter()
                 .filter(|e| run.complete || e.per_batch())
-                .try_for_each(|e| write_atomic(&self.dir.join(e.file_name()), &e.serialize(run)?))
+                .map(|e| Ok((self.dir.join(e.file_name()), e.serialize(run)?)))
+                .collect()
         };
-        if run.complete {
-            let (tables, charts) = rayon::join(tables, || write_charts(&self.dir, run));
-            tables.and(charts)
+        let (tables, charts) = if run.complete {
+            rayon::join(tables, || chart_files(&self.dir, run))
         } else {
-            tables()
-        }
+            (tables(), Ok(Vec::new()))
+        };
+        write_files_atomic(tables?.into_iter().chain(charts?).collect())
     }
 }
 
@@ -148,8 +149,13 @@ impl ExportManager {
 /// # Errors
 /// Names the directory or file that could not be written.
 pub fn write_charts(dir: &Path, run: &RunReport) -> Result<()> {
+    write_files_atomic(chart_files(dir, run)?)
+}
+
+/// Every chart of `run`, drawn, with its path under `dir/charts` (which this creates).
+fn chart_files(dir: &Path, run: &RunReport) -> Result<Vec<(PathBuf, Vec<u8>)>> {
     if run.charts.series.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let dir = dir.join("charts");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
@@ -157,14 +163,40 @@ pub fn write_charts(dir: &Path, run: &RunReport) -> Result<()> {
         || charts::render(run, &run.charts),
         || charts::render_png(run, &run.charts),
     );
-    let files: Vec<(String, Vec<u8>)> = svg?
+    Ok(svg?
         .into_iter()
         .map(|(name, svg)| (name, svg.into_bytes()))
         .chain(png?)
-        .collect();
-    files
-        .par_iter()
-        .try_for_each(|(name, bytes)| write_atomic(&dir.join(name), bytes))
+        .map(|(name, bytes)| (dir.join(name), bytes))
+        .collect())
+}
+
+/// Writes each file with [`write_atomic`], each on a thread of its own: the time goes to waiting for the disk
+/// (every file is synced), not to the CPU, so the waits overlap (rayon's workers, one per core, would take
+/// them a core's worth at a time). The first error in `files` order is returned, after every write ended.
+///
+/// # Errors
+/// As [`write_atomic`].
+pub fn write_files_atomic(files: Vec<(PathBuf, Vec<u8>)>) -> Result<()> {
+    std::thread::scope(|scope| {
+        let writes: Vec<_> = files
+            .iter()
+            .map(|(path, bytes)| scope.spawn(move || write_atomic(path, bytes)))
+            .collect();
+        writes
+            .into_iter()
+            .zip(&files)
+            .map(|(write, (path, _))| {
+                write.join().unwrap_or_else(|_| {
+                    Err(Error::io(
+                        "write",
+                        path,
+                        std::io::Error::other("the writing thread panicked"),
+                    ))
+                })
+            })
+            .fold(Ok(()), Result::and)
+    })
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so `path` is never half-written.
