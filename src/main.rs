@@ -5,6 +5,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc: a comparison allocates and frees many short-lived strings and buffers; with the system allocator
+/// a run spent a tenth of its time in malloc, free and page faults (a full comparison of the bundled dataset is
+/// about 7% faster with it, interleaved runs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = ctxbench::cli::Cli::parse();
     match ctxbench::cli::run(cli) {
