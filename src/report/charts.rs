@@ -390,32 +390,35 @@ pub fn render(run: &RunReport, data: &ChartData) -> Result<Vec<(String, String)>
         .collect()
 }
 
-/// Every chart of a run as PNG: (file name, PNG bytes).
+/// Every chart of a run as PNG, each handed to `done` (file name, PNG bytes) as soon as it is encoded, so
+/// that it can be written while the others are drawn.
 ///
 /// # Errors
 /// When drawing or encoding fails.
-pub fn render_png(run: &RunReport, data: &ChartData) -> Result<Vec<(String, Vec<u8>)>> {
+pub fn render_png(
+    run: &RunReport,
+    data: &ChartData,
+    done: &(dyn Fn(String, Vec<u8>) + Sync),
+) -> Result<()> {
     register_font()?;
-    CHARTS
-        .par_iter()
-        .map(|name| {
-            let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
-            {
-                let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-                draw(name, &root, run, data)?;
-                root.present().map_err(err("chart"))?;
-            }
-            let mut bytes = Vec::new();
-            {
-                let mut enc = png::Encoder::new(&mut bytes, SIZE.0, SIZE.1);
-                enc.set_color(png::ColorType::Rgb);
-                enc.set_depth(png::BitDepth::Eight);
-                let mut w = enc.write_header().map_err(err("png"))?;
-                w.write_image_data(&rgb).map_err(err("png"))?;
-            }
-            Ok((format!("{name}.png"), bytes))
-        })
-        .collect()
+    CHARTS.par_iter().try_for_each(|name| {
+        let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+            draw(name, &root, run, data)?;
+            root.present().map_err(err("chart"))?;
+        }
+        let mut bytes = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut bytes, SIZE.0, SIZE.1);
+            enc.set_color(png::ColorType::Rgb);
+            enc.set_depth(png::BitDepth::Eight);
+            let mut w = enc.write_header().map_err(err("png"))?;
+            w.write_image_data(&rgb).map_err(err("png"))?;
+        }
+        done(format!("{name}.png"), bytes);
+        Ok(())
+    })
 }
 
 /// A labelled line of a sweep chart: (parameter index, savings %, retention %) points.

@@ -127,20 +127,27 @@ impl ExportManager {
     /// # Errors
     /// Names the file that could not be written.
     pub fn write_all(&self, run: &RunReport) -> Result<()> {
-        // Each file is independent of the others: they are drawn in parallel, then written in parallel.
-        let tables = || -> Result<Vec<(PathBuf, Vec<u8>)>> {
-            self.exporters
-                .par_iter()
-                .filter(|e| run.complete || e.per_batch())
-                .map(|e| Ok((self.dir.join(e.file_name()), e.serialize(run)?)))
-                .collect()
-        };
-        let (tables, charts) = if run.complete {
-            rayon::join(tables, || chart_files(&self.dir, run))
-        } else {
-            (tables(), Ok(Vec::new()))
-        };
-        write_files_atomic(tables?.into_iter().chain(charts?).collect())
+        // Each file is independent of the others: they are drawn in parallel, and each is written as soon as
+        // it is drawn, while the others still are.
+        std::thread::scope(|scope| {
+            let writes = Writes::new(scope);
+            let tables = || {
+                self.exporters
+                    .par_iter()
+                    .filter(|e| run.complete || e.per_batch())
+                    .try_for_each(|e| {
+                        writes.start(self.dir.join(e.file_name()), e.serialize(run)?);
+                        Ok(())
+                    })
+            };
+            let (tables, charts) = if run.complete {
+                rayon::join(tables, || draw_charts(&self.dir, run, &writes))
+            } else {
+                (tables(), Ok(()))
+            };
+            let written = writes.finish();
+            tables.and(charts).and(written)
+        })
     }
 }
 
@@ -149,54 +156,84 @@ impl ExportManager {
 /// # Errors
 /// Names the directory or file that could not be written.
 pub fn write_charts(dir: &Path, run: &RunReport) -> Result<()> {
-    write_files_atomic(chart_files(dir, run)?)
+    std::thread::scope(|scope| {
+        let writes = Writes::new(scope);
+        let drawn = draw_charts(dir, run, &writes);
+        let written = writes.finish();
+        drawn.and(written)
+    })
 }
 
-/// Every chart of `run`, drawn, with its path under `dir/charts` (which this creates).
-fn chart_files(dir: &Path, run: &RunReport) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+/// Draws every chart of `run` and starts writing each under `dir/charts` (which this creates) as soon as it
+/// is drawn.
+fn draw_charts(dir: &Path, run: &RunReport, writes: &Writes<'_, '_>) -> Result<()> {
     if run.charts.series.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let dir = dir.join("charts");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
     let (svg, png) = rayon::join(
-        || charts::render(run, &run.charts),
-        || charts::render_png(run, &run.charts),
+        || {
+            for (name, svg) in charts::render(run, &run.charts)? {
+                writes.start(dir.join(name), svg.into_bytes());
+            }
+            Ok(())
+        },
+        || {
+            charts::render_png(run, &run.charts, &|name, bytes| {
+                writes.start(dir.join(name), bytes)
+            })
+        },
     );
-    Ok(svg?
-        .into_iter()
-        .map(|(name, svg)| (name, svg.into_bytes()))
-        .chain(png?)
-        .map(|(name, bytes)| (dir.join(name), bytes))
-        .collect())
+    svg.and(png)
 }
 
-/// Writes each file with [`write_atomic`], each on a thread of its own: the time goes to waiting for the disk
-/// (every file is synced), not to the CPU, so the waits overlap (rayon's workers, one per core, would take
-/// them a core's worth at a time). The first error in `files` order is returned, after every write ended.
-///
-/// # Errors
-/// As [`write_atomic`].
-pub fn write_files_atomic(files: Vec<(PathBuf, Vec<u8>)>) -> Result<()> {
-    std::thread::scope(|scope| {
-        let writes: Vec<_> = files
-            .iter()
-            .map(|(path, bytes)| scope.spawn(move || write_atomic(path, bytes)))
-            .collect();
-        writes
+/// Files being written with [`write_atomic`], each on a thread of its own: writing one is mostly waiting for
+/// the disk (every file is synced), so the waits overlap each other and the drawing of the files not yet
+/// drawn, instead of taking rayon's workers (one per core) a core's worth at a time.
+struct Writes<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    started: std::sync::Mutex<Vec<(PathBuf, std::thread::ScopedJoinHandle<'scope, Result<()>>)>>,
+}
+
+impl<'scope, 'env> Writes<'scope, 'env> {
+    fn new(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
+        Self {
+            scope,
+            started: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Starts writing `bytes` to `path`.
+    fn start(&self, path: PathBuf, bytes: Vec<u8>) {
+        let target = path.clone();
+        let write = self.scope.spawn(move || write_atomic(&target, &bytes));
+        self.started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((path, write));
+    }
+
+    /// Waits for every write; the first error in path order, if any.
+    fn finish(self) -> Result<()> {
+        let mut started = self
+            .started
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        started.sort_by(|a, b| a.0.cmp(&b.0));
+        started
             .into_iter()
-            .zip(&files)
-            .map(|(write, (path, _))| {
+            .map(|(path, write)| {
                 write.join().unwrap_or_else(|_| {
                     Err(Error::io(
                         "write",
-                        path,
+                        &path,
                         std::io::Error::other("the writing thread panicked"),
                     ))
                 })
             })
             .fold(Ok(()), Result::and)
-    })
+    }
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so `path` is never half-written.
