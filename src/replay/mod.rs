@@ -154,7 +154,7 @@ impl Evidence {
                 let mut bits = vec![0u64; words];
                 for (j, inner) in needles.iter().enumerate() {
                     if outer.contains(inner.as_str()) {
-                        bits[j / 64] |= 1 << (j % 64);
+                        set_bit(&mut bits, j);
                     }
                 }
                 bits
@@ -231,7 +231,7 @@ impl Evidence {
                 None => {
                     for (i, n) in needles.iter().enumerate() {
                         if hay.contains(n.as_str()) {
-                            bits[i / 64] |= 1 << (i % 64);
+                            set_bit(&mut bits, i);
                         }
                     }
                 }
@@ -242,6 +242,16 @@ impl Evidence {
             *a |= b;
         }
     }
+}
+
+/// Sets bit `i` of a bit set held as 64-bit words.
+fn set_bit(bits: &mut [u64], i: usize) {
+    bits[i / 64] |= 1 << (i % 64);
+}
+
+/// Whether bit `i` of a bit set held as 64-bit words is set.
+fn has_bit(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] & (1 << (i % 64)) != 0
 }
 
 /// The pass over the request as sent, kept from one call point to the next so that only what changed is
@@ -516,7 +526,7 @@ impl<'a> Replayer<'a> {
                 }
                 let k = FindingKind::ALL.iter().position(|x| x == kind).unwrap_or(0);
                 by_finding_kind[k].0 += 1;
-                if needles.iter().all(|&i| acc[i / 64] & (1 << (i % 64)) != 0) {
+                if needles.iter().all(|&i| has_bit(acc, i)) {
                     by_finding_kind[k].1 += 1;
                 }
             }
@@ -775,7 +785,7 @@ mod tests {
         evidence
             .findings
             .iter()
-            .map(|(ids, _, _)| acc[ids[0] / 64] & (1 << (ids[0] % 64)) != 0)
+            .map(|(ids, _, _)| has_bit(&acc, ids[0]))
             .collect()
     }
 
