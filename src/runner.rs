@@ -528,12 +528,16 @@ struct State<'a> {
     largest: usize,
     compute: BTreeMap<String, Vec<f64>>,
     done: Vec<Finished>,
-    /// When the tables were last written; `None` before the first time.
-    tables_written: Option<std::time::Instant>,
+    /// When the tables are next rewritten at a checkpoint: [`TABLES_FIRST`] after the run starts, then
+    /// [`TABLES_EVERY`] after each write. A run shorter than that writes them once, when it ends or stops.
+    tables_due: std::time::Instant,
 }
 
 /// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
 const TABLES_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a run goes on before its tables are first written at a checkpoint: a run of a second or less
+/// writes them once, at its end.
+const TABLES_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl<'a> State<'a> {
     #[allow(clippy::too_many_arguments)]
@@ -591,7 +595,7 @@ impl<'a> State<'a> {
             largest: 0,
             compute: BTreeMap::new(),
             done: Vec::new(),
-            tables_written: None,
+            tables_due: std::time::Instant::now() + TABLES_FIRST,
         };
         // What an interrupted run finished comes back as it was.
         for f in finished {
@@ -660,17 +664,13 @@ impl<'a> State<'a> {
     }
 
     /// Flushes the step rows and journals the episodes finished since the last call, then rewrites the tables
-    /// when `tables` is set, the first time, or when they are older than [`TABLES_EVERY`].
+    /// when `tables` is set or when they are due (see [`State::tables_due`]).
     fn checkpoint(&mut self, tables: bool) -> Result<()> {
         self.steps.flush()?;
         // The journal is written after the rows it vouches for, and before the tables.
         self.journal
             .append(self.config_json, &std::mem::take(&mut self.done))?;
-        if tables
-            || self
-                .tables_written
-                .is_none_or(|t| t.elapsed() >= TABLES_EVERY)
-        {
+        if tables || std::time::Instant::now() >= self.tables_due {
             aggregate(
                 &mut self.report,
                 &self.config.strategies,
@@ -678,7 +678,7 @@ impl<'a> State<'a> {
                 &mut self.compute,
             );
             self.exports.write_all(&self.report)?;
-            self.tables_written = Some(std::time::Instant::now());
+            self.tables_due = std::time::Instant::now() + TABLES_EVERY;
         }
         Ok(())
     }
