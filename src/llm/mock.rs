@@ -56,19 +56,28 @@ const MAX_LINE_INDEXES: usize = 2_048;
 /// chained newest first, each line once. Built in one pass over the text, without sorting: the sorted list of
 /// (word, line) pairs it replaced spent a third of the probe path's instructions in its sort.
 struct LineIndex {
-    /// Per slot: (word hash, its newest occurrence + 1), or (_, 0) when the slot is free. At most half full.
-    slots: Vec<(u64, u32)>,
+    /// Per slot, at most half of them used: the word's hash, its newest occurrence + 1 (0 when the slot is free)
+    /// and that occurrence's line, so that a word repeated on one line is told without reading `occurrences`.
+    slots: Vec<Slot>,
     /// Per occurrence: (line, the word's previous occurrence + 1, or 0).
     occurrences: Vec<(u32, u32)>,
     /// Distinct words.
     words: usize,
 }
 
+/// One slot of a [`LineIndex`] (16 bytes, as a `(u64, u32)` pair takes with its padding).
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    word: u64,
+    newest: u32,
+    line: u32,
+}
+
 impl LineIndex {
     fn new(text: &str) -> Self {
         // About one word per 8 bytes of text, a fraction of them distinct: most tables never grow.
         let mut index = Self {
-            slots: vec![(0, 0); (text.len() / 8 + 16).next_power_of_two()],
+            slots: vec![Slot::default(); (text.len() / 8 + 16).next_power_of_two()],
             occurrences: Vec::with_capacity(text.len() / 8 + 16),
             words: 0,
         };
@@ -77,11 +86,11 @@ impl LineIndex {
     }
 
     /// The slot of `word`: where it is, or the free slot where it would go.
-    fn slot(slots: &[(u64, u32)], word: u64) -> usize {
+    fn slot(slots: &[Slot], word: u64) -> usize {
         let mask = slots.len() - 1;
         #[allow(clippy::cast_possible_truncation)] // the low bits of a hash
         let mut i = word as usize & mask;
-        while slots[i].1 != 0 && slots[i].0 != word {
+        while slots[i].newest != 0 && slots[i].word != word {
             i = (i + 1) & mask;
         }
         i
@@ -89,13 +98,17 @@ impl LineIndex {
 
     fn insert(&mut self, word: u64, line: u32) {
         let i = Self::slot(&self.slots, word);
-        let newest = self.slots[i].1;
-        if newest != 0 && self.occurrences[newest as usize - 1].0 == line {
+        let newest = self.slots[i].newest;
+        if newest != 0 && self.slots[i].line == line {
             return; // the word again on the same line
         }
         self.occurrences.push((line, newest));
         let n = u32::try_from(self.occurrences.len()).unwrap_or(u32::MAX);
-        self.slots[i] = (word, n);
+        self.slots[i] = Slot {
+            word,
+            newest: n,
+            line,
+        };
         if newest == 0 {
             self.words += 1;
             if 2 * self.words > self.slots.len() {
@@ -106,16 +119,16 @@ impl LineIndex {
 
     fn grow(&mut self) {
         let size = 2 * self.slots.len();
-        let old = std::mem::replace(&mut self.slots, vec![(0, 0); size]);
-        for (word, newest) in old.into_iter().filter(|s| s.1 != 0) {
-            let i = Self::slot(&self.slots, word);
-            self.slots[i] = (word, newest);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
+        for slot in old.into_iter().filter(|s| s.newest != 0) {
+            let i = Self::slot(&self.slots, slot.word);
+            self.slots[i] = slot;
         }
     }
 
     /// The lines that hold `word`, each once, last line first.
     fn lines(&self, word: u64) -> impl Iterator<Item = u32> + '_ {
-        let mut next = self.slots[Self::slot(&self.slots, word)].1;
+        let mut next = self.slots[Self::slot(&self.slots, word)].newest;
         std::iter::from_fn(move || {
             let (line, previous) = *self
                 .occurrences
