@@ -332,7 +332,8 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
         "a completed run leaves no journal"
     );
 
-    // The same run, killed once its first batch (4 episodes) is journaled.
+    // The same run, killed once its first batch (4 episodes) is journaled and the tables are written: at least
+    // 40 probe calls of 30 ms each, so the batch ends after the run's first second, when tables are due.
     let cfg = config("killed");
     let killed = dir.path().join("killed");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxbench"))
