@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The floor ratio: a full comparison (`ctxbench run`, default config: every default strategy, probes, reports
-# and charts) against tokenizing the dataset's text once, in one process, medians of REPEATS. Target <= 2.0.
+# The floor ratio: a full comparison (`ctxbench run`: every strategy of the config, probes, reports and charts)
+# against tokenizing the dataset's text once, in one process, medians of REPEATS. Target <= 2.0.
 #
-# usage: scripts/floor_ratio.sh [DATASET=datasets/default.jsonl] [REPEATS=5]
+# usage: scripts/floor_ratio.sh [DATASET=datasets/default.jsonl] [REPEATS=5] [CONFIG=the default config]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo run --release --quiet --example floor_ratio -- "${1:-datasets/default.jsonl}" "${2:-5}"
+cargo run --release --quiet --example floor_ratio -- "${1:-datasets/default.jsonl}" "${2:-5}" ${3:+"$3"}
