@@ -26,8 +26,9 @@ pub(super) struct Pretokenizer {
     lookahead: [bool; 3],
     /// This encoding's slot in the per-thread caches.
     slot: usize,
-    /// The same patterns hand-compiled for ASCII text: the end of the piece that starts at an index.
-    ascii: fn(&[u8], usize) -> usize,
+    /// The same patterns hand-compiled for ASCII: the end of the piece that starts at an index, and the end
+    /// of the bytes its choice read (the piece is the regex's when those are all ASCII).
+    ascii: fn(&[u8], usize) -> (usize, usize),
 }
 
 thread_local! {
@@ -87,13 +88,22 @@ impl Pretokenizer {
 
     /// Calls `piece` on each piece of `text`, in order, while it returns true; all the pieces concatenate to
     /// `text`.
+    ///
+    /// A piece is cut by the hand-compiled ASCII splitter when every byte its choice depends on is ASCII, and
+    /// by the regex otherwise (around non-ASCII characters), so mostly-ASCII text is mostly split by hand.
     pub(super) fn pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
-        if text.is_ascii() {
-            let bytes = text.as_bytes();
-            let mut last = 0;
+        let bytes = text.as_bytes();
+        let non_ascii = |from: usize| {
+            bytes[from..]
+                .iter()
+                .position(|b| !b.is_ascii())
+                .map_or(bytes.len(), |n| from + n)
+        };
+        let mut next_non_ascii = non_ascii(0);
+        let mut last = 0;
+        if next_non_ascii == bytes.len() {
             while last < bytes.len() {
-                let end = (self.ascii)(bytes, last);
-                // Every piece ends on a byte of ASCII text, so on a character boundary.
+                let (end, _) = (self.ascii)(bytes, last);
                 if !piece(&text[last..end]) {
                     return;
                 }
@@ -101,35 +111,59 @@ impl Pretokenizer {
             }
             return;
         }
-        self.regex_pieces_while(text, piece);
+        CACHES.with_borrow_mut(|caches| {
+            let cache = caches[self.slot].get_or_insert_with(|| self.regex.create_cache());
+            while last < bytes.len() {
+                if next_non_ascii < last {
+                    next_non_ascii = non_ascii(last);
+                }
+                let ascii = (last < next_non_ascii)
+                    .then(|| (self.ascii)(bytes, last))
+                    .filter(|&(_, depends_on)| depends_on.min(bytes.len()) <= next_non_ascii);
+                // An ASCII piece ends before the next non-ASCII byte, so on a character boundary.
+                let end = match ascii {
+                    Some((end, _)) => end,
+                    None => self.regex_piece_end(cache, text, last),
+                };
+                if !piece(&text[last..end]) {
+                    return;
+                }
+                last = end;
+            }
+        });
     }
 
-    /// [`Pretokenizer::pieces_while`] by the compiled patterns, for any text.
+    /// The end of the piece of `text` that starts at `last`, by the compiled patterns; always past `last`.
+    fn regex_piece_end(&self, cache: &mut Cache, text: &str, last: usize) -> usize {
+        let input = Input::new(&text[last..]).anchored(Anchored::Yes);
+        let Some(m) = self.regex.search_with(cache, &input) else {
+            // Unreachable for these patterns, which match any non-empty text.
+            return text.len();
+        };
+        let mut end = last + m.end();
+        if self.lookahead[m.pattern().as_usize()] {
+            // `\s+\s` keeps its last character for the next piece; it matched two or more, so at least one
+            // stays in this piece.
+            end -= text[last..end]
+                .chars()
+                .next_back()
+                .map_or(0, char::len_utf8);
+        }
+        if end <= last {
+            // Unreachable too (every alternative takes a character); a guard against looping.
+            return text.len();
+        }
+        end
+    }
+
+    /// [`Pretokenizer::pieces_while`] by the compiled patterns alone (the reference of the tests).
+    #[cfg(test)]
     fn regex_pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
         CACHES.with_borrow_mut(|caches| {
             let cache = caches[self.slot].get_or_insert_with(|| self.regex.create_cache());
             let mut last = 0;
             while last < text.len() {
-                let input = Input::new(&text[last..]).anchored(Anchored::Yes);
-                let Some(m) = self.regex.search_with(cache, &input) else {
-                    // Unreachable for these patterns, which match any non-empty text.
-                    piece(&text[last..]);
-                    return;
-                };
-                let mut end = last + m.end();
-                if self.lookahead[m.pattern().as_usize()] {
-                    // `\s+\s` keeps its last character for the next piece; it matched two or more, so at
-                    // least one stays in this piece.
-                    end -= text[last..end]
-                        .chars()
-                        .next_back()
-                        .map_or(0, char::len_utf8);
-                }
-                if end <= last {
-                    // Unreachable too (every alternative takes a character); a guard against looping.
-                    piece(&text[last..]);
-                    return;
-                }
+                let end = self.regex_piece_end(cache, text, last);
                 if !piece(&text[last..end]) {
                     return;
                 }
@@ -159,7 +193,7 @@ mod ascii {
         !is_space(b) && !b.is_ascii_alphanumeric()
     }
 
-    /// The end of the run of bytes from `i` that `class` accepts.
+    /// The end of the run of bytes from `i` that `class` accepts (the byte there, if any, was read too).
     fn run(text: &[u8], i: usize, class: impl Fn(u8) -> bool) -> usize {
         text[i..]
             .iter()
@@ -167,7 +201,8 @@ mod ascii {
             .map_or(text.len(), |n| i + n)
     }
 
-    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `i`: its length, or 0.
+    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `i`: its length, or 0. Its answer depends on the bytes up to `i + 3`
+    /// (a non-ASCII letter may fold to one of these: `ſ` is an `s` to the regex).
     fn contraction(text: &[u8], i: usize) -> usize {
         let lower = |k: usize| text.get(i + k).map(u8::to_ascii_lowercase);
         if text.get(i) != Some(&b'\'') {
@@ -181,58 +216,62 @@ mod ascii {
     }
 
     /// `\p{N}{1,3}`, a run of symbols, and the white-space alternatives, which both encodings share but for
-    /// what may follow the symbols (`[\r\n/]*` or `[\r\n]*`).
-    fn others(text: &[u8], i: usize, after_symbols: fn(u8) -> bool) -> usize {
+    /// what may follow the symbols (`[\r\n/]*` or `[\r\n]*`): (end, end of the bytes the choice read).
+    fn others(text: &[u8], i: usize, after_symbols: fn(u8) -> bool) -> (usize, usize) {
         let b = text[i];
         if b.is_ascii_digit() {
-            return run(text, i, |b| b.is_ascii_digit()).min(i + 3);
+            // At most three digits are read, or fewer and the byte after them.
+            let end = run(text, i, |b| b.is_ascii_digit());
+            return (end.min(i + 3), (end + 1).min(i + 3));
         }
         // ` ?[^\s\p{L}\p{N}]+` then `after_symbols*`.
         let symbols = if b == b' ' { i + 1 } else { i };
         if text.get(symbols).is_some_and(|&b| is_symbol(b)) {
-            let end = run(text, symbols, is_symbol);
-            return run(text, end, after_symbols);
+            let end = run(text, run(text, symbols, is_symbol), after_symbols);
+            return (end, end + 1);
         }
         // White space: `\s*[\r\n]+` (to just after the run's last line break), `\s+$`, `\s+(?!\S)` (all of
         // a run of two or more but its last character) and `\s+`.
         let end = run(text, i, is_space);
-        if let Some(k) = text[i..end]
+        let piece = if let Some(k) = text[i..end]
             .iter()
             .rposition(|&b| matches!(b, b'\r' | b'\n'))
         {
-            return i + k + 1;
-        }
-        if end == text.len() || end - i < 2 {
+            i + k + 1
+        } else if end == text.len() || end - i < 2 {
             end
         } else {
             end - 1
-        }
+        };
+        (piece, end + 1)
     }
 
     /// o200k_base: `[^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+(?i:'s|…)?` and the same with `[\p{Lu}…]+[\p{Ll}…]*`
     /// (in ASCII, a word: capitals then small letters, either run possibly empty but not both), then the others.
-    pub(super) fn o200k_piece_end(text: &[u8], i: usize) -> usize {
+    pub(super) fn o200k_piece_end(text: &[u8], i: usize) -> (usize, usize) {
         let word = if is_prefix(text[i]) { i + 1 } else { i };
         let upper = run(text, word, |b| b.is_ascii_uppercase());
         let lower = run(text, upper, |b| b.is_ascii_lowercase());
         if lower > word {
-            return lower + contraction(text, lower);
+            return (lower + contraction(text, lower), lower + 3);
         }
-        others(text, i, |b| matches!(b, b'\r' | b'\n' | b'/'))
+        let (end, read) = others(text, i, |b| matches!(b, b'\r' | b'\n' | b'/'));
+        (end, read.max(word + 1))
     }
 
     /// cl100k_base: `(?i:'s|…)`, `[^\r\n\p{L}\p{N}]?\p{L}+`, then the others.
-    pub(super) fn cl100k_piece_end(text: &[u8], i: usize) -> usize {
+    pub(super) fn cl100k_piece_end(text: &[u8], i: usize) -> (usize, usize) {
         let n = contraction(text, i);
         if n > 0 {
-            return i + n;
+            return (i + n, i + 3);
         }
         let word = if is_prefix(text[i]) { i + 1 } else { i };
         let letters = run(text, word, |b| b.is_ascii_alphabetic());
         if letters > word {
-            return letters;
+            return (letters, (letters + 1).max(i + 3));
         }
-        others(text, i, |b| matches!(b, b'\r' | b'\n'))
+        let (end, read) = others(text, i, |b| matches!(b, b'\r' | b'\n'));
+        (end, read.max(word + 1).max(i + 3))
     }
 }
 
@@ -302,10 +341,12 @@ mod tests {
 
     /// Text drawn from the characters on which the patterns' alternatives turn: letters of both cases,
     /// contraction letters, digits, every ASCII white-space character, symbols (`/` among them) and control
-    /// characters.
-    fn ascii_text() -> impl proptest::strategy::Strategy<Value = String> {
+    /// characters; with `others`, also non-ASCII letters, marks, digits, spaces and symbols, among them `ſ`,
+    /// which the case-insensitive contractions read as `s`.
+    fn text_of(others: &str) -> impl proptest::strategy::Strategy<Value = String> {
         let chars: Vec<char> = "aZsStTrReEvVmMlLdDxX0123456789 \t\n\r\x0B\x0C'/.-+_(\"\x00\x1f\x7f"
             .chars()
+            .chain(others.chars())
             .collect();
         proptest::collection::vec(proptest::sample::select(chars), 0..40)
             .prop_map(|c| c.into_iter().collect())
@@ -318,7 +359,19 @@ mod tests {
 
         /// The hand-compiled ASCII splitter and the compiled patterns cut every ASCII text alike.
         #[test]
-        fn ascii_pieces_are_the_patterns(text in ascii_text()) {
+        fn ascii_pieces_are_the_patterns(text in text_of("")) {
+            for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                prop_assert_eq!(
+                    our_pieces(encoding, &text),
+                    regex_pieces(encoding, &text),
+                    "{:?} {:?}", encoding, text
+                );
+            }
+        }
+
+        /// Around non-ASCII characters the regex takes over: mixed text is cut as the patterns cut it.
+        #[test]
+        fn mixed_pieces_are_the_patterns(text in text_of("éÉſ\u{301}١\u{a0}\u{3000}—’東🎉")) {
             for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 prop_assert_eq!(
                     our_pieces(encoding, &text),
