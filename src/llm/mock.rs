@@ -74,15 +74,33 @@ struct Slot {
 }
 
 impl LineIndex {
-    fn new(text: &str) -> Self {
-        // About one word per 8 bytes of text, a fraction of them distinct: most tables never grow.
-        let mut index = Self {
-            slots: vec![Slot::default(); (text.len() / 8 + 16).next_power_of_two()],
-            occurrences: Vec::with_capacity(text.len() / 8 + 16),
-            words: 0,
+    /// The table of every word of `text`, or, with `interest`, of the words it holds only.
+    fn new(text: &str, interest: Option<&Interest>) -> Self {
+        let Some(interest) = interest else {
+            // About one word per 8 bytes of text, a fraction of them distinct: most tables never grow.
+            let mut index = Self::with_capacity(text.len() / 8 + 16);
+            word_hashes(text, |_| true, |line, word| index.insert(word, line));
+            return index;
         };
-        word_hashes(text, |line, word| index.insert(word, line));
+        let mut index = Self::with_capacity(16);
+        word_hashes(
+            text,
+            |head| interest.may_hold(head),
+            |line, word| {
+                if interest.words.contains(&word) {
+                    index.insert(word, line);
+                }
+            },
+        );
         index
+    }
+
+    fn with_capacity(words: usize) -> Self {
+        Self {
+            slots: vec![Slot::default(); words.next_power_of_two()],
+            occurrences: Vec::with_capacity(words),
+            words: 0,
+        }
     }
 
     /// The slot of `word`: where it is, or the free slot where it would go.
@@ -142,6 +160,63 @@ impl LineIndex {
 /// A text's best line for a question: (words found, line number), or none.
 type BestLine = Option<(u32, u32)>;
 
+/// The words the probes of the episode a thread replays will look for ([`Llm::expect_questions`]): word tables
+/// built for them hold those words only, and pass over most other words after a look at their first three
+/// bytes, without hashing them. An answer is the same either way, as it reads only the question's words.
+struct Interest {
+    /// Names the set in the key of the tables built for it (0: tables of every word).
+    id: u64,
+    /// The hashes of the questions' words.
+    words: rustc_hash::FxHashSet<u64>,
+    /// One bit per [`head_bit`] of a question's word.
+    heads: Box<[u64; 1024]>,
+}
+
+impl Interest {
+    fn new(questions: &[&str]) -> Self {
+        let mut words = rustc_hash::FxHashSet::default();
+        let mut heads = Box::new([0u64; 1024]);
+        for question in questions {
+            for w in question_words(question) {
+                let bit = head_bit(head(w.as_bytes()));
+                heads[bit / 64] |= 1 << (bit % 64);
+                words.insert(xxh3_64(w.as_bytes()));
+            }
+        }
+        let mut sorted: Vec<u64> = words.iter().copied().collect();
+        sorted.sort_unstable();
+        let bytes: Vec<u8> = sorted.iter().flat_map(|w| w.to_le_bytes()).collect();
+        Self {
+            id: xxh3_64(&bytes) | 1,
+            words,
+            heads,
+        }
+    }
+
+    /// Whether a word that starts with `head` may be one of the questions' words.
+    fn may_hold(&self, head: [u8; 3]) -> bool {
+        let bit = head_bit(head);
+        self.heads[bit / 64] & (1 << (bit % 64)) != 0
+    }
+
+    /// Whether the table built for this set answers a question with these words.
+    fn covers(&self, wanted: &[u64]) -> bool {
+        wanted.iter().all(|w| self.words.contains(w))
+    }
+}
+
+/// The first three bytes of a word (every word has three or more; zeros stand in for any missing).
+fn head(word: &[u8]) -> [u8; 3] {
+    let byte = |i: usize| word.get(i).copied().unwrap_or(0);
+    [byte(0), byte(1), byte(2)]
+}
+
+/// A 16-bit hash of a word's first three bytes.
+fn head_bit(head: [u8; 3]) -> usize {
+    let v = u32::from(head[0]) | u32::from(head[1]) << 8 | u32::from(head[2]) << 16;
+    (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
 /// Answers kept at most per thread, of each kind: (question, text) and whole requests (a few megabytes). They
 /// are reused by the strategies of one episode, which run together on one thread. The bundled dataset asks
 /// 33,303 distinct (question, text) pairs over 42 episodes, most of them in its largest episodes: a bound of
@@ -179,9 +254,11 @@ pub struct MockLlm {
 /// touches no cache line another core writes.
 #[derive(Default)]
 struct AnswerCache {
-    /// Line indexes of the texts seen, by content hash: a text is split into words once, however many probes
-    /// read it.
-    lines: FxHashMap<u128, LineIndex>,
+    /// Line indexes of the texts seen, by content hash and the [`Interest`] they were built for (0: none): a
+    /// text is split into words once, however many probes read it.
+    lines: FxHashMap<(u128, u64), LineIndex>,
+    /// The words the probes of the thread's episode look for, when the replay said.
+    interest: Option<Interest>,
     /// The best line of a text for a question, by (question, text) hash: the strategies of one episode ask
     /// the same questions of mostly the same texts.
     answers: FxHashMap<(u64, u128), BestLine>,
@@ -213,8 +290,13 @@ impl AnswerCache {
             return found;
         }
         let mut best: Option<(u32, usize, u32)> = None;
+        let interest = self
+            .interest
+            .as_ref()
+            .filter(|i| i.covers(wanted))
+            .map_or(0, |i| i.id);
         for (t, (text, &key)) in texts.iter().zip(keys).enumerate() {
-            if let Some((score, line)) = self.best_line(question, wanted, key, text) {
+            if let Some((score, line)) = self.best_line(question, wanted, key, interest, text) {
                 if best.is_none_or(|(b, _, _)| score >= b) {
                     best = Some((score, t, line));
                 }
@@ -228,19 +310,28 @@ impl AnswerCache {
         found
     }
 
-    /// The best line of `text` (keyed by `key`) for the question `wanted` (keyed by `question`).
-    fn best_line(&mut self, question: u64, wanted: &[u64], key: u128, text: &str) -> BestLine {
+    /// The best line of `text` (keyed by `key`) for the question `wanted` (keyed by `question`), from a word
+    /// table built for the thread's [`Interest`] when `interest` is its id, else of every word.
+    fn best_line(
+        &mut self,
+        question: u64,
+        wanted: &[u64],
+        key: u128,
+        interest: u64,
+        text: &str,
+    ) -> BestLine {
         if let Some(&found) = self.answers.get(&(question, key)) {
             return found;
         }
-        if self.lines.len() >= MAX_LINE_INDEXES && !self.lines.contains_key(&key) {
+        if self.lines.len() >= MAX_LINE_INDEXES && !self.lines.contains_key(&(key, interest)) {
             // A cache, not a record: bounded so that memory does not grow with the number of episodes.
             self.lines.clear();
         }
+        let words = self.interest.as_ref().filter(|i| i.id == interest);
         let index = self
             .lines
-            .entry(key)
-            .or_insert_with(|| LineIndex::new(text));
+            .entry((key, interest))
+            .or_insert_with(|| LineIndex::new(text, words));
         let found = best_line(index, wanted, &mut self.hits);
         if self.answers.len() >= MAX_ANSWERS {
             self.answers.clear();
@@ -272,8 +363,7 @@ impl MockLlm {
                 _ => None,
             })
             .unwrap_or("");
-        let wanted: Vec<u64> = words(question)
-            .filter(|w| !STOPWORDS.contains(&w.as_ref()))
+        let wanted: Vec<u64> = question_words(question)
             .map(|w| xxh3_64(w.as_bytes()))
             .collect();
         if wanted.is_empty() {
@@ -354,6 +444,11 @@ impl Llm for MockLlm {
     async fn generate_text(&self, request: &LlmRequest, keys: Option<&[u128]>) -> Result<String> {
         Ok(self.reply(request, keys))
     }
+
+    fn expect_questions(&self, questions: &[&str]) {
+        let interest = (!questions.is_empty()).then(|| Interest::new(questions));
+        ANSWER_CACHE.with_borrow_mut(|cache| cache.interest = interest);
+    }
 }
 
 /// The text between `<history>` and `</history>`, if the instruction has such a block.
@@ -392,6 +487,11 @@ fn words(line: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
         })
 }
 
+/// The words a question looks for: its [`words`] but stopwords.
+fn question_words(question: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
+    words(question).filter(|w| !STOPWORDS.contains(&w.as_ref()))
+}
+
 /// The bytes [`words`] keeps in a word, for ASCII text.
 const WORD_BYTE: [bool; 256] = {
     let mut t = [false; 256];
@@ -404,15 +504,17 @@ const WORD_BYTE: [bool; 256] = {
     t
 };
 
-/// Calls `f(line, hash)` for every word of `text` (as [`words`] splits each of its lines), with the word's
-/// line number and hash. ASCII text, the common case, is scanned byte by byte without splitting it into
-/// lines or allocating.
-fn word_hashes(text: &str, mut f: impl FnMut(u32, u64)) {
+/// Calls `f(line, hash)` for every word of `text` (as [`words`] splits each of its lines) whose first three
+/// bytes `admit` lets through, with the word's line number and hash. ASCII text, the common case, is scanned
+/// byte by byte without splitting it into lines or allocating.
+fn word_hashes(text: &str, admit: impl Fn([u8; 3]) -> bool, mut f: impl FnMut(u32, u64)) {
     if !text.is_ascii() {
         for (n, line) in text.lines().enumerate() {
             let n = u32::try_from(n).unwrap_or(u32::MAX);
             for w in words(line) {
-                f(n, xxh3_64(w.as_bytes()));
+                if admit(head(w.as_bytes())) {
+                    f(n, xxh3_64(w.as_bytes()));
+                }
             }
         }
         return;
@@ -441,7 +543,7 @@ fn word_hashes(text: &str, mut f: impl FnMut(u32, u64)) {
         while let [rest @ .., b'.' | b'-' | b'/'] = word {
             word = rest;
         }
-        if word.len() < 3 {
+        if word.len() < 3 || !admit(head(word).map(|b| b.to_ascii_lowercase())) {
             continue;
         }
         if word.iter().any(u8::is_ascii_uppercase) {
@@ -709,7 +811,7 @@ mod tests {
         let text: String = (0..3_000)
             .map(|i| format!("w{i:x} w{:x}{}", i / 3, if i % 7 == 0 { "\n" } else { " " }))
             .collect();
-        let index = LineIndex::new(&text);
+        let index = LineIndex::new(&text, None);
         assert!(index.slots.len() > (text.len() / 8 + 16).next_power_of_two());
         let lines: Vec<Vec<String>> = text
             .lines()
@@ -733,42 +835,80 @@ mod tests {
             "/datasets/default.jsonl"
         ));
         let episodes = crate::history::dataset::read_all(path).unwrap();
-        let m = mock();
-        let mut asked = 0;
-        for ep in episodes.iter().take(12) {
-            for probe in &ep.probes {
-                let upto = (probe.after_item + 1).min(ep.items.len());
-                // The request as the baseline sends it, then with every other tool result gone (a different
-                // request over the same texts, as another strategy sends it) and with a summary instruction.
-                let full: Vec<Item> = ep.items[..upto].to_vec();
-                let thinned: Vec<Item> = full
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, it)| i % 2 == 0 || !matches!(it, Item::ToolResult { .. }))
-                    .map(|(_, it)| it.clone())
-                    .collect();
-                for (instructions, mut contents) in [
-                    (vec![], full.clone()),
-                    (vec![], thinned),
-                    (vec![format!("[Previous work summary]\n{}", ep.task)], full),
-                ] {
-                    contents.push(Item::user(probe.question.clone()));
-                    let req = LlmRequest {
-                        instructions,
-                        contents,
-                    };
-                    assert_eq!(
-                        m.respond(&req).text,
-                        reference_answer(&req),
-                        "episode {}, probe {}",
-                        ep.id,
-                        probe.id
-                    );
-                    asked += 1;
-                }
-            }
+        // Without the replay's hint, then with it (each on a fresh thread, so with fresh caches): with it, a
+        // question the hint did not name must be answered as well.
+        for hinted in [false, true] {
+            let asked = std::thread::scope(|s| {
+                s.spawn(|| {
+                    let m = mock();
+                    let mut asked = 0;
+                    for ep in episodes.iter().take(12) {
+                        if hinted {
+                            let questions: Vec<&str> =
+                                ep.probes.iter().map(|p| p.question.as_str()).collect();
+                            m.expect_questions(&questions);
+                        }
+                        // A question the hint did not name: the first line of the episode's first tool
+                        // result, whose words a table of the probes' words alone would mostly miss.
+                        let unexpected = ep.items.iter().find_map(|i| match i {
+                            Item::ToolResult { content, .. } => content.lines().next(),
+                            _ => None,
+                        });
+                        let last = ep.items.len() - 1;
+                        for question in ep
+                            .probes
+                            .iter()
+                            .map(|p| (p.question.as_str(), p.after_item))
+                            .chain(unexpected.map(|q| (q, last)))
+                        {
+                            asked += check_answers(&m, ep, question);
+                        }
+                    }
+                    asked
+                })
+                .join()
+                .unwrap()
+            });
+            assert!(asked > 30, "{asked}");
         }
-        assert!(asked > 30, "{asked}");
+    }
+
+    /// Asks `question` (after the item it names) as the baseline sends it, then with every other tool result
+    /// gone (a different request over the same texts, as another strategy sends it) and with a summary
+    /// instruction; checks each answer against the definition. Returns how many were asked.
+    fn check_answers(
+        m: &MockLlm,
+        ep: &crate::Episode,
+        (question, after_item): (&str, usize),
+    ) -> usize {
+        let upto = (after_item + 1).min(ep.items.len());
+        let full: Vec<Item> = ep.items[..upto].to_vec();
+        let thinned: Vec<Item> = full
+            .iter()
+            .enumerate()
+            .filter(|(i, it)| i % 2 == 0 || !matches!(it, Item::ToolResult { .. }))
+            .map(|(_, it)| it.clone())
+            .collect();
+        let mut asked = 0;
+        for (instructions, mut contents) in [
+            (vec![], full.clone()),
+            (vec![], thinned),
+            (vec![format!("[Previous work summary]\n{}", ep.task)], full),
+        ] {
+            contents.push(Item::user(question));
+            let req = LlmRequest {
+                instructions,
+                contents,
+            };
+            assert_eq!(
+                m.respond(&req).text,
+                reference_answer(&req),
+                "episode {}, question {question:?}",
+                ep.id
+            );
+            asked += 1;
+        }
+        asked
     }
 
     #[test]

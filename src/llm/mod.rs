@@ -97,4 +97,12 @@ pub trait Llm: Send + Sync {
         let _ = keys;
         Ok(self.generate(request).await?.text)
     }
+
+    /// Told, on the thread that is about to replay an episode, the questions its probes will ask, so that a
+    /// model that indexes what it reads (the mock) may index only what those questions can look for. A hint:
+    /// any request may still come, and must be answered as if the hint had not been given. The default
+    /// ignores it.
+    fn expect_questions(&self, questions: &[&str]) {
+        let _ = questions;
+    }
 }

@@ -348,6 +348,7 @@ impl<'a> Replayer<'a> {
         episode: &Episode,
         strategies: &[NamedStrategy],
     ) -> Result<Vec<EpisodeReplay>> {
+        self.expect_questions(episode);
         let mut evidence = Evidence::new(episode);
         let hashes = item_hashes(episode);
         let mut out = Vec::with_capacity(strategies.len());
@@ -366,9 +367,16 @@ impl<'a> Replayer<'a> {
         episode: &Episode,
         strategy: &NamedStrategy,
     ) -> Result<EpisodeReplay> {
+        self.expect_questions(episode);
         let hashes = item_hashes(episode);
         self.replay_with(episode, strategy, &hashes, &mut Evidence::new(episode))
             .await
+    }
+
+    /// Tells the LLM which questions the episode's probes ask.
+    fn expect_questions(&self, episode: &Episode) {
+        let questions: Vec<&str> = episode.probes.iter().map(|p| p.question.as_str()).collect();
+        self.llm.expect_questions(&questions);
     }
 
     #[allow(clippy::too_many_lines)] // one loop that reads best in one piece
