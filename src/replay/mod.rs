@@ -117,10 +117,14 @@ struct Evidence {
     /// For each needle, the needles it contains (itself included), as bits: a needle hidden inside a longer
     /// one that matched at the same place counts too.
     contained: Vec<Vec<u64>>,
-    /// The longest space-free piece of each needle, ASCII case-insensitive, when every needle is ASCII: an ASCII
-    /// text with none of them holds no needle (normalizing only lower-cases and folds white space), so it is
-    /// neither copied nor normalized. Most texts hold no evidence.
-    pieces: Option<aho_corasick::AhoCorasick>,
+    /// The longest space-free piece of each needle (lower case, as needles are), when every needle is ASCII: an
+    /// ASCII text whose lower-cased bytes hold none of them holds no needle (normalizing only lower-cases and
+    /// folds white space), so it is not normalized. Most texts hold no evidence. Each piece is looked for on
+    /// its own with a vectorized substring search (an episode has a few): over the bundled dataset's texts
+    /// that is faster than one ASCII case-insensitive automaton, which has no vectorized prefilter.
+    pieces: Option<Vec<memchr::memmem::Finder<'static>>>,
+    /// Scratch space: the lower-cased text.
+    lowered: Vec<u8>,
     /// For each finding: its needle indices, kind and introduced_at.
     findings: Vec<(Vec<usize>, FindingKind, usize)>,
     words: usize,
@@ -177,17 +181,21 @@ impl Evidence {
                     .filter(|p| p.is_ascii())
             })
             .collect::<Option<Vec<&str>>>()
-            .and_then(|pieces| {
-                aho_corasick::AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
-                    .build(pieces)
-                    .ok()
+            .map(|pieces| {
+                let mut pieces: Vec<&str> = pieces;
+                pieces.sort_unstable();
+                pieces.dedup();
+                pieces
+                    .into_iter()
+                    .map(|p| memchr::memmem::Finder::new(p).into_owned())
+                    .collect()
             });
         Self {
             needles,
             matcher,
             contained,
             pieces,
+            lowered: Vec::new(),
             findings,
             words,
             cache: HashMap::default(),
@@ -204,6 +212,7 @@ impl Evidence {
             matcher,
             contained,
             pieces,
+            lowered,
             words,
             cache,
             ..
@@ -212,8 +221,13 @@ impl Evidence {
             let mut bits = vec![0u64; *words];
             let raw = text();
             if let Some(pieces) = pieces {
-                if raw.is_ascii() && !pieces.is_match(raw.as_ref()) {
-                    return bits;
+                if raw.is_ascii() {
+                    lowered.clear();
+                    lowered.extend_from_slice(raw.as_bytes());
+                    lowered.make_ascii_lowercase();
+                    if !pieces.iter().any(|p| p.find(lowered).is_some()) {
+                        return bits;
+                    }
                 }
             }
             let hay = normalize(&raw);
