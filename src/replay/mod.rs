@@ -181,8 +181,7 @@ impl Evidence {
                     .filter(|p| p.is_ascii())
             })
             .collect::<Option<Vec<&str>>>()
-            .map(|pieces| {
-                let mut pieces: Vec<&str> = pieces;
+            .map(|mut pieces| {
                 pieces.sort_unstable();
                 pieces.dedup();
                 pieces
