@@ -9,7 +9,6 @@
 //! replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its content: a run
 //! over many strategies tokenizes each distinct item once in total.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -102,50 +101,10 @@ impl std::str::FromStr for Backend {
 }
 
 enum Engine {
-    /// bpe-openai, with the set of its tokens' bytes: a pre-tokenized piece that is itself a token (most
-    /// words) counts 1 without running the encoder, as tiktoken's own shortcut does.
-    /// Pieces come from this crate's [`Pretokenizer`] (same pieces, a search cache per thread).
-    Bpe(
-        &'static bpe_openai::Tokenizer,
-        &'static Vocabulary,
-        &'static Pretokenizer,
-    ),
+    /// bpe-openai's encoder, behind this crate's [`Pretokenizer`] (same pieces, a search cache per thread), with
+    /// each thread's [`PieceCounts`].
+    Bpe(&'static bpe_openai::Tokenizer, &'static Pretokenizer),
     Tiktoken(&'static tiktoken_rs::CoreBPE),
-}
-
-/// The bytes of every token of a vocabulary, for the whole-piece lookup of [`Tokenizer::count_text_within`].
-///
-/// A token of up to 15 bytes (nearly every piece a text is split into) is kept as one number, its bytes and
-/// length packed by [`pack`]: a lookup hashes and compares that number, without reading the token's bytes
-/// from another cache line and comparing them with `memcmp` (a third of counting's time when keyed by slice).
-/// Longer tokens are kept by slice.
-struct Vocabulary {
-    short: HashSet<u128, FxBuildHasher>,
-    long: HashSet<&'static [u8], FxBuildHasher>,
-}
-
-impl Vocabulary {
-    fn new(t: &'static bpe_openai::Tokenizer) -> Self {
-        let mut vocab = Self {
-            short: HashSet::default(),
-            long: HashSet::default(),
-        };
-        for id in (0..t.bpe.num_tokens()).filter_map(|id| u32::try_from(id).ok()) {
-            let bytes = t.bpe.token_bytes(id);
-            match pack(bytes) {
-                Some(key) => vocab.short.insert(key),
-                None => vocab.long.insert(bytes),
-            };
-        }
-        vocab
-    }
-
-    fn contains(&self, bytes: &[u8]) -> bool {
-        match pack(bytes) {
-            Some(key) => self.short.contains(&key),
-            None => self.long.contains(bytes),
-        }
-    }
 }
 
 /// 1 to 15 bytes as one number: the bytes little-endian, then a 1 bit past the last of them, so that texts of
@@ -172,35 +131,36 @@ fn pack(bytes: &[u8]) -> Option<u128> {
     Some(value | 1 << (8 * n))
 }
 
-/// The `bpe` backend's parts for `encoding`, loaded once per process: the encoder and its vocabulary, and, at
-/// the same time on another thread, the pre-tokenizer (its Unicode classes take a while to compile).
+/// The `bpe` backend's parts for `encoding`, loaded once per process: the encoder and, at the same time on
+/// another thread, the pre-tokenizer (its Unicode classes take a while to compile).
 fn bpe_engine(encoding: Encoding) -> Engine {
-    static O200K: OnceLock<Vocabulary> = OnceLock::new();
-    static CL100K: OnceLock<Vocabulary> = OnceLock::new();
-    let (load, vocab): (fn() -> &'static bpe_openai::Tokenizer, _) = match encoding {
-        Encoding::O200kBase => (bpe_openai::o200k_base, &O200K),
-        Encoding::Cl100kBase => (bpe_openai::cl100k_base, &CL100K),
+    static LOADED: [OnceLock<&'static bpe_openai::Tokenizer>; 2] =
+        [OnceLock::new(), OnceLock::new()];
+    let (load, slot): (fn() -> &'static bpe_openai::Tokenizer, _) = match encoding {
+        Encoding::O200kBase => (bpe_openai::o200k_base, 0),
+        Encoding::Cl100kBase => (bpe_openai::cl100k_base, 1),
     };
-    if let Some(vocab) = vocab.get() {
+    if let Some(t) = LOADED[slot].get() {
         // Loaded before, with the pre-tokenizer: no thread to start.
-        return Engine::Bpe(load(), vocab, Pretokenizer::get(encoding));
+        return Engine::Bpe(t, Pretokenizer::get(encoding));
     }
     std::thread::scope(|s| {
         let pre = s.spawn(|| Pretokenizer::get(encoding));
-        let t = load();
-        let vocab = vocab.get_or_init(|| Vocabulary::new(t));
+        let t = *LOADED[slot].get_or_init(load);
         let pre = pre
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Engine::Bpe(t, vocab, pre)
+        Engine::Bpe(t, pre)
     })
 }
 
 /// The token counts of the pieces a thread met last, by [`pack`]ed piece: a direct-mapped table of
 /// [`PIECE_SLOTS`] entries, each the packed piece with its count in the bits above it (0 when free).
 ///
-/// Texts repeat their words, so most pieces are found here, in a table that fits a core's cache, instead of
-/// in the vocabulary's megabytes (a cache miss per lookup) or, for a piece of several tokens, the encoder.
+/// Texts repeat their words, so most pieces are found here, in a table that fits a core's cache; the encoder
+/// counts the others. (Looking every piece up in a set of the vocabulary's tokens, which counts a piece that
+/// is one token as 1, as tiktoken does, was slower with this table in front of the encoder: a cache miss in
+/// the set's megabytes per lookup, and 9 ms at start-up to build it.)
 struct PieceCounts {
     slots: Box<[u128]>,
 }
@@ -342,15 +302,9 @@ impl Tokenizer {
             return Some(0);
         }
         let n = match self.engine {
-            Engine::Bpe(t, vocab, pre) => PIECE_COUNTS.with_borrow_mut(|caches| {
+            Engine::Bpe(t, pre) => PIECE_COUNTS.with_borrow_mut(|caches| {
                 let cache = &mut caches[usize::from(self.encoding == Encoding::Cl100kBase)];
-                let count = |bytes: &[u8]| {
-                    if vocab.contains(bytes) {
-                        1
-                    } else {
-                        t.bpe.count(bytes)
-                    }
-                };
+                let count = |bytes: &[u8]| t.bpe.count(bytes);
                 let mut n = 0usize;
                 pre.pieces_while(t.normalize(text).as_str(), |piece| {
                     let bytes = piece.as_bytes();
@@ -521,43 +475,6 @@ mod tests {
             Tokenizer::new(encoding, Backend::Bpe).unwrap(),
             Tokenizer::new(encoding, Backend::Tiktoken).unwrap(),
         ]
-    }
-
-    /// The packed vocabulary holds every token, each under its own key, and nothing a token is not: checked
-    /// against the encoder's own lookup on every token and on each token with a byte added or removed.
-    #[test]
-    fn vocabulary_holds_exactly_the_tokens() {
-        for (load, encoding) in [
-            (bpe_openai::o200k_base as fn() -> _, "o200k"),
-            (bpe_openai::cl100k_base, "cl100k"),
-        ] {
-            let t = load();
-            let vocab = Vocabulary::new(t);
-            let n = t.bpe.num_tokens();
-            assert_eq!(vocab.short.len() + vocab.long.len(), n, "{encoding}");
-            assert!(
-                vocab.short.len() > n * 9 / 10,
-                "{encoding}: most tokens are short"
-            );
-            let is_token = |bytes: &[u8]| t.bpe.count(bytes) == 1;
-            for id in (0..n).filter_map(|id| u32::try_from(id).ok()) {
-                let bytes = t.bpe.token_bytes(id);
-                assert!(vocab.contains(bytes), "{encoding}: token {id}");
-                let mut longer = bytes.to_vec();
-                longer.push(0);
-                assert_eq!(
-                    vocab.contains(&longer),
-                    is_token(&longer),
-                    "{encoding}: {longer:?}"
-                );
-                let shorter = &bytes[..bytes.len() - 1];
-                assert_eq!(
-                    vocab.contains(shorter),
-                    !shorter.is_empty() && is_token(shorter),
-                    "{encoding}: {shorter:?}"
-                );
-            }
-        }
     }
 
     /// A piece's count is kept and found again, and pieces that share a slot never answer for each other.
