@@ -3,7 +3,7 @@
 //!
 //! Two backends give identical counts: [`Backend::Bpe`] (the `bpe-openai` crate's encoder behind this crate's
 //! pre-tokenizer, which splits ASCII text without a regex and keeps a search cache per thread for the rest, and
-//! a per-thread table of the counts of the pieces met last; the default, nine to fifteen times as fast on one
+//! a per-thread table of the counts of the pieces met last; the default, nine to twenty times as fast on one
 //! thread) and
 //! [`Backend::Tiktoken`] (`tiktoken-rs`, the reference port). Counting is the hot path of every
 //! replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its content: a run
