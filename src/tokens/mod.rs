@@ -52,6 +52,16 @@ impl Encoding {
     }
 }
 
+impl Encoding {
+    /// The encoding's place in the per-process and per-thread tables kept for each encoding.
+    fn slot(self) -> usize {
+        match self {
+            Encoding::O200kBase => 0,
+            Encoding::Cl100kBase => 1,
+        }
+    }
+}
+
 impl std::str::FromStr for Encoding {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
@@ -136,10 +146,11 @@ fn pack(bytes: &[u8]) -> Option<u128> {
 fn bpe_engine(encoding: Encoding) -> Engine {
     static LOADED: [OnceLock<&'static bpe_openai::Tokenizer>; 2] =
         [OnceLock::new(), OnceLock::new()];
-    let (load, slot): (fn() -> &'static bpe_openai::Tokenizer, _) = match encoding {
-        Encoding::O200kBase => (bpe_openai::o200k_base, 0),
-        Encoding::Cl100kBase => (bpe_openai::cl100k_base, 1),
+    let load: fn() -> &'static bpe_openai::Tokenizer = match encoding {
+        Encoding::O200kBase => bpe_openai::o200k_base,
+        Encoding::Cl100kBase => bpe_openai::cl100k_base,
     };
+    let slot = encoding.slot();
     if let Some(t) = LOADED[slot].get() {
         // Loaded before, with the pre-tokenizer: no thread to start.
         return Engine::Bpe(t, Pretokenizer::get(encoding));
@@ -304,8 +315,7 @@ impl Tokenizer {
         }
         let n = match self.engine {
             Engine::Bpe(t, pre) => PIECE_COUNTS.with_borrow_mut(|caches| {
-                let cache = caches[usize::from(self.encoding == Encoding::Cl100kBase)]
-                    .get_or_insert_with(PieceCounts::default);
+                let cache = caches[self.encoding.slot()].get_or_insert_with(PieceCounts::default);
                 let count = |bytes: &[u8]| t.bpe.count(bytes);
                 let mut n = 0usize;
                 pre.pieces_while(t.normalize(text).as_str(), |piece| {

@@ -75,10 +75,7 @@ impl Pretokenizer {
             // The patterns are constants this crate's tests compile: a failure here is a bug, not bad input.
             regex: Regex::new_many(&all).expect("the pre-tokenizer patterns compile"),
             lookahead: [false, SPACE_PATTERNS[0].1, SPACE_PATTERNS[1].1],
-            slot: match encoding {
-                Encoding::O200kBase => 0,
-                Encoding::Cl100kBase => 1,
-            },
+            slot: encoding.slot(),
             ascii: match encoding {
                 Encoding::O200kBase => ascii::o200k_piece_end,
                 Encoding::Cl100kBase => ascii::cl100k_piece_end,
@@ -288,13 +285,18 @@ mod tests {
         t.split(text).map(str::to_owned).collect()
     }
 
-    fn our_pieces(encoding: Encoding, text: &str) -> Vec<String> {
+    /// Every piece `split` hands its callback.
+    fn collected(split: impl FnOnce(&mut dyn FnMut(&str) -> bool)) -> Vec<String> {
         let mut pieces = Vec::new();
-        Pretokenizer::get(encoding).pieces_while(text, |p| {
+        split(&mut |p| {
             pieces.push(p.to_owned());
             true
         });
         pieces
+    }
+
+    fn our_pieces(encoding: Encoding, text: &str) -> Vec<String> {
+        collected(|f| Pretokenizer::get(encoding).pieces_while(text, f))
     }
 
     #[test]
@@ -332,12 +334,7 @@ mod tests {
     }
 
     fn regex_pieces(encoding: Encoding, text: &str) -> Vec<String> {
-        let mut pieces = Vec::new();
-        Pretokenizer::get(encoding).regex_pieces_while(text, |p| {
-            pieces.push(p.to_owned());
-            true
-        });
-        pieces
+        collected(|f| Pretokenizer::get(encoding).regex_pieces_while(text, f))
     }
 
     /// Text drawn from the characters on which the patterns' alternatives turn: letters of both cases,
