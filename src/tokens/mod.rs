@@ -1,16 +1,16 @@
 //! Token counting: OpenAI's `o200k_base` and `cl100k_base` encodings, the chat per-message overhead, and a
 //! per-item count cache keyed by content.
 //!
-//! Two backends give identical counts: [`Backend::Bpe`] (the `bpe-openai` crate's encoder behind this crate's
-//! pre-tokenizer, which splits ASCII text without a regex and keeps a search cache per thread for the rest, and
-//! a per-thread table of the counts of the pieces met last; the default, nine to twenty times as fast on one
-//! thread) and
-//! [`Backend::Tiktoken`] (`tiktoken-rs`, the reference port). Counting is the hot path of every
-//! replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its content: a run
-//! over many strategies tokenizes each distinct item once in total.
+//! Two backends give identical counts: [`Backend::Bpe`] (the default: this crate's byte-pair encoder over
+//! tiktoken's vocabularies, laid out at build time and read in place from the binary, behind its own
+//! pre-tokenizer, which splits ASCII text without a regex and keeps a search cache per thread for the rest,
+//! and a per-thread table of the counts of the pieces met last; nine to twenty times as fast on one thread,
+//! and ready at once) and [`Backend::Tiktoken`] (`tiktoken-rs`, the reference port). Counting is the hot path
+//! of every replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its
+//! content: a run over many strategies tokenizes each distinct item once in total.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
@@ -21,7 +21,10 @@ use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 
 mod pretokenize;
+mod vocab;
+mod vocab_layout;
 use pretokenize::Pretokenizer;
+use vocab::Vocabulary;
 
 /// Tokens every chat message costs beyond its content (`<|start|>role<|message|>…<|end|>`).
 pub const TOKENS_PER_MESSAGE: usize = 3;
@@ -79,7 +82,8 @@ impl std::str::FromStr for Encoding {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
-    /// The `bpe-openai` crate: counts without building the token vector.
+    /// This crate's byte-pair encoder over tiktoken's vocabularies: counts without building the token vector,
+    /// and its vocabulary is in the binary, ready without loading.
     #[default]
     Bpe,
     /// The `tiktoken-rs` crate, a port of OpenAI's reference tokenizer.
@@ -111,9 +115,8 @@ impl std::str::FromStr for Backend {
 }
 
 enum Engine {
-    /// bpe-openai's encoder, behind this crate's [`Pretokenizer`] (same pieces, a search cache per thread), with
-    /// each thread's [`PieceCounts`].
-    Bpe(&'static bpe_openai::Tokenizer, &'static Pretokenizer),
+    /// This crate's encoder behind its [`Pretokenizer`], with each thread's [`PieceCounts`].
+    Bpe(&'static Vocabulary, &'static Pretokenizer),
     Tiktoken(&'static tiktoken_rs::CoreBPE),
 }
 
@@ -141,28 +144,10 @@ fn pack(bytes: &[u8]) -> Option<u128> {
     Some(value | 1 << (8 * n))
 }
 
-/// The `bpe` backend's parts for `encoding`, loaded once per process: the encoder and, at the same time on
-/// another thread, the pre-tokenizer (its Unicode classes take a while to compile).
+/// The `bpe` backend's parts for `encoding`, made once per process: the vocabulary (read in place from the
+/// binary) and the pre-tokenizer.
 fn bpe_engine(encoding: Encoding) -> Engine {
-    static LOADED: [OnceLock<&'static bpe_openai::Tokenizer>; 2] =
-        [OnceLock::new(), OnceLock::new()];
-    let load: fn() -> &'static bpe_openai::Tokenizer = match encoding {
-        Encoding::O200kBase => bpe_openai::o200k_base,
-        Encoding::Cl100kBase => bpe_openai::cl100k_base,
-    };
-    let slot = encoding.slot();
-    if let Some(t) = LOADED[slot].get() {
-        // Loaded before, with the pre-tokenizer: no thread to start.
-        return Engine::Bpe(t, Pretokenizer::get(encoding));
-    }
-    std::thread::scope(|s| {
-        let pre = s.spawn(|| Pretokenizer::get(encoding));
-        let t = *LOADED[slot].get_or_init(load);
-        let pre = pre
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Engine::Bpe(t, pre)
-    })
+    Engine::Bpe(Vocabulary::get(encoding), Pretokenizer::get(encoding))
 }
 
 /// The token counts of the pieces a thread met last, by [`pack`]ed piece: a direct-mapped table of
@@ -314,11 +299,11 @@ impl Tokenizer {
             return Some(0);
         }
         let n = match self.engine {
-            Engine::Bpe(t, pre) => PIECE_COUNTS.with_borrow_mut(|caches| {
+            Engine::Bpe(vocab, pre) => PIECE_COUNTS.with_borrow_mut(|caches| {
                 let cache = caches[self.encoding.slot()].get_or_insert_with(PieceCounts::default);
-                let count = |bytes: &[u8]| t.bpe.count(bytes);
+                let count = |bytes: &[u8]| vocab.count(bytes);
                 let mut n = 0usize;
-                pre.pieces_while(t.normalize(text).as_str(), |piece| {
+                pre.pieces_while(text, |piece| {
                     let bytes = piece.as_bytes();
                     n += match pack(bytes) {
                         Some(key) => cache.get_or_count(key, || count(bytes)),
@@ -337,7 +322,14 @@ impl Tokenizer {
     #[must_use]
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self.engine {
-            Engine::Bpe(t, ..) => t.encode(text),
+            Engine::Bpe(vocab, pre) => {
+                let mut ids = Vec::new();
+                pre.pieces_while(text, |piece| {
+                    vocab.encode(piece.as_bytes(), &mut ids);
+                    true
+                });
+                ids
+            }
             Engine::Tiktoken(t) => t.encode_ordinary(text).into_iter().collect(),
         }
     }

@@ -1,4 +1,4 @@
-//! Differential test: the bpe-openai and tiktoken-rs backends count every text identically.
+//! Differential test: the bpe backend (ctxbench's own encoder) and tiktoken-rs count every text identically.
 
 use std::path::Path;
 
@@ -69,4 +69,26 @@ fn backends_agree_on_the_shared_traces() {
     }
     assert!(texts.len() > 100);
     check(&texts, "shared traces");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Random text, token ids and all: any Unicode, agent-like ASCII, and long single pieces (a run of one
+    /// letter, spaces or an accented word), which the encoder merges by heap rather than by scanning.
+    #[test]
+    fn backends_agree_on_random_text(text in proptest::prop_oneof![
+        "\\PC{0,200}",
+        "[a-zA-Z0-9 _.,:;'/(){}\\[\\]\"\\n\\t-]{0,400}",
+        "[a-z]{120,400}",
+        "( {100,300}|\\n{100,200}|(é|e|ë){100,200})[a-z ]{0,20}",
+    ]) {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let bpe = Tokenizer::new(encoding, Backend::Bpe).unwrap();
+            let tik = Tokenizer::new(encoding, Backend::Tiktoken).unwrap();
+            let ids = bpe.encode(&text);
+            proptest::prop_assert_eq!(&ids, &tik.encode(&text), "{:?}", encoding);
+            proptest::prop_assert_eq!(bpe.count_text(&text), ids.len());
+        }
+    }
 }
