@@ -57,7 +57,7 @@ seconds=$(python3 -c "print($end - $start)")
 total=$(wc -l < datasets/default.jsonl)
 if [ "$episodes" -lt "$total" ]; then
   echo "note: the first $episodes of the bundled dataset's $total episodes, its smallest: ctxbench's time is mostly its"
-  echo "start-up (the vocabulary load), so the speed ratio is far below the whole dataset's; run without arguments"
+  echo "start-up (process, threads, the pre-tokenizer, the reports), so the speed ratio is far below the whole dataset's; run without arguments"
   echo "for the figure the target is about"
 fi
 "$venv/bin/python" scripts/langchain_compare.py "$work/subset.jsonl" "$work/run/steps.csv" "$seconds" "$max_tokens" langchain_trim
