@@ -144,12 +144,6 @@ fn pack(bytes: &[u8]) -> Option<u128> {
     Some(value | 1 << (8 * n))
 }
 
-/// The `bpe` backend's parts for `encoding`, made once per process: the vocabulary (read in place from the
-/// binary) and the pre-tokenizer.
-fn bpe_engine(encoding: Encoding) -> Engine {
-    Engine::Bpe(Vocabulary::get(encoding), Pretokenizer::get(encoding))
-}
-
 /// The token counts of the pieces a thread met last, by [`pack`]ed piece: a direct-mapped table of
 /// [`PIECE_SLOTS`] entries, each the packed piece with its count in the bits above it (0 when free).
 ///
@@ -243,7 +237,10 @@ impl Tokenizer {
     /// Fails when the vocabulary cannot be loaded.
     pub fn new(encoding: Encoding, backend: Backend) -> Result<Self> {
         let engine = match (backend, encoding) {
-            (Backend::Bpe, _) => bpe_engine(encoding),
+            // The vocabulary is read in place from the binary; the pre-tokenizer compiles once per process.
+            (Backend::Bpe, _) => {
+                Engine::Bpe(Vocabulary::get(encoding), Pretokenizer::get(encoding))
+            }
             (Backend::Tiktoken, Encoding::O200kBase) => {
                 Engine::Tiktoken(tiktoken_rs::o200k_base_singleton())
             }

@@ -59,13 +59,8 @@ fn patterns(encoding: Encoding) -> String {
 impl Pretokenizer {
     /// The pre-tokenizer of `encoding`, compiled once per process.
     pub(super) fn get(encoding: Encoding) -> &'static Pretokenizer {
-        static O200K: OnceLock<Pretokenizer> = OnceLock::new();
-        static CL100K: OnceLock<Pretokenizer> = OnceLock::new();
-        let cell = match encoding {
-            Encoding::O200kBase => &O200K,
-            Encoding::Cl100kBase => &CL100K,
-        };
-        cell.get_or_init(|| Pretokenizer::new(encoding))
+        static COMPILED: [OnceLock<Pretokenizer>; 2] = [OnceLock::new(), OnceLock::new()];
+        COMPILED[encoding.slot()].get_or_init(|| Pretokenizer::new(encoding))
     }
 
     fn new(encoding: Encoding) -> Pretokenizer {

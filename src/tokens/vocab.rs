@@ -135,7 +135,6 @@ impl Vocabulary {
         for i in 0..n - 1 {
             push(&mut heap, i, i + 2);
         }
-        let end_of = |next: &[usize], i: usize| if i < n { next[i] } else { n };
         while let Some(Reverse((_, start, end))) = heap.pop() {
             let right = next[start];
             if !alive[start] || right >= n || next[right] != end {
@@ -145,7 +144,7 @@ impl Vocabulary {
             next[start] = end;
             if end < n {
                 prev[end] = start;
-                push(&mut heap, start, end_of(&next, end));
+                push(&mut heap, start, next[end]);
             }
             if start > 0 {
                 push(&mut heap, prev[start], end);
