@@ -14,10 +14,6 @@ use ctxbench::replay::Replayer;
 use ctxbench::strategy::{defaults, ReplayState};
 use ctxbench::Tokenizer;
 
-/// The allocator the `ctxbench` binary uses, so that this measures what the binary does.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn strategies(c: &mut Criterion) {
     let tok = Tokenizer::shared_default().expect("vocabulary loads");
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));

@@ -7,10 +7,6 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use ctxbench::history::dataset::read_all;
 use ctxbench::{Backend, Encoding, Tokenizer};
 
-/// The allocator the `ctxbench` binary uses, so that this measures what the binary does.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn corpus(max_bytes: usize) -> Vec<String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/default.jsonl");
     let episodes = read_all(&path).expect("the bundled dataset reads");

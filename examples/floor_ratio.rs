@@ -27,10 +27,6 @@ use ctxbench::strategy::{NamedStrategy, StrategyConfig};
 use ctxbench::{Episode, Tokenizer};
 use rayon::prelude::*;
 
-/// The allocator the `ctxbench` binary uses, so that this measures what the binary does.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]

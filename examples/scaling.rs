@@ -12,10 +12,6 @@ use ctxbench::replay::Replayer;
 use ctxbench::strategy::defaults;
 use ctxbench::{Episode, Tokenizer};
 
-/// The allocator the `ctxbench` binary uses, so that this measures what the binary does.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 const SIZES: [usize; 5] = [1_000, 2_000, 4_000, 8_000, 16_000];
 const REPEATS: usize = 7;
 

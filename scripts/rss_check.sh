@@ -40,12 +40,13 @@ while [ "$seeds" -le "$max" ]; do
   last=$kb
   seeds=$((seeds * 2))
 done
-# Streaming: the largest dataset may not take twice the peak of the smallest (a runner that held its episodes
-# would take about 8x for 8x the episodes). Since the vocabulary left the heap (peak 45 MB, not 160 MB) the
-# growth that remains shows: about +8 MB per doubling at first, flattening (47 -> 81 MB from 42 to 1,344
-# episodes), from a cause not yet found (not the token-count cache, the mock's line indexes or a larger episode).
-if [ "$last" -ge $((first * 2)) ]; then
-  echo "peak RSS grew from $((first / 1024)) MB to $((last / 1024)) MB" >&2
+# Streaming: the largest dataset may not take 1.3x the peak of the smallest (a runner that held its episodes
+# would take about 8x for 8x the episodes). What remains is bounded by design: the token-count cache's two
+# generations (at most 32 k counts), the mock's per-episode answer cache (sized by the largest episode) and the
+# compute-time histograms fill up over the first few hundred episodes, then stay (31 -> 36 MB from 42 to 1,344
+# episodes). Every table's rows are streamed to disk, and the per-strategy results kept as running totals.
+if [ $((last * 10)) -ge $((first * 13)) ]; then
+  echo "peak RSS grew from $((first / 1024)) MB to $((last / 1024)) MB: 1.3x or more" >&2
   exit 1
 fi
-echo "peak RSS grew from $((first / 1024)) MB to $((last / 1024)) MB: under 2x"
+echo "peak RSS grew from $((first / 1024)) MB to $((last / 1024)) MB: under 1.3x"

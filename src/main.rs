@@ -5,14 +5,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc: a comparison allocates and frees many short-lived strings and buffers; with the system allocator
-/// a run spent a tenth of its time in malloc, free and page faults (a full comparison of the bundled dataset is
-/// about 7% faster with it, interleaved runs). Built without its transparent huge pages (`no_thp`): a fault
-/// in a huge-page region zeroes and keeps 2 MiB, and a run of the bundled dataset peaked at 102 MB with them,
-/// 45 MB without, in the same time (21 interleaved runs: 98.7 and 98.0 ms).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
+// The system allocator: mimalloc was 3% faster on a run of the bundled dataset (90.8 against 94.0 ms, 31
+// interleaved runs, 2026-12-05) but kept freed pages for later, and its peak memory grew with the number of
+// episodes (37 to 56-64 MB for 8 to 32 times the bundled dataset) where the system allocator's stays flat
+// (33 to 37 MB, scripts/rss_check.sh); purging at once (MIMALLOC_PURGE_DELAY=0 or 1) made it slower than
+// the system allocator.
 fn main() -> ExitCode {
     let cli = ctxbench::cli::Cli::parse();
     match ctxbench::cli::run(cli) {

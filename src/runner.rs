@@ -3,9 +3,9 @@
 //! Episodes stream through a pipeline of threads: a reader parses and checks them, at most a window of them
 //! ahead of the writer; the rayon workers replay each as soon as one is free (the mock LLM's futures are ready
 //! at once, so each episode blocks on its own future); the writer puts results back in dataset order and
-//! appends their rows. Every few episodes `steps.csv` is flushed and the finished ones are journaled, and the
-//! tables are rewritten at most every few seconds and at the end: a run that fails midway keeps what it
-//! finished.
+//! appends their rows. Every few episodes `steps.csv` and `episodes.csv` are flushed and the finished episodes
+//! are journaled, and the other tables are rewritten, from running totals, at most every few seconds and at the
+//! end: a run that fails midway keeps what it finished, and memory does not grow with the number of episodes.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
@@ -24,10 +24,10 @@ use crate::llm::mock::{MockConfig, MockLlm};
 use crate::llm::openai::{OpenAiConfig, OpenAiLlm};
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::Llm;
-use crate::metrics::{episode_metrics, percentiles, strategy_metrics, EpisodeMetrics, Prices};
+use crate::metrics::{episode_metrics, EpisodeMetrics, Prices, StrategyTotals};
 use crate::replay::{EpisodeReplay, Replayer};
 use crate::report::charts::{ChartData, StepSeries};
-use crate::report::csv::{StepRow, StepsWriter};
+use crate::report::csv::{EpisodeRow, RowsWriter, StepRow};
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
 use crate::strategy::{self, NamedStrategy, StrategyConfig};
 use crate::tokens::{Backend, Encoding, Tokenizer};
@@ -520,17 +520,84 @@ struct State<'a> {
     prices: Prices,
     sha256: String,
     report: RunReport,
-    steps: StepsWriter,
+    steps: RowsWriter,
+    episodes: RowsWriter,
     journal: Journal,
     exports: ExportManager,
-    baseline_rows: Vec<EpisodeMetrics>,
+    totals: Totals,
     /// The peak baseline context so far: its episode is drawn step by step in the charts.
     largest: usize,
-    compute: BTreeMap<String, Vec<f64>>,
     done: Vec<Finished>,
     /// When the tables are next rewritten at a checkpoint: [`TABLES_FIRST`] after the run starts, then
     /// [`TABLES_EVERY`] after each write. A run shorter than that writes them once, when it ends or stops.
     tables_due: std::time::Instant,
+}
+
+/// What the tables need of the episodes finished so far, in constant memory: each strategy's running totals
+/// and compute-time histogram (config order), and the baseline's totals.
+struct Totals {
+    strategies: Vec<(String, StrategyTotals, hdrhistogram::Histogram<u64>)>,
+    baseline: StrategyTotals,
+}
+
+impl Totals {
+    fn new(strategies: &[NamedStrategy]) -> Self {
+        Self {
+            strategies: strategies
+                .iter()
+                .map(|s| {
+                    // Three significant digits: a percentile is off by at most 0.1%, far below run-to-run noise.
+                    let histogram = hdrhistogram::Histogram::new(3)
+                        .expect("three significant digits are within hdrhistogram's range");
+                    (s.name.clone(), StrategyTotals::default(), histogram)
+                })
+                .collect(),
+            baseline: StrategyTotals::default(),
+        }
+    }
+
+    /// Adds a finished episode (a strategy the config does not name has no totals: the journal's config is this
+    /// run's).
+    fn add(&mut self, f: &Finished) {
+        self.baseline.add(&f.baseline);
+        for row in &f.rows {
+            if let Some((_, totals, _)) = self.strategies.iter_mut().find(|s| s.0 == row.strategy) {
+                totals.add(row);
+            }
+        }
+        for (strategy, times) in &f.compute {
+            if let Some((_, _, histogram)) = self.strategies.iter_mut().find(|s| &s.0 == strategy) {
+                for &us in times {
+                    // In nanoseconds; the histogram grows to any value, so a record cannot fail.
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let _ = histogram.record((us * 1e3).round() as u64);
+                }
+            }
+        }
+    }
+
+    /// Sets the report's per-strategy metrics and timings.
+    fn write_into(&self, report: &mut RunReport) {
+        let baseline_cost = self.baseline.cost_usd();
+        report.strategies = self
+            .strategies
+            .iter()
+            .map(|(name, totals, _)| totals.metrics(name, baseline_cost))
+            .collect();
+        #[allow(clippy::cast_precision_loss)]
+        let us = |h: &hdrhistogram::Histogram<u64>, q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                h.value_at_quantile(q) as f64 / 1e3
+            }
+        };
+        report.timings = self
+            .strategies
+            .iter()
+            .map(|(name, _, h)| (name.clone(), us(h, 0.5), us(h, 0.95)))
+            .collect();
+    }
 }
 
 /// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
@@ -561,10 +628,12 @@ impl<'a> State<'a> {
                     dataset.display()
                 )));
             }
-            StepsWriter::resume(&out.join("steps.csv"), finished_ids)?
+            RowsWriter::resume(&out.join("steps.csv"), finished_ids)?
         } else {
-            StepsWriter::create(&out.join("steps.csv"))?
+            RowsWriter::create(&out.join("steps.csv"))?
         };
+        // Rewritten from the journal, which holds the rows of every finished episode.
+        let episodes = RowsWriter::create(&out.join("episodes.csv"))?;
         let mut state = Self {
             config,
             config_json,
@@ -583,7 +652,6 @@ impl<'a> State<'a> {
                 config: config_json.clone(),
                 strategies: Vec::new(),
                 notes: standard_notes(),
-                episodes: Vec::new(),
                 timings: Vec::new(),
                 charts: ChartData::default(),
             },
@@ -591,9 +659,9 @@ impl<'a> State<'a> {
             steps,
             journal: Journal::open(&journal_path, resume)?,
             exports: ExportManager::standard(out),
-            baseline_rows: Vec::new(),
+            episodes,
+            totals: Totals::new(&config.strategies),
             largest: 0,
-            compute: BTreeMap::new(),
             done: Vec::new(),
             tables_due: std::time::Instant::now() + TABLES_FIRST,
         };
@@ -601,10 +669,9 @@ impl<'a> State<'a> {
         for f in finished {
             state.report.dataset.episodes += 1;
             state.report.dataset.items += f.items;
-            state.report.episodes.extend(f.rows);
-            state.baseline_rows.push(f.baseline);
-            for (strategy, times) in f.compute {
-                state.compute.entry(strategy).or_default().extend(times);
+            state.totals.add(&f);
+            for row in &f.rows {
+                state.episodes.write(&EpisodeRow::from(row))?;
             }
             if let Some(chart) = f.chart.filter(|_| f.peak > state.largest) {
                 state.largest = f.peak;
@@ -639,14 +706,12 @@ impl<'a> State<'a> {
                     .write(&StepRow::new(&r.episode, &r.strategy, s, prices))?;
             }
             let times: Vec<f64> = r.steps.iter().map(|s| s.compute_us).collect();
-            self.compute
-                .entry(r.strategy.clone())
-                .or_default()
-                .extend(&times);
             entry.compute.push((r.strategy.clone(), times));
-            entry.rows.push(episode_metrics(r, &baseline, prices));
+            let row = episode_metrics(r, &baseline, prices);
+            self.episodes.write(&EpisodeRow::from(&row))?;
+            entry.rows.push(row);
         }
-        self.report.episodes.extend(entry.rows.iter().cloned());
+        self.totals.add(&entry);
         entry.peak = baseline
             .steps
             .iter()
@@ -658,7 +723,6 @@ impl<'a> State<'a> {
             self.report.charts = chart_data(&ep.id, self.config.context_window, &replays, prices);
             entry.chart = Some(self.report.charts.clone());
         }
-        self.baseline_rows.push(entry.baseline.clone());
         self.done.push(entry);
         Ok(())
     }
@@ -667,16 +731,12 @@ impl<'a> State<'a> {
     /// when `tables` is set or when they are due (see [`State::tables_due`]).
     fn checkpoint(&mut self, tables: bool) -> Result<()> {
         self.steps.flush()?;
+        self.episodes.flush()?;
         // The journal is written after the rows it vouches for, and before the tables.
         self.journal
             .append(self.config_json, &std::mem::take(&mut self.done))?;
         if tables || std::time::Instant::now() >= self.tables_due {
-            aggregate(
-                &mut self.report,
-                &self.config.strategies,
-                &self.baseline_rows,
-                &mut self.compute,
-            );
+            self.totals.write_into(&mut self.report);
             self.exports.write_all(&self.report)?;
             self.tables_due = std::time::Instant::now() + TABLES_EVERY;
         }
@@ -827,36 +887,4 @@ fn chart_data(
             })
             .collect(),
     }
-}
-
-fn aggregate(
-    report: &mut RunReport,
-    strategies: &[NamedStrategy],
-    baseline: &[EpisodeMetrics],
-    compute: &mut BTreeMap<String, Vec<f64>>,
-) {
-    let baseline_refs: Vec<&EpisodeMetrics> = baseline.iter().collect();
-    let baseline_cost = strategy_metrics("(baseline)", &baseline_refs, None).cost_usd;
-    report.strategies = strategies
-        .iter()
-        .map(|s| {
-            let rows: Vec<&EpisodeMetrics> = report
-                .episodes
-                .iter()
-                .filter(|e| e.strategy == s.name)
-                .collect();
-            strategy_metrics(&s.name, &rows, baseline_cost)
-        })
-        .collect();
-    report.timings = strategies
-        .iter()
-        .map(|s| {
-            let (p50, p95) = percentiles(
-                compute
-                    .get_mut(&s.name)
-                    .map_or(&mut [][..], Vec::as_mut_slice),
-            );
-            (s.name.clone(), p50, p95)
-        })
-        .collect();
 }

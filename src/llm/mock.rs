@@ -218,9 +218,10 @@ fn head_bit(head: [u8; 3]) -> usize {
 }
 
 /// Answers kept at most per thread, of each kind: (question, text) and whole requests (a few megabytes). They
-/// are reused by the strategies of one episode, which run together on one thread. The bundled dataset asks
+/// are reused by the strategies of one episode, which run together on one thread, and go when the thread starts
+/// another episode ([`AnswerCache::expect`]); this bound only holds one huge episode's. The bundled dataset asks
 /// 33,303 distinct (question, text) pairs over 42 episodes, most of them in its largest episodes: a bound of
-/// 4 k made 25% more of them be answered again, this one answers each once, and memory stays flat.
+/// 4 k made 25% more of them be answered again, this one answers each once.
 const MAX_ANSWERS: usize = 1 << 15;
 
 /// The line of a text that holds the most of the `wanted` words, the last one on ties, with its count; `hits`
@@ -275,6 +276,20 @@ thread_local! {
 }
 
 impl AnswerCache {
+    /// Starts an episode that asks the questions of `interest`. When they are not the last episode's, nothing
+    /// cached is of use any more (answers and requests are keyed by question, line indexes by interest), so it
+    /// all goes; the tables keep their room, so that memory follows the largest episode and not the number of
+    /// episodes a thread replays.
+    fn expect(&mut self, interest: Option<Interest>) {
+        let id = |i: &Option<Interest>| i.as_ref().map_or(0, |i| i.id);
+        if id(&interest) != id(&self.interest) {
+            self.lines.clear();
+            self.answers.clear();
+            self.requests.clear();
+        }
+        self.interest = interest;
+    }
+
     /// The line that answers the question `wanted` (keyed by `question`) in a request of `texts` (keyed by
     /// `keys`; the whole request by `request`): (text, line) of the best line of the last text with the highest
     /// score.
@@ -447,7 +462,7 @@ impl Llm for MockLlm {
 
     fn expect_questions(&self, questions: &[&str]) {
         let interest = (!questions.is_empty()).then(|| Interest::new(questions));
-        ANSWER_CACHE.with_borrow_mut(|cache| cache.interest = interest);
+        ANSWER_CACHE.with_borrow_mut(|cache| cache.expect(interest));
     }
 }
 

@@ -226,85 +226,156 @@ pub struct StrategyMetrics {
 
 /// Aggregates the episode metrics of one strategy; `baseline_cost` is the baseline's total cost.
 #[must_use]
-#[allow(clippy::cast_precision_loss)]
 pub fn strategy_metrics(
     name: &str,
     rows: &[&EpisodeMetrics],
     baseline_cost: Option<f64>,
 ) -> StrategyMetrics {
-    let sum = |f: fn(&EpisodeMetrics) -> usize| rows.iter().map(|r| f(r)).sum::<usize>();
-    let input_tokens = sum(|r| r.input_tokens);
-    let baseline_input_tokens = sum(|r| r.baseline_input_tokens);
-    let cost_usd = total_known(rows.iter().map(|r| r.cost_usd));
-    let mut kinds = [(0usize, 0usize); 4];
-    let mut tokens = [0usize; 6];
+    let mut totals = StrategyTotals::default();
     for r in rows {
-        for (k, v) in kinds.iter_mut().zip(r.retention_by_kind) {
-            k.0 += v.0;
-            k.1 += v.1;
-        }
-        for (t, v) in tokens.iter_mut().zip(r.tokens_by_kind) {
-            *t += v;
-        }
+        totals.add(r);
     }
-    let all_tokens: usize = tokens.iter().sum();
-    let means: Vec<f64> = rows.iter().filter_map(|r| r.mean_retention).collect();
-    let probes = sum(|r| r.probes);
-    StrategyMetrics {
-        strategy: name.to_owned(),
-        episodes: rows.len(),
-        steps: sum(|r| r.steps),
-        input_tokens,
-        baseline_input_tokens,
-        savings: ratio(input_tokens, baseline_input_tokens).map_or(0.0, |r| 1.0 - r),
-        mean_episode_savings: if rows.is_empty() {
-            0.0
-        } else {
-            total(rows.iter().map(|r| r.savings)) / rows.len() as f64
-        },
-        peak_tokens: rows.iter().map(|r| r.peak_tokens).max().unwrap_or(0),
-        steps_over_window: sum(|r| r.steps_over_window),
-        strategy_calls: sum(|r| r.strategy_calls),
-        strategy_failures: sum(|r| r.strategy_failures),
-        strategy_input_tokens: rows.iter().map(|r| r.strategy_input_tokens).sum(),
-        strategy_output_tokens: rows.iter().map(|r| r.strategy_output_tokens).sum(),
-        strategy_llm_ms: total(rows.iter().map(|r| r.strategy_llm_ms)),
-        cost_usd,
-        cost_savings: match (cost_usd, baseline_cost) {
-            (Some(c), Some(b)) if b > 0.0 => Some(1.0 - c / b),
-            _ => None,
-        },
-        findings: sum(|r| r.findings),
-        final_retention: ratio(
-            kinds.iter().map(|k| k.1).sum(),
-            kinds.iter().map(|k| k.0).sum(),
-        ),
-        mean_retention: (!means.is_empty())
-            .then(|| total(means.iter().copied()) / means.len() as f64),
-        retention_by_kind: kinds.map(|(i, r)| ratio(r, i)),
-        probes,
-        probe_accuracy: ratio(sum(|r| r.probes_correct), probes),
-        token_share: tokens.map(|t| ratio(t, all_tokens).unwrap_or(0.0)),
+    totals.metrics(name, baseline_cost)
+}
+
+/// Running totals of one strategy's episode metrics: all that [`StrategyMetrics`] needs, in constant memory, so
+/// that a run keeps these and not a row per episode. Floating-point sums add in the order the episodes come,
+/// as a fold over the rows would.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategyTotals {
+    episodes: usize,
+    steps: usize,
+    input_tokens: usize,
+    baseline_input_tokens: usize,
+    savings: f64,
+    peak_tokens: usize,
+    steps_over_window: usize,
+    strategy_calls: usize,
+    strategy_failures: usize,
+    strategy_input_tokens: u64,
+    strategy_output_tokens: u64,
+    strategy_llm_ms: f64,
+    /// `None` as soon as one episode's cost is unknown.
+    cost_usd: Option<f64>,
+    findings: usize,
+    /// (introduced, retained) per finding kind.
+    retention_by_kind: [(usize, usize); 4],
+    /// Sum and number of the episodes' mean retentions.
+    mean_retention: (f64, usize),
+    probes: usize,
+    probes_correct: usize,
+    tokens_by_kind: [usize; 6],
+}
+
+impl Default for StrategyTotals {
+    fn default() -> Self {
+        Self {
+            episodes: 0,
+            steps: 0,
+            input_tokens: 0,
+            baseline_input_tokens: 0,
+            savings: 0.0,
+            peak_tokens: 0,
+            steps_over_window: 0,
+            strategy_calls: 0,
+            strategy_failures: 0,
+            strategy_input_tokens: 0,
+            strategy_output_tokens: 0,
+            strategy_llm_ms: 0.0,
+            cost_usd: Some(0.0),
+            findings: 0,
+            retention_by_kind: [(0, 0); 4],
+            mean_retention: (0.0, 0),
+            probes: 0,
+            probes_correct: 0,
+            tokens_by_kind: [0; 6],
+        }
     }
 }
 
-/// Median and 95th percentile of `values` (nearest rank); `(0, 0)` when empty.
-#[must_use]
-pub fn percentiles(values: &mut [f64]) -> (f64, f64) {
-    if values.is_empty() {
-        return (0.0, 0.0);
+impl StrategyTotals {
+    /// Adds one episode's metrics.
+    pub fn add(&mut self, r: &EpisodeMetrics) {
+        self.episodes += 1;
+        self.steps += r.steps;
+        self.input_tokens += r.input_tokens;
+        self.baseline_input_tokens += r.baseline_input_tokens;
+        self.savings += r.savings;
+        self.peak_tokens = self.peak_tokens.max(r.peak_tokens);
+        self.steps_over_window += r.steps_over_window;
+        self.strategy_calls += r.strategy_calls;
+        self.strategy_failures += r.strategy_failures;
+        self.strategy_input_tokens += r.strategy_input_tokens;
+        self.strategy_output_tokens += r.strategy_output_tokens;
+        self.strategy_llm_ms += r.strategy_llm_ms;
+        self.cost_usd = self.cost_usd.zip(r.cost_usd).map(|(a, b)| a + b);
+        self.findings += r.findings;
+        for (k, v) in self.retention_by_kind.iter_mut().zip(r.retention_by_kind) {
+            k.0 += v.0;
+            k.1 += v.1;
+        }
+        if let Some(m) = r.mean_retention {
+            self.mean_retention.0 += m;
+            self.mean_retention.1 += 1;
+        }
+        self.probes += r.probes;
+        self.probes_correct += r.probes_correct;
+        for (t, v) in self.tokens_by_kind.iter_mut().zip(r.tokens_by_kind) {
+            *t += v;
+        }
     }
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
-        let i = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1;
-        values[i]
-    };
-    (at(0.5), at(0.95))
+
+    /// Total cost in USD; `None` when a price is unknown.
+    #[must_use]
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.cost_usd
+    }
+
+    /// The strategy's metrics under `name`; `baseline_cost` is the baseline's total cost.
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn metrics(&self, name: &str, baseline_cost: Option<f64>) -> StrategyMetrics {
+        let all_tokens: usize = self.tokens_by_kind.iter().sum();
+        let kinds = self.retention_by_kind;
+        StrategyMetrics {
+            strategy: name.to_owned(),
+            episodes: self.episodes,
+            steps: self.steps,
+            input_tokens: self.input_tokens,
+            baseline_input_tokens: self.baseline_input_tokens,
+            savings: ratio(self.input_tokens, self.baseline_input_tokens).map_or(0.0, |r| 1.0 - r),
+            mean_episode_savings: if self.episodes == 0 {
+                0.0
+            } else {
+                self.savings / self.episodes as f64
+            },
+            peak_tokens: self.peak_tokens,
+            steps_over_window: self.steps_over_window,
+            strategy_calls: self.strategy_calls,
+            strategy_failures: self.strategy_failures,
+            strategy_input_tokens: self.strategy_input_tokens,
+            strategy_output_tokens: self.strategy_output_tokens,
+            strategy_llm_ms: self.strategy_llm_ms,
+            cost_usd: self.cost_usd,
+            cost_savings: match (self.cost_usd, baseline_cost) {
+                (Some(c), Some(b)) if b > 0.0 => Some(1.0 - c / b),
+                _ => None,
+            },
+            findings: self.findings,
+            final_retention: ratio(
+                kinds.iter().map(|k| k.1).sum(),
+                kinds.iter().map(|k| k.0).sum(),
+            ),
+            mean_retention: (self.mean_retention.1 > 0)
+                .then(|| self.mean_retention.0 / self.mean_retention.1 as f64),
+            retention_by_kind: kinds.map(|(i, r)| ratio(r, i)),
+            probes: self.probes,
+            probe_accuracy: ratio(self.probes_correct, self.probes),
+            token_share: self
+                .tokens_by_kind
+                .map(|t| ratio(t, all_tokens).unwrap_or(0.0)),
+        }
+    }
 }
 
 /// Names of the finding kinds, in the order of the per-kind arrays.
@@ -322,13 +393,6 @@ pub fn item_kind_names() -> [&'static str; 6] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_nearest_rank() {
-        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentiles(&mut v), (50.0, 95.0));
-        assert_eq!(percentiles(&mut []), (0.0, 0.0));
-    }
 
     #[test]
     fn unknown_price_gives_unknown_cost() {
@@ -376,5 +440,87 @@ mod tests {
         .step_cost(&step)
         .unwrap();
         assert!((c - (10.0 + 2.0 + 5.0 + 10.0) / 1e6).abs() < 1e-15);
+    }
+
+    fn row(input: usize, baseline: usize, cost: Option<f64>, mean: Option<f64>) -> EpisodeMetrics {
+        EpisodeMetrics {
+            episode: "e".into(),
+            source: "s".into(),
+            strategy: "x".into(),
+            items: 10,
+            steps: 4,
+            input_tokens: input,
+            baseline_input_tokens: baseline,
+            savings: ratio(input, baseline).map_or(0.0, |r| 1.0 - r),
+            peak_tokens: input / 2,
+            steps_over_window: 1,
+            cached_tokens: 0,
+            output_tokens: 0,
+            strategy_calls: 2,
+            strategy_failures: 1,
+            strategy_input_tokens: 7,
+            strategy_output_tokens: 3,
+            strategy_llm_ms: 0.5,
+            cost_usd: cost,
+            findings: 3,
+            final_retention: None,
+            mean_retention: mean,
+            retention_by_kind: [(2, 1), (1, 1), (0, 0), (0, 0)],
+            probes: 2,
+            probes_correct: 1,
+            tokens_by_kind: [input, 0, 0, 0, 0, 0],
+        }
+    }
+
+    #[test]
+    fn strategy_totals_pool_tokens_and_average_episodes() {
+        let rows = [
+            row(50, 100, Some(1.0), Some(0.5)),
+            row(300, 300, Some(2.0), None),
+        ];
+        let m = strategy_metrics("x", &rows.iter().collect::<Vec<_>>(), Some(6.0));
+        assert_eq!(
+            (m.episodes, m.steps, m.input_tokens, m.baseline_input_tokens),
+            (2, 8, 350, 400)
+        );
+        // Pooled over tokens (1 - 350/400), and the mean of the episodes' own savings ((0.5 + 0) / 2).
+        assert!((m.savings - 0.125).abs() < 1e-12, "{}", m.savings);
+        assert!((m.mean_episode_savings - 0.25).abs() < 1e-12);
+        assert_eq!(m.peak_tokens, 150);
+        assert_eq!(
+            (m.steps_over_window, m.strategy_calls, m.strategy_failures),
+            (2, 4, 2)
+        );
+        assert_eq!((m.strategy_input_tokens, m.strategy_output_tokens), (14, 6));
+        assert_eq!(m.strategy_llm_ms, 1.0);
+        assert_eq!(m.cost_usd, Some(3.0));
+        assert_eq!(m.cost_savings, Some(0.5));
+        // An episode without a mean retention does not count in the mean.
+        assert_eq!(m.mean_retention, Some(0.5));
+        assert_eq!(m.final_retention, Some(4.0 / 6.0));
+        assert_eq!(m.retention_by_kind, [Some(0.5), Some(1.0), None, None]);
+        assert_eq!((m.findings, m.probes, m.probe_accuracy), (6, 4, Some(0.5)));
+        assert_eq!(m.token_share, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        // One unknown cost makes the total unknown, whatever comes after.
+        let mut totals = StrategyTotals::default();
+        for r in [
+            row(1, 2, Some(1.0), None),
+            row(1, 2, None, None),
+            row(1, 2, Some(1.0), None),
+        ] {
+            totals.add(&r);
+        }
+        assert_eq!(totals.cost_usd(), None);
+        assert_eq!(totals.metrics("x", Some(1.0)).cost_savings, None);
+        // No episode: zeros, and nothing to divide.
+        let empty = StrategyTotals::default().metrics("x", None);
+        assert_eq!(
+            (empty.episodes, empty.savings, empty.mean_episode_savings),
+            (0, 0.0, 0.0)
+        );
+        assert_eq!(
+            (empty.cost_usd, empty.mean_retention, empty.probe_accuracy),
+            (Some(0.0), None, None)
+        );
     }
 }

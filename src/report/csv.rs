@@ -1,4 +1,5 @@
-//! CSV exporters: `steps.csv` (streamed by the runner), `episodes.csv` and `timings.csv`.
+//! CSV tables: `steps.csv` and `episodes.csv`, streamed by the runner as episodes finish ([`RowsWriter`]), and
+//! the `timings.csv` exporter.
 
 use serde::Serialize;
 
@@ -80,9 +81,9 @@ impl<'a> StepRow<'a> {
     }
 }
 
-/// One row of `episodes.csv`.
+/// One row of `episodes.csv`: one episode under one strategy.
 #[derive(Debug, Serialize)]
-struct EpisodeRow<'a> {
+pub struct EpisodeRow<'a> {
     episode: &'a str,
     source: &'a str,
     strategy: &'a str,
@@ -163,18 +164,6 @@ fn to_bytes<T: Serialize>(rows: impl IntoIterator<Item = T>) -> Result<Vec<u8>> 
     })
 }
 
-/// `episodes.csv`: one row per episode and strategy.
-pub struct EpisodesCsv;
-
-impl Exporter for EpisodesCsv {
-    fn file_name(&self) -> &'static str {
-        "episodes.csv"
-    }
-    fn serialize(&self, run: &RunReport) -> Result<Vec<u8>> {
-        to_bytes(run.episodes.iter().map(EpisodeRow::from))
-    }
-}
-
 /// `timings.csv`: strategy compute time per strategy (wall clock, varies between runs).
 pub struct TimingsCsv;
 
@@ -198,13 +187,14 @@ impl Exporter for TimingsCsv {
     }
 }
 
-/// Writes `steps.csv` row by row as episodes finish.
-pub struct StepsWriter {
+/// Writes a table (`steps.csv`, `episodes.csv`) row by row as episodes finish: memory does not grow with the
+/// number of episodes. The first column names the episode.
+pub struct RowsWriter {
     inner: ::csv::Writer<std::io::BufWriter<std::fs::File>>,
     path: std::path::PathBuf,
 }
 
-impl StepsWriter {
+impl RowsWriter {
     /// Creates (truncates) the file.
     ///
     /// # Errors
@@ -247,7 +237,7 @@ impl StepsWriter {
             }
         }
         let bytes = kept.into_inner().map_err(|e| Error::Serialize {
-            what: "steps.csv",
+            what: "csv table",
             message: e.to_string(),
         })?;
         super::write_atomic(path, &bytes)?;
@@ -267,11 +257,11 @@ impl StepsWriter {
     ///
     /// # Errors
     /// Names the file.
-    pub fn write(&mut self, row: &StepRow<'_>) -> Result<()> {
+    pub fn write(&mut self, row: &impl Serialize) -> Result<()> {
         self.inner.serialize(row).map_err(|e| match e.into_kind() {
             ::csv::ErrorKind::Io(io) => Error::io("write", &self.path, io),
             other => Error::Serialize {
-                what: "steps.csv row",
+                what: "csv row",
                 message: format!("{other:?}"),
             },
         })

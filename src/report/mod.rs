@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::metrics::{EpisodeMetrics, StrategyMetrics};
+use crate::metrics::StrategyMetrics;
 
 /// Everything a report needs about a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -40,9 +40,6 @@ pub struct RunReport {
     pub strategies: Vec<StrategyMetrics>,
     /// Known limits of these numbers.
     pub notes: Vec<String>,
-    /// Per-episode results (written to `episodes.csv`, not to `summary.json`).
-    #[serde(skip)]
-    pub episodes: Vec<EpisodeMetrics>,
     /// Strategy compute time per strategy: (p50, p95) in microseconds (written to `timings.csv` only).
     #[serde(skip)]
     pub timings: Vec<(String, f64, f64)>,
@@ -105,14 +102,13 @@ pub struct ExportManager {
 }
 
 impl ExportManager {
-    /// A manager writing the standard files (`episodes.csv`, `timings.csv`, `summary.json`, `report.md`,
-    /// `report.html`, `charts/*.svg|png`).
+    /// A manager writing the standard files (`timings.csv`, `summary.json`, `report.md`, `report.html`,
+    /// `charts/*.svg|png`); the runner streams `steps.csv` and `episodes.csv` itself ([`csv::RowsWriter`]).
     #[must_use]
     pub fn standard(dir: &Path) -> Self {
         Self {
             dir: dir.to_owned(),
             exporters: vec![
-                Box::new(csv::EpisodesCsv),
                 Box::new(csv::TimingsCsv),
                 Box::new(json::SummaryJson),
                 Box::new(markdown::MarkdownReport),

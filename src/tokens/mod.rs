@@ -9,7 +9,7 @@
 //! of every replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its
 //! content: a run over many strategies tokenizes each distinct item once in total.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -203,7 +203,12 @@ pub struct Tokenizer {
     encoding: Encoding,
     backend: Backend,
     engine: Engine,
-    cache: DashMap<u128, u32, FxBuildHasher>,
+    /// Counts by content hash, each with the generation it was stored in (see [`GENERATION`]).
+    cache: DashMap<u128, (u32, u32), FxBuildHasher>,
+    /// The generation counts are stored in now.
+    generation: AtomicU32,
+    /// Counts stored since the generation began.
+    stored: AtomicUsize,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -218,8 +223,12 @@ impl std::fmt::Debug for Tokenizer {
     }
 }
 
-/// Counts kept at most by the cache (about 40 MB).
-const MAX_CACHED_COUNTS: usize = 1 << 20;
+/// Counts stored per generation of the cache. When a generation is full, the counts stored before it go: the
+/// cache keeps the last one or two generations (at most 32 k counts, about 1.5 MB) whatever the dataset's size,
+/// so that a streaming run's memory stays flat. An item is counted again only when its episode outlives two
+/// generations: the strategies of an episode run together, and one episode stores a few thousand counts at most
+/// (the bundled dataset's largest, about 1,300 with its summaries' and compactions' items).
+const GENERATION: usize = 1 << 14;
 
 /// How often the item cache answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -253,6 +262,8 @@ impl Tokenizer {
             backend,
             engine,
             cache: DashMap::with_hasher(FxBuildHasher),
+            generation: AtomicU32::new(0),
+            stored: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         })
@@ -390,16 +401,22 @@ impl Tokenizer {
     fn cached(&self, key: u128, count: impl FnOnce() -> usize) -> usize {
         if let Some(n) = self.cache.get(&key) {
             self.hits.fetch_add(1, Ordering::Relaxed);
-            return *n as usize;
+            return n.0 as usize;
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let n = count();
-        if self.cache.len() >= MAX_CACHED_COUNTS {
-            // Bounded so that a long streaming run keeps a flat memory profile; an item is shared by the
-            // strategies of one episode, which run together, so a reset costs at most a few recounts.
-            self.cache.clear();
+        let generation = self.generation.load(Ordering::Relaxed);
+        self.cache
+            .insert(key, (u32::try_from(n).unwrap_or(u32::MAX), generation));
+        // The one thread that fills the generation starts the next and drops the one before the full one. Races
+        // with other threads' stores cost at most a count kept a generation longer or recounted.
+        if self.stored.fetch_add(1, Ordering::Relaxed) + 1 == GENERATION {
+            self.stored.store(0, Ordering::Relaxed);
+            self.generation
+                .store(generation.wrapping_add(1), Ordering::Relaxed);
+            self.cache
+                .retain(|_, &mut (_, g)| g.wrapping_sub(generation) <= 1);
         }
-        self.cache.insert(key, u32::try_from(n).unwrap_or(u32::MAX));
         n
     }
 
@@ -594,5 +611,35 @@ mod tests {
         assert_eq!(t.count_item(&b), n);
         let _ = t.count_item(&c);
         assert_eq!(t.cache_stats(), CacheStats { hits: 1, misses: 2 });
+    }
+
+    #[test]
+    fn the_count_cache_keeps_the_last_generations_only() {
+        let t = Tokenizer::new(Encoding::O200kBase, Backend::Bpe).unwrap();
+        let text = |i: usize| format!("instruction {i}");
+        let stored = 3 * GENERATION + 10;
+        for i in 0..stored {
+            let _ = t.count_instruction(&text(i));
+        }
+        // Bounded: the first generation went when the third began, the second when the fourth did.
+        assert!(
+            t.cache.len() <= 2 * GENERATION,
+            "{} counts kept",
+            t.cache.len()
+        );
+        assert_eq!(t.cache.len(), GENERATION + 10);
+        // The counts of the generation before the current one are still there; older ones are counted again.
+        let before = t.cache_stats();
+        let _ = t.count_instruction(&text(2 * GENERATION));
+        let _ = t.count_instruction(&text(stored - 1));
+        let _ = t.count_instruction(&text(0));
+        let after = t.cache_stats();
+        assert_eq!(after.hits - before.hits, 2);
+        assert_eq!(after.misses - before.misses, 1);
+        // And a recount gives the same count.
+        assert_eq!(
+            t.count_instruction(&text(0)),
+            t.count_chat_message("system", &text(0), None)
+        );
     }
 }
