@@ -938,4 +938,28 @@ mod tests {
         ]);
         assert_eq!(mock().respond(&req).text, "refund_limit: 250 USD");
     }
+
+    #[test]
+    fn a_thread_forgets_the_answers_of_an_episode_with_other_questions() {
+        let m = mock();
+        let question = "What is the refund_limit of the customer?";
+        let req = LlmRequest::from_contents(vec![
+            Item::tool_result("1", "db", "customer_id: C-1029\nrefund_limit: 250 USD"),
+            Item::user(question),
+        ]);
+        let held =
+            || ANSWER_CACHE.with_borrow(|c| (c.lines.len(), c.answers.len(), c.requests.len()));
+        m.expect_questions(&[question]);
+        assert_eq!(m.respond(&req).text, "refund_limit: 250 USD");
+        assert!(held().0 > 0 && held().1 > 0 && held().2 > 0, "{:?}", held());
+        // The same questions again (another strategy of the same episode): everything stays.
+        let before = held();
+        m.expect_questions(&[question]);
+        assert_eq!(held(), before);
+        // Another episode's questions: nothing cached is of use, so nothing stays, and answers are the same.
+        m.expect_questions(&["Which linker is missing?"]);
+        assert_eq!(held(), (0, 0, 0));
+        m.expect_questions(&[question]);
+        assert_eq!(m.respond(&req).text, "refund_limit: 250 USD");
+    }
 }
