@@ -7,7 +7,7 @@ use clap::Parser;
 
 // The system allocator: mimalloc was 3% faster on a run of the bundled dataset (90.8 against 94.0 ms, 31
 // interleaved runs, 2026-12-05) but kept freed pages for later, and its peak memory grew with the number of
-// episodes (37 to 56-64 MB for 8 to 32 times the bundled dataset) where the system allocator's stays flat
+// episodes (37 MB, then 54-64 MB for 8 to 32 times the bundled dataset) where the system allocator's stays flat
 // (33 to 37 MB, scripts/rss_check.sh); purging at once (MIMALLOC_PURGE_DELAY=0 or 1) made it slower than
 // the system allocator.
 fn main() -> ExitCode {

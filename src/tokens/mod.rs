@@ -226,8 +226,8 @@ impl std::fmt::Debug for Tokenizer {
 /// Counts stored per generation of the cache. When a generation is full, the counts stored before it go: the
 /// cache keeps the last one or two generations (at most 32 k counts, about 1.5 MB) whatever the dataset's size,
 /// so that a streaming run's memory stays flat. An item is counted again only when its episode outlives two
-/// generations: the strategies of an episode run together, and one episode stores a few thousand counts at most
-/// (the bundled dataset's largest, about 1,300 with its summaries' and compactions' items).
+/// generations: the strategies of an episode run together, and an episode stores about as many counts as it has
+/// items (the bundled dataset: 6,208 counts for 6,277 items in 42 episodes, the largest of 433 items).
 const GENERATION: usize = 1 << 14;
 
 /// How often the item cache answered.
@@ -621,7 +621,7 @@ mod tests {
         for i in 0..stored {
             let _ = t.count_instruction(&text(i));
         }
-        // Bounded: the first generation went when the third began, the second when the fourth did.
+        // Bounded: generation 0 went when generation 1 filled, generation 1 when generation 2 did.
         assert!(
             t.cache.len() <= 2 * GENERATION,
             "{} counts kept",
