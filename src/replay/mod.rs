@@ -363,10 +363,10 @@ impl<'a> Replayer<'a> {
     ) -> Result<Vec<EpisodeReplay>> {
         self.expect_questions(episode);
         let mut evidence = Evidence::new(episode);
-        let hashes = item_hashes(episode);
+        let keys = self.item_keys(episode);
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
-            out.push(self.replay_with(episode, s, &hashes, &mut evidence).await?);
+            out.push(self.replay_with(episode, s, &keys, &mut evidence).await?);
         }
         Ok(out)
     }
@@ -381,9 +381,20 @@ impl<'a> Replayer<'a> {
         strategy: &NamedStrategy,
     ) -> Result<EpisodeReplay> {
         self.expect_questions(episode);
-        let hashes = item_hashes(episode);
-        self.replay_with(episode, strategy, &hashes, &mut Evidence::new(episode))
+        let keys = self.item_keys(episode);
+        self.replay_with(episode, strategy, &keys, &mut Evidence::new(episode))
             .await
+    }
+
+    fn item_keys(&self, episode: &Episode) -> ItemKeys {
+        let hashes: Vec<u128> = episode.items.iter().map(item_hash).collect();
+        let tokens = episode
+            .items
+            .iter()
+            .zip(&hashes)
+            .map(|(item, &key)| self.tokenizer.count_item_hashed(key, item))
+            .collect();
+        ItemKeys { hashes, tokens }
     }
 
     /// Tells the LLM which questions the episode's probes ask.
@@ -397,7 +408,7 @@ impl<'a> Replayer<'a> {
         &self,
         episode: &Episode,
         named: &NamedStrategy,
-        hashes: &[u128],
+        item_keys: &ItemKeys,
         evidence: &mut Evidence,
     ) -> Result<EpisodeReplay> {
         let mut strategy = named.config.build();
@@ -427,12 +438,9 @@ impl<'a> Replayer<'a> {
         let mut steps = Vec::with_capacity(points.len());
         for (step, &cp) in points.iter().enumerate() {
             // The live request is as the last step sent it (`tokens_sent`) plus the new items.
-            let count = |range: std::ops::Range<usize>| {
-                range.map(|i| self.tokenizer.count_item_hashed(hashes[i], &items[i]))
-            };
             let known = Arc::make_mut(&mut content_tokens);
             let new_from = known.len();
-            known.extend(count(next..cp));
+            known.extend_from_slice(&item_keys.tokens[next..cp]);
             let tokens_before = prev_sent + known[new_from..].iter().sum::<usize>();
             live.contents.extend_from_slice(&items[next..cp]);
             let state = ReplayState {
@@ -463,7 +471,7 @@ impl<'a> Replayer<'a> {
                 let key = if j < counted {
                     pass.entries[pass.instructions + j].0
                 } else {
-                    hashes[counted_at + j - counted]
+                    item_keys.hashes[counted_at + j - counted]
                 };
                 (key, content_tokens[j])
             };
@@ -570,13 +578,13 @@ impl<'a> Replayer<'a> {
             } else {
                 cp
             };
-            let turn: Vec<usize> = count(cp..end).collect();
+            let turn = &item_keys.tokens[cp..end];
             let output_tokens = turn
                 .iter()
                 .map(|n| n.saturating_sub(TOKENS_PER_MESSAGE))
                 .sum();
             prev_sent += turn.iter().sum::<usize>();
-            Arc::make_mut(&mut content_tokens).extend_from_slice(&turn);
+            Arc::make_mut(&mut content_tokens).extend_from_slice(turn);
             live.contents.extend_from_slice(&items[cp..end]);
             next = end;
 
@@ -613,7 +621,7 @@ impl<'a> Replayer<'a> {
                 .entries
                 .iter()
                 .map(|e| e.0)
-                .chain(hashes[counted_at..next].iter().copied())
+                .chain(item_keys.hashes[counted_at..next].iter().copied())
                 .collect();
             for probe in &probes[next_probe..] {
                 probe_records.push(self.ask(&mut live, probe, None, &keys).await);
@@ -666,8 +674,11 @@ impl<'a> Replayer<'a> {
 }
 
 /// The [`item_hash`] of each of the episode's items, computed once for every strategy.
-fn item_hashes(episode: &Episode) -> Vec<u128> {
-    episode.items.iter().map(item_hash).collect()
+/// Each item of an episode's content hash and token count, computed once and shared by the episode's
+/// strategies: an item is tokenized at most once per episode, whatever the tokenizer's cache still holds.
+struct ItemKeys {
+    hashes: Vec<u128>,
+    tokens: Vec<usize>,
 }
 
 /// The index just past the assistant turn starting at `start`.

@@ -225,9 +225,11 @@ impl std::fmt::Debug for Tokenizer {
 
 /// Counts stored per generation of the cache. When a generation is full, the counts stored before it go: the
 /// cache keeps the last one or two generations (at most 32 k counts, about 1.5 MB) whatever the dataset's size,
-/// so that a streaming run's memory stays flat. An item is counted again only when its episode outlives two
-/// generations: the strategies of an episode run together, and an episode stores about as many counts as it has
-/// items (the bundled dataset: 6,208 counts for 6,277 items in 42 episodes, the largest of 433 items).
+/// so that a streaming run's memory stays flat. A replay counts each item of an episode once for all its
+/// strategies whatever the cache holds (it keeps the counts itself); the cache serves the items strategies make
+/// (summaries, compacted items), which the strategies of an episode share while they run together, and items
+/// repeated across episodes. An episode stores about as many counts as it has items (the bundled dataset: 6,208
+/// counts for 6,277 items in 42 episodes, the largest of 433 items).
 const GENERATION: usize = 1 << 14;
 
 /// How often the item cache answered.
