@@ -37,7 +37,7 @@ pub mod history;
 pub mod tokens;
 
 pub use error::{Error, Result};
-pub use history::{Episode, Finding, FindingKind, Item, ItemKind, Probe, Role};
+pub use history::{Episode, Finding, FindingKind, Item, ItemKind, Probe, Role, Text};
 pub use tokens::{Backend, Encoding, Tokenizer};
 pub mod cli;
 pub mod gen;

@@ -9,6 +9,10 @@ pub mod validate;
 
 use serde::{Deserialize, Serialize};
 
+/// The text of an item's field: shared, not copied, when an item is cloned (a replay clones every item into the
+/// live request of each strategy).
+pub type Text = std::sync::Arc<str>;
+
 /// The first line of every summary a strategy writes, in the instructions or in the contents.
 pub const SUMMARY_PREFIX: &str = "[Previous work summary]\n";
 
@@ -45,25 +49,25 @@ pub enum Item {
         /// Who wrote it.
         role: Role,
         /// Its text.
-        content: String,
+        content: Text,
     },
     /// A tool call made by the model.
     ToolCall {
         /// The call id that the result refers to.
-        id: String,
+        id: Text,
         /// The tool's name.
-        name: String,
+        name: Text,
         /// The arguments as JSON text, as the model wrote them.
-        arguments: String,
+        arguments: Text,
     },
     /// The result of a tool call.
     ToolResult {
         /// The id of the call this answers.
-        call_id: String,
+        call_id: Text,
         /// The tool's name.
-        name: String,
+        name: Text,
         /// The tool's output.
-        content: String,
+        content: Text,
         /// Whether the tool reported an error.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
@@ -115,7 +119,7 @@ impl ItemKind {
 
 impl Item {
     /// A message with the given role and content.
-    pub fn message(role: Role, content: impl Into<String>) -> Self {
+    pub fn message(role: Role, content: impl Into<Text>) -> Self {
         Item::Message {
             role,
             content: content.into(),
@@ -123,25 +127,25 @@ impl Item {
     }
 
     /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<Text>) -> Self {
         Self::message(Role::System, content)
     }
 
     /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn user(content: impl Into<Text>) -> Self {
         Self::message(Role::User, content)
     }
 
     /// An assistant message.
-    pub fn assistant(content: impl Into<String>) -> Self {
+    pub fn assistant(content: impl Into<Text>) -> Self {
         Self::message(Role::Assistant, content)
     }
 
     /// A tool call.
     pub fn tool_call(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        arguments: impl Into<String>,
+        id: impl Into<Text>,
+        name: impl Into<Text>,
+        arguments: impl Into<Text>,
     ) -> Self {
         Item::ToolCall {
             id: id.into(),
@@ -152,9 +156,9 @@ impl Item {
 
     /// A successful tool result.
     pub fn tool_result(
-        call_id: impl Into<String>,
-        name: impl Into<String>,
-        content: impl Into<String>,
+        call_id: impl Into<Text>,
+        name: impl Into<Text>,
+        content: impl Into<Text>,
     ) -> Self {
         Item::ToolResult {
             call_id: call_id.into(),

@@ -169,7 +169,7 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
                 }
             }
             Item::ToolResult { call_id, .. } => {
-                if !calls.contains(call_id.as_str()) {
+                if !calls.contains(&**call_id) {
                     issue(
                         format!("items[{i}].call_id"),
                         format!(

@@ -374,7 +374,7 @@ impl MockLlm {
                 Item::Message {
                     role: Role::User,
                     content,
-                } => Some(content.as_str()),
+                } => Some(&**content),
                 _ => None,
             })
             .unwrap_or("");

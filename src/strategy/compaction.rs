@@ -31,7 +31,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 use super::{Applied, ReplayState, Strategy};
 use crate::error::Result;
-use crate::history::{Item, Unit};
+use crate::history::{Item, Text, Unit};
 use crate::llm::{Llm, LlmRequest};
 use crate::tokens::item_hash;
 
@@ -127,7 +127,7 @@ fn key(is_call: bool, id: &str) -> Key {
 pub struct Compaction {
     config: CompactionConfig,
     /// Compacted item → (replacement, original).
-    store: HashMap<Key, (String, String), FxBuildHasher>,
+    store: HashMap<Key, (Text, Text), FxBuildHasher>,
     /// Old items found not worth compacting: never examined again.
     settled: HashSet<Key, FxBuildHasher>,
     /// Items before this index were settled by an earlier round; the hash of the item just before it checks
@@ -169,7 +169,7 @@ impl Compaction {
                 Item::Message { .. } => continue,
             };
             if let Some((replacement, original)) = self.store.get(&key) {
-                if text == replacement {
+                if *text == *replacement {
                     text.clone_from(original);
                 }
             }
@@ -273,7 +273,7 @@ impl Compaction {
         for (i, item) in req.contents[start..cut].iter().enumerate() {
             if let Item::ToolResult { call_id, name, .. } = item {
                 answered.insert(call_id);
-                if !self.config.exclude_tools.contains(name) {
+                if !self.config.exclude_tools.iter().any(|t| **t == **name) {
                     old_results.push(start + i);
                     old_calls.insert(call_id);
                 }
@@ -281,9 +281,9 @@ impl Compaction {
         }
         // A call whose result is not old yet is not settled: the next round starts at it.
         let done = (start..cut)
-            .find(|&i| matches!(&req.contents[i], Item::ToolCall { id, .. } if !answered.contains(id.as_str())))
+            .find(|&i| matches!(&req.contents[i], Item::ToolCall { id, .. } if !answered.contains(&**id)))
             .unwrap_or(cut);
-        let mut edits: Vec<(usize, String)> = Vec::new();
+        let mut edits: Vec<(usize, Text)> = Vec::new();
         for i in start..cut {
             let (what, key, name, text, limit) = match &req.contents[i] {
                 Item::ToolResult {
@@ -302,7 +302,7 @@ impl Compaction {
                     id,
                     name,
                     arguments,
-                } if self.config.args_max_chars > 0 && old_calls.contains(id.as_str()) => (
+                } if self.config.args_max_chars > 0 && old_calls.contains(&**id) => (
                     "arguments",
                     key(true, id),
                     name,
@@ -314,7 +314,7 @@ impl Compaction {
             if !self.worth(key, text, limit) {
                 continue;
             }
-            let replacement = self.shorten(what, name, text);
+            let replacement: Text = self.shorten(what, name, text).into();
             self.store.insert(key, (replacement.clone(), text.clone()));
             edits.push((i, replacement));
         }

@@ -361,9 +361,9 @@ pub(crate) fn paired(items: &[Item], keep: &[bool]) -> Vec<bool> {
         .zip(keep)
         .map(|(item, &k)| {
             k && match item {
-                Item::ToolResult { call_id, .. } => kept_calls.contains(call_id.as_str()),
+                Item::ToolResult { call_id, .. } => kept_calls.contains(&**call_id),
                 Item::ToolCall { id, .. } => {
-                    answered.contains(id.as_str()) || !unanswered.contains(id.as_str())
+                    answered.contains(&**id) || !unanswered.contains(&**id)
                 }
                 Item::Message { .. } => true,
             }

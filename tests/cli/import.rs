@@ -66,7 +66,7 @@ fn anthropic_blocks() {
         ]
     );
     assert!(
-        matches!(&ep.items[4], Item::ToolResult { is_error: true, name, .. } if name == "bash")
+        matches!(&ep.items[4], Item::ToolResult { is_error: true, name, .. } if &**name == "bash")
     );
 }
 
@@ -132,7 +132,7 @@ fn openhands_streams() {
         ]
     );
     assert!(
-        matches!(&ep.items[2], Item::ToolCall { id, name, .. } if id == "toolu_9" && name == "execute_bash")
+        matches!(&ep.items[2], Item::ToolCall { id, name, .. } if &**id == "toolu_9" && &**name == "execute_bash")
     );
     let out = import_file(&fixture("openhands_output.jsonl"), Format::Openhands).unwrap();
     assert_eq!(out[0].id, "openhands_output.jsonl#repo__1");
@@ -208,7 +208,7 @@ fn smolagents_run() {
         ]
     );
     assert!(
-        matches!(&ep.items[2], Item::ToolCall { id, name, .. } if id == "call_z" && name == "web_search")
+        matches!(&ep.items[2], Item::ToolCall { id, name, .. } if &**id == "call_z" && &**name == "web_search")
     );
     assert_eq!(ep.meta["true_answer"], "1842");
 }
@@ -290,7 +290,7 @@ fn reused_call_ids_become_unique() {
         .items
         .iter()
         .filter_map(|i| match i {
-            Item::ToolCall { id, .. } => Some(id.clone()),
+            Item::ToolCall { id, .. } => Some(id.to_string()),
             Item::ToolResult { call_id, .. } => Some(format!("->{call_id}")),
             Item::Message { .. } => None,
         })

@@ -186,7 +186,7 @@ proptest! {
             .enumerate()
             .map(|(i, item)| match item {
                 Item::Message { role, content } => Item::message(role, format!("<m{i}> {content}")),
-                Item::ToolResult { call_id, name, content, is_error } => Item::ToolResult { call_id, name, content: format!("<m{i}> {content}"), is_error },
+                Item::ToolResult { call_id, name, content, is_error } => Item::ToolResult { call_id, name, content: format!("<m{i}> {content}").into(), is_error },
                 other => other,
             })
             .collect();

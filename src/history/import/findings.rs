@@ -118,7 +118,7 @@ pub fn extract(ep: &mut Episode) {
             .min(line.len());
             let context = line[start..end].replacen(w, "____", 1);
             let name = match &items[i] {
-                Item::ToolResult { name, .. } => name.as_str(),
+                Item::ToolResult { name, .. } => &**name,
                 _ => "tool",
             };
             findings.push(Finding {

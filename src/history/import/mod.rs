@@ -180,9 +180,9 @@ impl Conversation {
     pub fn result(&mut self, call_id: Option<&str>, name: &str, content: String, is_error: bool) {
         match call_id.and_then(|id| self.calls.get(id)) {
             Some(id) => self.items.push(Item::ToolResult {
-                call_id: id.clone(),
-                name: name.to_owned(),
-                content,
+                call_id: id.as_str().into(),
+                name: name.into(),
+                content: content.into(),
                 is_error,
             }),
             None => self.message(Role::User, content),
@@ -194,7 +194,7 @@ impl Conversation {
     pub fn call_name(&self, id: &str) -> Option<String> {
         let id = self.calls.get(id).map_or(id, String::as_str);
         self.items.iter().rev().find_map(|i| match i {
-            Item::ToolCall { id: cid, name, .. } if cid == id => Some(name.clone()),
+            Item::ToolCall { id: cid, name, .. } if **cid == *id => Some(name.to_string()),
             _ => None,
         })
     }
