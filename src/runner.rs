@@ -292,12 +292,15 @@ pub fn run(
         message: e.to_string(),
     })?;
     let journal_path = out.join(JOURNAL);
-    let finished: Vec<Finished> = if resume {
-        read_journal(&journal_path, &config_json)?
+    // A resumed run reads its journal twice, entry by entry: here for the ids of the episodes to skip, and as
+    // the writer starts for their rows, so that memory does not grow with the episodes finished.
+    let journal = if resume {
+        Some(scan_journal(&journal_path, &config_json)?)
     } else {
-        Vec::new()
+        None
     };
-    let finished_ids: HashSet<String> = finished.iter().map(|f| f.episode.clone()).collect();
+    let none = HashSet::new();
+    let finished_ids = journal.as_ref().map_or(&none, |j| &j.ids);
     // With a real LLM each worker waits on the network: as many workers as requests may be in flight.
     let threads = config
         .llm
@@ -322,7 +325,6 @@ pub fn run(
         let sha256 = scope.spawn(|| dataset_sha256(dataset));
         let (episode_tx, episode_rx) = std::sync::mpsc::sync_channel(window.size);
         let window = &window;
-        let finished_ids = &finished_ids;
         scope.spawn(move || read_episodes(episodes, finished_ids, window, &episode_tx));
         let (result_tx, result_rx) = std::sync::mpsc::channel::<(usize, Result<Replayed>)>();
         // Episodes replay on the pool as they arrive, each on the first free worker; results come back
@@ -365,9 +367,7 @@ pub fn run(
             name,
             &config_json,
             sha256,
-            resume,
-            finished,
-            finished_ids,
+            journal.as_ref(),
         )?;
         // Results are written in dataset order: the ones that arrive early wait here.
         let mut early: BTreeMap<usize, Result<Replayed>> = BTreeMap::new();
@@ -615,20 +615,18 @@ impl<'a> State<'a> {
         name: &str,
         config_json: &'a serde_json::Value,
         sha256: String,
-        resume: bool,
-        finished: Vec<Finished>,
-        finished_ids: &HashSet<String>,
+        journal: Option<&JournalHead>,
     ) -> Result<Self> {
         let journal_path = out.join(JOURNAL);
-        let steps = if resume {
-            if finished.first().is_some_and(|f| f.sha256 != sha256) {
+        let steps = if let Some(journal) = journal {
+            if journal.sha256.as_ref().is_some_and(|s| *s != sha256) {
                 return Err(Error::Config(format!(
                     "cannot resume the run in '{}': the dataset '{}' changed since it started",
                     out.display(),
                     dataset.display()
                 )));
             }
-            RowsWriter::resume(&out.join("steps.csv"), finished_ids)?
+            RowsWriter::resume(&out.join("steps.csv"), &journal.ids)?
         } else {
             RowsWriter::create(&out.join("steps.csv"))?
         };
@@ -657,7 +655,7 @@ impl<'a> State<'a> {
             },
             sha256,
             steps,
-            journal: Journal::open(&journal_path, resume)?,
+            journal: Journal::open(&journal_path, journal.map(|j| j.len))?,
             exports: ExportManager::standard(out),
             episodes,
             totals: Totals::new(&config.strategies),
@@ -665,18 +663,21 @@ impl<'a> State<'a> {
             done: Vec::new(),
             tables_due: std::time::Instant::now() + TABLES_FIRST,
         };
-        // What an interrupted run finished comes back as it was.
-        for f in finished {
-            state.report.dataset.episodes += 1;
-            state.report.dataset.items += f.items;
-            state.totals.add(&f);
-            for row in &f.rows {
-                state.episodes.write(&EpisodeRow::from(row))?;
-            }
-            if let Some(chart) = f.chart.filter(|_| f.peak > state.largest) {
-                state.largest = f.peak;
-                state.report.charts = chart;
-            }
+        // What an interrupted run finished comes back as it was, one entry at a time.
+        if let Some(journal) = journal {
+            read_journal(&journal_path, Some(journal.len), |f: Finished| {
+                state.report.dataset.episodes += 1;
+                state.report.dataset.items += f.items;
+                state.totals.add(&f);
+                for row in &f.rows {
+                    state.episodes.write(&EpisodeRow::from(row))?;
+                }
+                if let Some(chart) = f.chart.filter(|_| f.peak > state.largest) {
+                    state.largest = f.peak;
+                    state.report.charts = chart;
+                }
+                Ok(())
+            })?;
         }
         Ok(state)
     }
@@ -771,18 +772,25 @@ struct Journal {
 }
 
 impl Journal {
-    fn open(path: &Path, resume: bool) -> Result<Self> {
+    /// Starts a journal, or continues one after its first `whole` bytes (the lines [`scan_journal`] read whole: a
+    /// line cut short by a crash goes, so that the next entry starts a line of its own).
+    fn open(path: &Path, whole: Option<u64>) -> Result<Self> {
         let file = std::fs::OpenOptions::new()
             .create(true)
-            .append(resume)
+            .append(whole.is_some())
             .write(true)
-            .truncate(!resume)
+            .truncate(whole.is_none())
             .open(path)
             .map_err(|e| Error::io("open", path, e))?;
+        if let Some(len) = whole {
+            file.set_len(len)
+                .map_err(|e| Error::io("truncate", path, e))?;
+        }
         Ok(Self {
             file,
             path: path.to_owned(),
-            fresh: !resume,
+            // Without a whole first line, the configuration is written again.
+            fresh: whole.is_none_or(|len| len == 0),
         })
     }
 
@@ -812,10 +820,28 @@ impl Journal {
     }
 }
 
-/// The episodes an interrupted run finished, checked against the configuration it ran with.
-fn read_journal(path: &Path, config: &serde_json::Value) -> Result<Vec<Finished>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+/// What `run --resume` reads from the journal before the replay starts.
+struct JournalHead {
+    /// The episodes finished.
+    ids: HashSet<String>,
+    /// The hash of the dataset they were replayed from.
+    sha256: Option<String>,
+    /// Bytes of the journal's whole lines: the configuration and every entry before the first line a crash cut
+    /// short (that batch is redone).
+    len: u64,
+}
+
+/// An entry's episode and dataset hash, read without its rows.
+#[derive(Deserialize)]
+struct FinishedId {
+    episode: String,
+    sha256: String,
+}
+
+/// Checks the journal's configuration against this run's and reads which episodes it holds.
+fn scan_journal(path: &Path, config: &serde_json::Value) -> Result<JournalHead> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::Config(format!(
                 "nothing to resume: '{}' is missing (the run completed, or never wrote a batch)",
@@ -824,38 +850,113 @@ fn read_journal(path: &Path, config: &serde_json::Value) -> Result<Vec<Finished>
         }
         Err(e) => return Err(Error::io("read", path, e)),
     };
-    let mut lines = text.lines().enumerate();
-    let head: serde_json::Value = match lines.next() {
-        Some((_, line)) => serde_json::from_str(line).map_err(|e| Error::Parse {
-            path: path.to_owned(),
-            line: 1,
-            message: e.to_string(),
-        })?,
-        None => return Ok(Vec::new()),
+    let mut head = JournalHead {
+        ids: HashSet::new(),
+        sha256: None,
+        len: 0,
     };
-    if head != *config {
-        return Err(Error::Config(format!(
-            "cannot resume the run in '{}': its configuration differs from this one (run with the same --config, \
-             --strategies and --window)",
-            path.parent().unwrap_or(path).display()
-        )));
-    }
-    let mut finished = Vec::new();
-    for (i, line) in lines {
-        // A line cut short by a crash ends the journal: its batch is redone.
-        match serde_json::from_str::<Finished>(line) {
-            Ok(f) => finished.push(f),
-            Err(e) if e.is_eof() => break,
-            Err(e) => {
-                return Err(Error::Parse {
+    let mut lines = journal_lines(path, file, None);
+    match lines.next().transpose()? {
+        Some((_, line, end)) => {
+            let value: serde_json::Value =
+                serde_json::from_str(&line).map_err(|e| Error::Parse {
                     path: path.to_owned(),
-                    line: i + 1,
+                    line: 1,
                     message: e.to_string(),
-                })
+                })?;
+            if value != *config {
+                return Err(Error::Config(format!(
+                    "cannot resume the run in '{}': its configuration differs from this one (run with the same \
+                     --config, --strategies and --window)",
+                    path.parent().unwrap_or(path).display()
+                )));
             }
+            head.len = end;
+        }
+        None => return Ok(head),
+    }
+    for line in lines {
+        let (number, line, end) = line?;
+        let Some(f) = parse_entry::<FinishedId>(path, number, &line)? else {
+            break;
+        };
+        head.sha256.get_or_insert(f.sha256);
+        head.ids.insert(f.episode);
+        head.len = end;
+    }
+    Ok(head)
+}
+
+/// Calls `entry` on each entry of the journal's first `whole` bytes, in order (the configuration line skipped).
+fn read_journal(
+    path: &Path,
+    whole: Option<u64>,
+    mut entry: impl FnMut(Finished) -> Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    for line in journal_lines(path, file, whole).skip(1) {
+        let (number, line, _) = line?;
+        match parse_entry::<Finished>(path, number, &line)? {
+            Some(f) => entry(f)?,
+            None => break,
         }
     }
-    Ok(finished)
+    Ok(())
+}
+
+/// One entry (line `number` of the journal), or `None` for a line a crash cut short.
+fn parse_entry<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    number: usize,
+    line: &str,
+) -> Result<Option<T>> {
+    match serde_json::from_str::<T>(line) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.is_eof() => Ok(None),
+        Err(e) => Err(Error::Parse {
+            path: path.to_owned(),
+            line: number,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The whole lines of a journal: (1-based number, text, the offset where the line ends), within its first
+/// `whole` bytes when given. A last line without its newline was cut short by a crash and is not one.
+fn journal_lines(
+    path: &Path,
+    file: std::fs::File,
+    whole: Option<u64>,
+) -> impl Iterator<Item = Result<(usize, String, u64)>> + '_ {
+    use std::io::BufRead as _;
+    let mut reader = std::io::BufReader::new(file.take(whole.unwrap_or(u64::MAX)));
+    let (mut number, mut end) = (0usize, 0u64);
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        let mut buf = Vec::new();
+        let line = match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => return None,
+            Ok(_) if buf.last() != Some(&b'\n') => return None,
+            Ok(n) => {
+                number += 1;
+                end += u64::try_from(n).unwrap_or(u64::MAX);
+                buf.pop();
+                String::from_utf8(buf)
+                    .map(|text| (number, text, end))
+                    .map_err(|e| Error::Parse {
+                        path: path.to_owned(),
+                        line: number,
+                        message: format!("not UTF-8: {e}"),
+                    })
+            }
+            Err(e) => Err(Error::io("read", path, e)),
+        };
+        failed = line.is_err();
+        Some(line)
+    })
 }
 
 /// The per-step series of one episode's replays.
@@ -886,5 +987,60 @@ fn chart_data(
                 series
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    /// A crash can cut the journal's last line short: a resume reads the lines before it, and the entries it
+    /// journals start on a line of their own, so that the next resume reads them too.
+    #[test]
+    fn a_journal_line_cut_short_is_dropped_before_the_next_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JOURNAL);
+        let config = serde_json::json!({"seed": 42});
+        let entry = |id: &str| format!("{{\"episode\":\"{id}\",\"sha256\":\"abc\"}}\n");
+        let whole = format!("{config}\n{}{}", entry("a"), entry("b"));
+        std::fs::write(&path, format!("{whole}{{\"episode\":\"c\",\"sha2")).unwrap();
+
+        let head = scan_journal(&path, &config).unwrap();
+        let ids = |h: &JournalHead| {
+            let mut ids: Vec<String> = h.ids.iter().cloned().collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(ids(&head), ["a", "b"]);
+        assert_eq!(head.sha256.as_deref(), Some("abc"));
+        assert_eq!(head.len, whole.len() as u64);
+
+        // The resumed run journals another episode: it follows the whole lines.
+        let mut journal = Journal::open(&path, Some(head.len)).unwrap();
+        assert!(!journal.fresh, "the configuration line is kept");
+        journal.file.write_all(entry("d").as_bytes()).unwrap();
+        drop(journal);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{whole}{}", entry("d"))
+        );
+        assert_eq!(ids(&scan_journal(&path, &config).unwrap()), ["a", "b", "d"]);
+
+        // Another configuration, or a line that is whole but wrong, is an error naming the file.
+        let other = serde_json::json!({"seed": 7});
+        let err = scan_journal(&path, &other).err().unwrap().to_string();
+        assert!(err.contains("configuration differs"), "{err}");
+        std::fs::write(&path, format!("{whole}{{\"episode\": 3}}\n")).unwrap();
+        let err = scan_journal(&path, &config).err().unwrap().to_string();
+        assert!(err.contains(JOURNAL) && err.contains("at line 4:"), "{err}");
+
+        // A journal without a whole first line holds nothing, and its configuration is written again.
+        std::fs::write(&path, "{\"seed\":").unwrap();
+        let head = scan_journal(&path, &config).unwrap();
+        assert!(head.ids.is_empty() && head.len == 0);
+        assert!(Journal::open(&path, Some(head.len)).unwrap().fresh);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
     }
 }

@@ -227,20 +227,19 @@ impl RowsWriter {
             .flexible(true)
             .from_path(path)
             .map_err(bad)?;
-        let mut kept = ::csv::Writer::from_writer(Vec::new());
-        kept.write_record(reader.headers().map_err(bad)?)
-            .map_err(bad)?;
-        for record in reader.records() {
-            let Ok(record) = record else { break };
-            if record.get(0).is_some_and(|ep| finished.contains(ep)) {
-                kept.write_record(&record).map_err(bad)?;
+        let headers = reader.headers().map_err(bad)?.clone();
+        // Row by row into the new file: a long run's table is not held in memory.
+        super::write_atomic_with(path, |file| {
+            let mut kept = ::csv::Writer::from_writer(std::io::BufWriter::new(file));
+            kept.write_record(&headers)?;
+            for record in reader.records() {
+                let Ok(record) = record else { break };
+                if record.get(0).is_some_and(|ep| finished.contains(ep)) {
+                    kept.write_record(&record)?;
+                }
             }
-        }
-        let bytes = kept.into_inner().map_err(|e| Error::Serialize {
-            what: "csv table",
-            message: e.to_string(),
+            kept.flush()
         })?;
-        super::write_atomic(path, &bytes)?;
         let f = std::fs::OpenOptions::new()
             .append(true)
             .open(path)
