@@ -665,7 +665,7 @@ impl<'a> State<'a> {
         };
         // What an interrupted run finished comes back as it was, one entry at a time.
         if let Some(journal) = journal {
-            read_journal(&journal_path, Some(journal.len), |f: Finished| {
+            read_journal(&journal_path, journal.len, |f: Finished| {
                 state.report.dataset.episodes += 1;
                 state.report.dataset.items += f.items;
                 state.totals.add(&f);
@@ -890,11 +890,11 @@ fn scan_journal(path: &Path, config: &serde_json::Value) -> Result<JournalHead> 
 /// Calls `entry` on each entry of the journal's first `whole` bytes, in order (the configuration line skipped).
 fn read_journal(
     path: &Path,
-    whole: Option<u64>,
+    whole: u64,
     mut entry: impl FnMut(Finished) -> Result<()>,
 ) -> Result<()> {
     let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
-    for line in journal_lines(path, file, whole).skip(1) {
+    for line in journal_lines(path, file, Some(whole)).skip(1) {
         let (number, line, _) = line?;
         match parse_entry::<Finished>(path, number, &line)? {
             Some(f) => entry(f)?,
