@@ -727,6 +727,48 @@ const STOPWORDS: [&str; 24] = [
 mod tests {
     use super::*;
 
+    /// Every word of `text` with its line, by the definition: [`words`] of each line.
+    fn defined_words(text: &str) -> Vec<(u32, u64)> {
+        text.lines()
+            .enumerate()
+            .flat_map(|(n, line)| {
+                words(line).map(move |w| (u32::try_from(n).unwrap(), xxh3_64(w.as_bytes())))
+            })
+            .collect()
+    }
+
+    fn scanned_words(text: &str) -> Vec<(u32, u64)> {
+        let mut found = Vec::new();
+        word_hashes(text, |_| true, |line, word| found.push((line, word)));
+        found
+    }
+
+    #[test]
+    fn the_ascii_scanner_finds_the_words_of_the_definition() {
+        // Long runs, runs of trimmed bytes only, blank lines, CRLF, tabs, upper case and an empty text.
+        let long = "a".repeat(200);
+        for text in [
+            String::new(),
+            "ab".into(),
+            format!("{}\n{}", "x".repeat(63), "yz".repeat(40)),
+            format!("{long} {long}\n-{long}-"),
+            format!("{}\n\n{}Abc_D.e/f-", " ".repeat(62), "-".repeat(64)),
+            format!(
+                "{}Hello World\r\n[x] ../src/App.py:12 {long}",
+                "\t".repeat(70)
+            ),
+        ] {
+            assert_eq!(scanned_words(&text), defined_words(&text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_hashes_equal_the_definition(text in "([aZ0_./ -]{0,70}[\n\r\t,:]?){0,12}") {
+            proptest::prop_assert_eq!(scanned_words(&text), defined_words(&text));
+        }
+    }
+
     fn mock() -> MockLlm {
         MockLlm::new(MockConfig::default(), Tokenizer::shared_default().unwrap())
     }
