@@ -11,13 +11,13 @@ use ctxbench::history::dataset::read_all;
 use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::llm::LlmRequest;
 use ctxbench::replay::Replayer;
-use ctxbench::strategy::{defaults, ReplayState};
+use ctxbench::strategy::{defaults, CallPoint};
 use ctxbench::Tokenizer;
 
 fn strategies(c: &mut Criterion) {
     let tok = Tokenizer::shared_default().expect("vocabulary loads");
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
-    let state = ReplayState::new(Arc::clone(&tok), 128_000);
+    let state = CallPoint::new(Arc::clone(&tok), 128_000);
     for named in defaults() {
         let mut group = c.benchmark_group(format!("strategy/{}", named.name));
         group.sample_size(10);

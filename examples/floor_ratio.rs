@@ -22,7 +22,7 @@ use std::sync::Arc;
 use ctxbench::history::dataset::read_all;
 use ctxbench::llm::mock::MockLlm;
 use ctxbench::replay::Replayer;
-use ctxbench::runner::{run, RunConfig};
+use ctxbench::run::{run, RunConfig};
 use ctxbench::strategy::{NamedStrategy, StrategyConfig};
 use ctxbench::{Episode, Tokenizer};
 use rayon::prelude::*;

@@ -1,9 +1,11 @@
 //! ctxbench replays recorded AI-agent histories through context-reduction strategies and measures what
 //! each one saves and what it loses.
 //!
-//! The stages are separate and pass plain data: [`history`] (episodes) → [`replay`] (one
-//! [`replay::StepRecord`] per call point, under a [`strategy::Strategy`] and an [`llm::Llm`]) → [`metrics`]
-//! (pure functions of records) → [`report`] (one exporter per format). [`runner`] wires them for a dataset.
+//! The stages depend one way and pass plain data: [`history`] (episodes, datasets, importers) → [`tokens`] →
+//! [`llm`] → [`strategy`] → [`replay`] (one [`replay::StepRecord`] per call point) → [`metrics`] (pure
+//! functions of records, every quantity defined once) → [`report`] (one exporter per format) → [`run`]
+//! (configuration, the streaming pipeline, the resume journal) → [`sweep`] → [`cli`]. `docs/architecture.md`
+//! draws them and says where to add a strategy, an importer, an exporter or a metric.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -32,19 +34,20 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod error;
+pub mod files;
+pub mod gen;
 pub mod history;
+pub mod llm;
+pub mod metrics;
+pub mod replay;
+pub mod report;
+pub mod run;
+pub mod strategy;
+pub mod sweep;
 pub mod tokens;
 
 pub use error::{Error, Result};
 pub use history::{Episode, Finding, FindingKind, Item, ItemKind, Probe, Role, Text};
 pub use tokens::{Backend, Encoding, Tokenizer};
-pub mod cli;
-pub mod gen;
-pub mod llm;
-pub mod metrics;
-pub mod replay;
-pub mod report;
-pub mod runner;
-pub mod strategy;
-pub mod sweep;

@@ -218,9 +218,35 @@ impl Item {
     /// The item's main text: message content, tool arguments or tool output.
     #[must_use]
     pub fn text(&self) -> &str {
+        self.shared_text()
+    }
+
+    /// The item's main text as the shared allocation it is held in (see [`Item::text`]).
+    #[must_use]
+    pub fn shared_text(&self) -> &Text {
         match self {
             Item::Message { content, .. } | Item::ToolResult { content, .. } => content,
             Item::ToolCall { arguments, .. } => arguments,
+        }
+    }
+
+    /// The call id of a tool call or a tool result.
+    #[must_use]
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            Item::ToolCall { id, .. } => Some(id),
+            Item::ToolResult { call_id, .. } => Some(call_id),
+            Item::Message { .. } => None,
+        }
+    }
+
+    /// The role the item is sent with (`system`, `user`, `assistant`, or `tool` for a tool result).
+    #[must_use]
+    pub fn wire_role(&self) -> &'static str {
+        match self {
+            Item::Message { role, .. } => role.as_str(),
+            Item::ToolCall { .. } => "assistant",
+            Item::ToolResult { .. } => "tool",
         }
     }
 

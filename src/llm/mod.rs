@@ -3,6 +3,7 @@
 pub mod mock;
 pub mod openai;
 pub mod pricing;
+pub mod transcript;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -34,17 +35,6 @@ impl LlmRequest {
     /// Appends one instruction.
     pub fn append_instructions(&mut self, text: impl Into<String>) {
         self.instructions.push(text.into());
-    }
-
-    /// Every text of the request that a model reads, one entry per instruction or item.
-    pub fn texts(&self) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
-        self.instructions
-            .iter()
-            .map(|s| std::borrow::Cow::Borrowed(s.as_str()))
-            .chain(self.contents.iter().map(|i| match i {
-                Item::ToolCall { .. } => std::borrow::Cow::Owned(i.searchable_text()),
-                other => std::borrow::Cow::Borrowed(other.text()),
-            }))
     }
 }
 
@@ -83,26 +73,18 @@ pub trait Llm: Send + Sync {
     /// Fails when the model cannot answer; strategies then leave the context as it was.
     async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse>;
 
-    /// Sends one request whose reply is read for its text alone (a probe question): no usage or latency is
-    /// recorded, so a model that has to compute them (the mock) may skip it.
-    ///
-    /// `keys`, when the caller has them, are the content hashes of the request's texts before its last item
-    /// (the question): one [`instruction_hash`](crate::tokens::instruction_hash) per instruction, then one
-    /// [`item_hash`](crate::tokens::item_hash) per content item. A model that indexes what it reads (the
-    /// mock) looks its texts up by them instead of hashing the whole request again.
-    ///
-    /// # Errors
-    /// As [`Llm::generate`].
-    async fn generate_text(&self, request: &LlmRequest, keys: Option<&[u128]>) -> Result<String> {
-        let _ = keys;
-        Ok(self.generate(request).await?.text)
+    /// A hint, on the thread that is about to replay an episode under every strategy, of what the episode's
+    /// probes will ask, so that a model that indexes what it reads (the mock) may index only what those
+    /// questions can look for. Any request may still come, and must be answered as if the hint had not been
+    /// given. The default ignores it.
+    fn start_episode(&self, hint: &EpisodeHint<'_>) {
+        let _ = hint;
     }
+}
 
-    /// Told, on the thread that is about to replay an episode, the questions its probes will ask, so that a
-    /// model that indexes what it reads (the mock) may index only what those questions can look for. A hint:
-    /// any request may still come, and must be answered as if the hint had not been given. The default
-    /// ignores it.
-    fn expect_questions(&self, questions: &[&str]) {
-        let _ = questions;
-    }
+/// What [`Llm::start_episode`] is told of the episode about to be replayed.
+#[derive(Debug, Clone, Copy)]
+pub struct EpisodeHint<'a> {
+    /// The questions of the episode's probes.
+    pub questions: &'a [&'a str],
 }

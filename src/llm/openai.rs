@@ -372,7 +372,7 @@ impl OpenAiLlm {
             };
             // A cache that cannot be written costs money on the next run, not correctness now.
             if let Ok(bytes) = serde_json::to_vec(&entry) {
-                let _ = crate::report::write_atomic(&path, &bytes);
+                let _ = crate::files::write_atomic(&path, &bytes);
             }
         }
         Ok(LlmResponse {

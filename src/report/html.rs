@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::markdown::tables;
+use super::table::tables;
 use super::{charts, Exporter, RunReport};
 use crate::error::Result;
 

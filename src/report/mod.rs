@@ -1,9 +1,13 @@
-//! Reports: what a run writes, one exporter per format, and the manager that writes files atomically.
+//! Reports: what a run writes, one exporter per format, and the manager that writes every file.
 //!
-//! Exporters only read a [`RunReport`] (metrics, never replay internals) and return bytes; [`ExportManager`]
-//! does the I/O. Files are written to a temporary name and renamed, so a file on disk is always complete, and
-//! rewritten after each finished batch of episodes, so a run that fails midway keeps what it finished.
-//! Wall-clock measurements go only to `timings.csv`: every other file is byte-identical between two mock runs.
+//! Exporters only read metrics — a [`RunReport`] for whole files, an [`EpisodeResult`] for the tables that
+//! grow row by row as episodes finish — and return bytes; [`ExportManager`] does all the I/O. Whole files are
+//! written to a temporary name and renamed, so a file on disk is always complete, and rewritten as a run goes,
+//! so a run that fails midway keeps what it finished. Wall-clock measurements go only to `timings.csv`: every
+//! other file is byte-identical between two mock runs.
+//!
+//! **Adding an exporter**: one file implementing [`Exporter`] (or [`RowExporter`]), and one line in
+//! [`ExportManager::standard`].
 
 pub mod charts;
 pub mod csv;
@@ -11,15 +15,19 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod rebuild;
+pub mod table;
 
-use std::io::Write;
+use std::collections::HashSet;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::metrics::StrategyMetrics;
+use crate::files::{write_atomic, write_atomic_with};
+use crate::metrics::series::ChartData;
+use crate::metrics::{EpisodeResult, StrategyMetrics};
 
 /// Everything a report needs about a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -45,7 +53,7 @@ pub struct RunReport {
     pub timings: Vec<(String, f64, f64)>,
     /// Per-step series for the charts (of the episode with the largest baseline context).
     #[serde(skip)]
-    pub charts: charts::ChartData,
+    pub charts: ChartData,
 }
 
 /// The dataset a run read.
@@ -93,36 +101,171 @@ pub trait Exporter: Send + Sync {
     fn per_batch(&self) -> bool {
         true
     }
+
+    /// The files this exporter writes, by path under the run directory: by default one, its
+    /// [`Exporter::file_name`] with [`Exporter::serialize`]'s bytes.
+    ///
+    /// # Errors
+    /// When serialization fails.
+    fn files(&self, run: &RunReport) -> Result<Vec<(String, Vec<u8>)>> {
+        Ok(vec![(self.file_name().to_owned(), self.serialize(run)?)])
+    }
 }
 
-/// Writes every exporter's file under one directory, atomically.
+/// A table that grows by the rows of each finished episode (`steps.csv`, `episodes.csv`); no I/O. Its rows
+/// start with the episode id, by which a resumed run keeps the rows of the episodes it finished.
+pub trait RowExporter: Send + Sync {
+    /// The file name under the run directory.
+    fn file_name(&self) -> &'static str;
+    /// The header line.
+    ///
+    /// # Errors
+    /// When serialization fails.
+    fn header(&self) -> Result<Vec<u8>>;
+    /// The rows of one finished episode.
+    ///
+    /// # Errors
+    /// When serialization fails.
+    fn rows(&self, episode: &EpisodeResult) -> Result<Vec<u8>>;
+}
+
+/// An open table and its exporter.
+struct OpenTable {
+    exporter: Box<dyn RowExporter>,
+    path: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+/// Writes every file of a run directory: the row tables as episodes finish, the other files atomically.
 pub struct ExportManager {
     dir: PathBuf,
     exporters: Vec<Box<dyn Exporter>>,
+    tables: Vec<OpenTable>,
+    charts: bool,
 }
 
 impl ExportManager {
-    /// A manager writing the standard files (`timings.csv`, `summary.json`, `report.md`, `report.html`,
-    /// `charts/*.svg|png`); the runner streams `steps.csv` and `episodes.csv` itself ([`csv::RowsWriter`]).
+    /// A manager writing the standard files of a run: `steps.csv` and `episodes.csv` row by row, and
+    /// `timings.csv`, `summary.json`, `report.md`, `report.html` and `charts/*.svg|png`.
     #[must_use]
-    pub fn standard(dir: &Path) -> Self {
+    pub fn standard(dir: &Path, catalog: &std::sync::Arc<crate::metrics::Catalog>) -> Self {
+        Self::new(dir)
+            .with_table(Box::new(csv::StepsCsv::new(catalog)))
+            .with_table(Box::new(csv::EpisodesCsv::new(catalog)))
+            .with(Box::new(csv::TimingsCsv))
+            .with(Box::new(json::SummaryJson))
+            .with(Box::new(markdown::MarkdownReport))
+            .with(Box::new(html::HtmlReport))
+            .with_charts()
+    }
+
+    /// A manager writing nothing yet under `dir`.
+    #[must_use]
+    pub fn new(dir: &Path) -> Self {
         Self {
             dir: dir.to_owned(),
-            exporters: vec![
-                Box::new(csv::TimingsCsv),
-                Box::new(json::SummaryJson),
-                Box::new(markdown::MarkdownReport),
-                Box::new(html::HtmlReport),
-            ],
+            exporters: Vec::new(),
+            tables: Vec::new(),
+            charts: false,
         }
     }
 
-    /// Writes the files: the tables after every batch, and the charts and the HTML page once the run is
+    /// The same manager, writing one more whole file.
+    #[must_use]
+    pub fn with(mut self, exporter: Box<dyn Exporter>) -> Self {
+        self.exporters.push(exporter);
+        self
+    }
+
+    /// The same manager, writing one more row table.
+    #[must_use]
+    pub fn with_table(mut self, exporter: Box<dyn RowExporter>) -> Self {
+        self.tables.push(OpenTable {
+            path: self.dir.join(exporter.file_name()),
+            exporter,
+            file: None,
+        });
+        self
+    }
+
+    /// The same manager, drawing the charts when the run is complete.
+    #[must_use]
+    pub fn with_charts(mut self) -> Self {
+        self.charts = true;
+        self
+    }
+
+    /// Opens the row tables: new ones, or, when resuming, the tables of an interrupted run with the rows of
+    /// its `finished` episodes kept (a row of an episode that did not finish, even a half-written one, goes).
+    ///
+    /// # Errors
+    /// Names the file that cannot be created or read.
+    pub fn open_tables(&mut self, finished: Option<&HashSet<String>>) -> Result<()> {
+        for t in &mut self.tables {
+            let file = match finished {
+                None => {
+                    let header = t.exporter.header()?;
+                    write_atomic(&t.path, &header)?;
+                    std::fs::OpenOptions::new().append(true).open(&t.path)
+                }
+                Some(finished) => {
+                    keep_rows(&t.path, finished)?;
+                    std::fs::OpenOptions::new().append(true).open(&t.path)
+                }
+            }
+            .map_err(|e| Error::io("open", &t.path, e))?;
+            t.file = Some(std::io::BufWriter::new(file));
+        }
+        Ok(())
+    }
+
+    /// Appends one finished episode's rows to every table.
+    ///
+    /// # Errors
+    /// Names the file that cannot be written.
+    pub fn append(&mut self, episode: &EpisodeResult) -> Result<()> {
+        for t in &mut self.tables {
+            let rows = t.exporter.rows(episode)?;
+            if let Some(file) = &mut t.file {
+                file.write_all(&rows)
+                    .map_err(|e| Error::io("write", &t.path, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands the rows appended so far to the operating system (a killed process loses none of them; the
+    /// journal that vouches for them is synced after this).
+    ///
+    /// # Errors
+    /// Names the file that cannot be written.
+    pub fn flush_tables(&mut self) -> Result<()> {
+        for t in &mut self.tables {
+            if let Some(file) = &mut t.file {
+                file.flush().map_err(|e| Error::io("write", &t.path, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the whole files: the tables after every batch, and the charts and the pages once the run is
     /// complete (`ctxbench report` draws them for an interrupted run).
     ///
     /// # Errors
     /// Names the file that could not be written.
     pub fn write_all(&self, run: &RunReport) -> Result<()> {
+        self.write(run, run.complete)
+    }
+
+    /// Writes every whole file and the charts, complete run or not (`ctxbench report` of an interrupted run).
+    ///
+    /// # Errors
+    /// Names the file that could not be written.
+    pub fn write_everything(&self, run: &RunReport) -> Result<()> {
+        self.write(run, true)
+    }
+
+    fn write(&self, run: &RunReport, everything: bool) -> Result<()> {
         // Each file is independent of the others: they are drawn in parallel, and each is written as soon as
         // it is drawn, while the others still are.
         std::thread::scope(|scope| {
@@ -130,13 +273,20 @@ impl ExportManager {
             let tables = || {
                 self.exporters
                     .par_iter()
-                    .filter(|e| run.complete || e.per_batch())
+                    .filter(|e| everything || e.per_batch())
                     .try_for_each(|e| {
-                        writes.start(self.dir.join(e.file_name()), e.serialize(run)?);
+                        for (file, bytes) in e.files(run)? {
+                            let path = self.dir.join(file);
+                            if let Some(parent) = path.parent() {
+                                std::fs::create_dir_all(parent)
+                                    .map_err(|e| Error::io("create", parent, e))?;
+                            }
+                            writes.start(path, bytes);
+                        }
                         Ok(())
                     })
             };
-            let (tables, charts) = if run.complete {
+            let (tables, charts) = if everything && self.charts {
                 rayon::join(tables, || draw_charts(&self.dir, run, &writes))
             } else {
                 (tables(), Ok(()))
@@ -147,16 +297,31 @@ impl ExportManager {
     }
 }
 
-/// Writes every chart of `run` as SVG and PNG under `dir/charts` (nothing when there is no series).
-///
-/// # Errors
-/// Names the directory or file that could not be written.
-pub fn write_charts(dir: &Path, run: &RunReport) -> Result<()> {
-    std::thread::scope(|scope| {
-        let writes = Writes::new(scope);
-        let drawn = draw_charts(dir, run, &writes);
-        let written = writes.finish();
-        drawn.and(written)
+/// Keeps the header of the table at `path` and the rows whose first field is a `finished` episode.
+fn keep_rows(path: &Path, finished: &HashSet<String>) -> Result<()> {
+    let bad = |e: ::csv::Error| Error::Parse {
+        path: path.to_owned(),
+        line: e
+            .position()
+            .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
+        message: e.to_string(),
+    };
+    let mut reader = ::csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(bad)?;
+    let headers = reader.headers().map_err(bad)?.clone();
+    // Row by row into the new file: a long run's table is not held in memory.
+    write_atomic_with(path, |file| {
+        let mut kept = ::csv::Writer::from_writer(std::io::BufWriter::new(file));
+        kept.write_record(&headers)?;
+        for record in reader.records() {
+            let Ok(record) = record else { break };
+            if record.get(0).is_some_and(|ep| finished.contains(ep)) {
+                kept.write_record(&record)?;
+            }
+        }
+        kept.flush()
     })
 }
 
@@ -187,13 +352,13 @@ fn draw_charts(dir: &Path, run: &RunReport, writes: &Writes<'_, '_>) -> Result<(
 /// Files being written with [`write_atomic`], each on a thread of its own: writing one is mostly waiting for
 /// the disk (every file is synced), so the waits overlap each other and the drawing of the files not yet
 /// drawn, instead of taking rayon's workers (one per core) a core's worth at a time.
-struct Writes<'scope, 'env> {
+pub(crate) struct Writes<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
     started: std::sync::Mutex<Vec<(PathBuf, std::thread::ScopedJoinHandle<'scope, Result<()>>)>>,
 }
 
 impl<'scope, 'env> Writes<'scope, 'env> {
-    fn new(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
+    pub(crate) fn new(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
         Self {
             scope,
             started: std::sync::Mutex::default(),
@@ -201,7 +366,7 @@ impl<'scope, 'env> Writes<'scope, 'env> {
     }
 
     /// Starts writing `bytes` to `path`.
-    fn start(&self, path: PathBuf, bytes: Vec<u8>) {
+    pub(crate) fn start(&self, path: PathBuf, bytes: Vec<u8>) {
         let target = path.clone();
         let write = self.scope.spawn(move || write_atomic(&target, &bytes));
         self.started
@@ -211,7 +376,7 @@ impl<'scope, 'env> Writes<'scope, 'env> {
     }
 
     /// Waits for every write; the first error in path order, if any.
-    fn finish(self) -> Result<()> {
+    pub(crate) fn finish(self) -> Result<()> {
         let mut started = self
             .started
             .into_inner()
@@ -230,38 +395,6 @@ impl<'scope, 'env> Writes<'scope, 'env> {
             })
             .fold(Ok(()), Result::and)
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename, so `path` is never half-written.
-///
-/// # Errors
-/// Names the file and the I/O error (disk full, permission denied…); the temporary file is removed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, |f| f.write_all(bytes))
-}
-
-/// [`write_atomic`] for content written piece by piece by `write`, never held whole in memory.
-///
-/// # Errors
-/// As [`write_atomic`].
-pub fn write_atomic_with(
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        write(&mut f)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io("write", path, e)
-    })
 }
 
 /// One sentence naming the dataset and the tool version.

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::charts::{ChartData, StepSeries};
-use super::{write_atomic, Exporter, RunReport};
+use super::{ExportManager, RunReport};
 use crate::error::{Error, Result};
+use crate::metrics::series::{ChartData, StepSeries};
 
 #[derive(Deserialize)]
 struct StepIn {
@@ -96,10 +96,10 @@ pub fn load(dir: &Path) -> Result<RunReport> {
 /// As [`load`], or a file that cannot be written.
 pub fn rebuild(dir: &Path) -> Result<RunReport> {
     let run = load(dir)?;
-    let pages: [&dyn Exporter; 2] = [&super::markdown::MarkdownReport, &super::html::HtmlReport];
-    for e in pages {
-        write_atomic(&dir.join(e.file_name()), &e.serialize(&run)?)?;
-    }
-    super::write_charts(dir, &run)?;
+    ExportManager::new(dir)
+        .with(Box::new(super::markdown::MarkdownReport))
+        .with(Box::new(super::html::HtmlReport))
+        .with_charts()
+        .write_everything(&run)?;
     Ok(run)
 }

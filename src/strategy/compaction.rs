@@ -29,7 +29,7 @@ use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::{Applied, ReplayState, Strategy};
+use super::{Applied, CallPoint, Change, Strategy, StrategySpec};
 use crate::error::Result;
 use crate::history::{Item, Text, Unit};
 use crate::llm::{Llm, LlmRequest};
@@ -106,6 +106,12 @@ impl Default for CompactionConfig {
             trigger_tokens: None,
             clear_at_least: 0,
         }
+    }
+}
+
+impl StrategySpec for CompactionConfig {
+    fn build(&self) -> Box<dyn Strategy> {
+        Box::new(Compaction::new(self.clone()))
     }
 }
 
@@ -249,12 +255,12 @@ impl Compaction {
     }
 
     /// The reduction itself, synchronous: returns the number of items compacted.
-    pub fn reduce(&mut self, state: &ReplayState, req: &mut LlmRequest) -> usize {
+    pub fn reduce(&mut self, state: &CallPoint, req: &mut LlmRequest) -> usize {
         self.reduce_from(state, req).0
     }
 
     /// [`Compaction::reduce`], also returning the index of the first item it changed.
-    fn reduce_from(&mut self, state: &ReplayState, req: &mut LlmRequest) -> (usize, Option<usize>) {
+    fn reduce_from(&mut self, state: &CallPoint, req: &mut LlmRequest) -> (usize, Option<usize>) {
         let track = self.config.trigger_tokens.is_some() || self.config.clear_at_least > 0;
         if let Some(trigger) = self.config.trigger_tokens {
             if state.input_tokens(req) + self.saved_tokens <= trigger {
@@ -369,16 +375,16 @@ impl Compaction {
 impl Strategy for Compaction {
     async fn apply(
         &mut self,
-        state: &ReplayState,
+        state: &CallPoint,
         req: &mut LlmRequest,
         _: &dyn Llm,
     ) -> Result<Applied> {
-        let (compacted, first) = self.reduce_from(state, req);
-        Ok(Applied {
-            changed: compacted > 0,
-            compacted_items: compacted,
-            kept_prefix: first,
-            ..Applied::default()
+        Ok(match self.reduce_from(state, req) {
+            (0, _) | (_, None) => Applied::unchanged(),
+            (compacted, Some(first)) => Applied {
+                compacted_items: compacted,
+                ..Applied::new(Change::Rewrote { kept_prefix: first })
+            },
         })
     }
 }

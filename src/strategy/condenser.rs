@@ -35,10 +35,11 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::summarization::{format_history, request_summary};
-use super::{paired, retain_paired, Applied, ReplayState, Strategy};
+use super::summarization::request_summary;
+use super::{paired, retain_paired, Applied, CallPoint, Change, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role, Unit, SUMMARY_PREFIX};
+use crate::llm::transcript::Transcript;
 use crate::llm::{Llm, LlmRequest};
 
 /// What happens to the forgotten units.
@@ -88,12 +89,10 @@ pub struct CondenserConfig {
     pub item_chars: usize,
 }
 
-impl CondenserConfig {
+impl StrategySpec for CondenserConfig {
     /// Checks the parameters.
-    ///
-    /// # Errors
     /// When `max_units` is 0, the kept units exceed it, or `item_chars` is 0.
-    pub fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if self.max_units == 0 {
             return Err(Error::Config("condenser max_units must be above 0".into()));
         }
@@ -107,6 +106,10 @@ impl CondenserConfig {
             return Err(Error::Config("condenser item_chars must be above 0".into()));
         }
         Ok(())
+    }
+
+    fn build(&self) -> Box<dyn Strategy> {
+        Box::new(Condenser::new(self.clone()))
     }
 }
 
@@ -170,19 +173,17 @@ impl Condenser {
 impl Strategy for Condenser {
     async fn apply(
         &mut self,
-        _: &ReplayState,
+        _: &CallPoint,
         req: &mut LlmRequest,
         llm: &dyn Llm,
     ) -> Result<Applied> {
         let Some(forgotten) = self.forgotten(&req.contents) else {
-            return Ok(Applied::default());
+            return Ok(Applied::unchanged());
         };
         let keep: Vec<bool> = forgotten.iter().map(|f| !f).collect();
-        let mut applied = Applied {
-            changed: true,
-            ..Applied::default()
-        };
         let mut summary_items = Vec::new();
+        let mut call = None;
+        let mut summarized_items = 0;
         if self.config.action == CondenseAction::Summarize {
             let mut previous = Vec::new();
             let mut history = Vec::new();
@@ -196,36 +197,45 @@ impl Strategy for Condenser {
                     _ => history.push(item.clone()),
                 }
             }
-            let mut text = format_history(&history, self.config.item_chars, self.config.item_chars);
-            if !previous.is_empty() {
-                text = format!("[Previous summary]: {}\n{text}", previous.join("\n"));
-            }
-            match request_summary(llm, &text).await {
-                Ok((summary, call)) => {
-                    applied.llm_calls.push(call);
-                    applied.summarized_items = history.len();
+            let transcript =
+                Transcript::of_items(&history, self.config.item_chars, self.config.item_chars)
+                    .after(
+                        (!previous.is_empty())
+                            .then(|| previous.join("\n"))
+                            .as_deref(),
+                    );
+            match request_summary(llm, &transcript).await {
+                Ok((summary, done)) => {
+                    call = Some(done);
+                    summarized_items = history.len();
                     let summary = format!("{SUMMARY_PREFIX}{summary}");
                     summary_items = match &self.config.shadow_prompt {
                         Some(shadow) => vec![Item::user(shadow.clone()), Item::assistant(summary)],
                         None => vec![Item::user(summary)],
                     };
                 }
-                Err(failed) => {
-                    // The request stays exactly as it was.
-                    applied.changed = false;
-                    applied.llm_calls.push(failed);
-                    return Ok(applied);
-                }
+                // The request stays exactly as it was.
+                Err(failed) => return Ok(Applied::unchanged().with_call(failed)),
             }
         }
         let first_forgotten = forgotten.iter().position(|&f| f).unwrap_or(0);
         let keep = paired(&req.contents, &keep);
         let insert_at = keep[..first_forgotten].iter().filter(|&&k| k).count();
-        let removed = retain_paired(&mut req.contents, &keep)
-            .iter()
-            .filter(|&&k| !k)
-            .count();
+        let kept = retain_paired(&mut req.contents, &keep);
+        let removed = kept.iter().filter(|&&k| !k).count();
         let forgotten_items = forgotten.iter().filter(|&&f| f).count();
+        let change = if summary_items.is_empty() {
+            Change::Dropped(kept)
+        } else {
+            // The items before the first one dropped, and before the summary, are as they were.
+            let first_dropped = kept.iter().position(|&k| !k).unwrap_or(kept.len());
+            Change::Rewrote {
+                kept_prefix: first_dropped.min(insert_at),
+            }
+        };
+        let mut applied = Applied::new(change);
+        applied.llm_calls.extend(call);
+        applied.summarized_items = summarized_items;
         applied.dropped_items = if summary_items.is_empty() {
             removed
         } else {
@@ -278,7 +288,7 @@ mod tests {
         let mut r = history(4); // 9 units
         let before = r.clone();
         let a = run(&mut c, &state(100_000), &mut r, &mock());
-        assert_eq!((a.changed, r), (false, before));
+        assert_eq!((a.changed(), r), (false, before));
     }
 
     #[test]
@@ -331,7 +341,7 @@ mod tests {
         let before = r.clone();
         let a = run(&mut Condenser::new(cfg), &state(100_000), &mut r, &Failing);
         assert_eq!(r, before);
-        assert!(!a.changed);
+        assert!(!a.changed());
         assert_eq!(a.failures(), 1);
     }
 

@@ -39,7 +39,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{Applied, LlmCall, ReplayState, Strategy};
+use super::{Applied, CallPoint, Change, LlmCall, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::llm::{Llm, LlmRequest};
 
@@ -58,12 +58,10 @@ pub struct ExternalConfig {
     pub timeout_ms: u64,
 }
 
-impl ExternalConfig {
+impl StrategySpec for ExternalConfig {
     /// Checks the parameters.
-    ///
-    /// # Errors
     /// When the command is empty or the timeout is zero.
-    pub fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if self.command.first().is_none_or(|p| p.trim().is_empty()) {
             return Err(Error::Config("external strategy needs a command".into()));
         }
@@ -71,6 +69,10 @@ impl ExternalConfig {
             return Err(Error::Config("external timeout_ms must be above 0".into()));
         }
         Ok(())
+    }
+
+    fn build(&self) -> Box<dyn Strategy> {
+        Box::new(External::new(self.clone()))
     }
 }
 
@@ -205,7 +207,7 @@ impl External {
     }
 
     /// Sends one call point and waits for the answer.
-    fn exchange(&mut self, state: &ReplayState, req: &LlmRequest) -> Result<String> {
+    fn exchange(&mut self, state: &CallPoint, req: &LlmRequest) -> Result<String> {
         let line = serde_json::to_string(&Call {
             step: state.step,
             context_window: state.context_window,
@@ -270,7 +272,7 @@ fn cut(s: &str, n: usize) -> String {
 impl Strategy for External {
     async fn apply(
         &mut self,
-        state: &ReplayState,
+        state: &CallPoint,
         req: &mut LlmRequest,
         _: &dyn Llm,
     ) -> Result<Applied> {
@@ -285,7 +287,7 @@ impl Strategy for External {
             )
         })?;
         let mut dropped = 0;
-        let changed = match (answer.request, answer.unchanged) {
+        let change = match (answer.request, answer.unchanged) {
             (Some(_), true) => {
                 return Err(self.fail(state.step, "its answer has both `request` and `unchanged`"))
             }
@@ -298,19 +300,23 @@ impl Strategy for External {
                     ),
                 ))
             }
-            (None, true) => false,
+            (None, true) => Change::Unchanged,
             (Some(reduced), false) => {
-                let changed = reduced != *req;
                 dropped = req.contents.len().saturating_sub(reduced.contents.len());
+                // Another program's request is taken as new, unless it is the very request handed in.
+                let change = if reduced == *req {
+                    Change::Unchanged
+                } else {
+                    Change::Replaced
+                };
                 *req = reduced;
-                changed
+                change
             }
         };
         Ok(Applied {
-            changed,
             llm_calls: answer.llm_calls,
             dropped_items: dropped,
-            ..Applied::default()
+            ..Applied::new(change)
         })
     }
 }

@@ -1,14 +1,26 @@
-//! Context-reduction strategies: the [`Strategy`] trait, what an application reports ([`Applied`]) and the
-//! serializable configuration that builds each strategy ([`StrategyConfig`]).
+//! Context-reduction strategies: the [`Strategy`] trait, what the replay tells a strategy at a call point
+//! ([`CallPoint`]), what an application reports ([`Applied`], with its [`Change`]) and the serializable
+//! configuration that builds each strategy ([`StrategyConfig`]).
 //!
 //! Contract for every implementation: keep every system message, return the same output for the same input
-//! and state, and when an LLM call fails leave the request exactly as it was and record the failure (an error
-//! text is never committed as a summary). State that must persist between call points (a summary position,
-//! a compaction store) lives in the strategy value, one per episode replay.
+//! and state, never separate a tool call from its result, and when an LLM call fails leave the request exactly
+//! as it was and record the failure (an error text is never committed as a summary). State that must persist
+//! between call points (a summary position, a compaction store) lives in the strategy value, one per episode
+//! replay.
+//!
+//! **Declaring a change.** Every application says what it did to the request through a [`Change`], which has
+//! no default: a strategy must choose. The replay reuses what it knew of the request only as far as the
+//! declaration allows (`Unchanged` reuses everything, `Replaced` nothing), and in debug builds and tests it
+//! checks every declaration against the request itself and panics, naming the strategy and the step, on a
+//! wrong one. When in doubt, declare [`Change::Replaced`]: it is always right, only slower.
+//!
+//! **Adding a strategy**: one file with its config (implementing [`StrategySpec`]) and its strategy
+//! (implementing [`Strategy`]), and one line in the [`registry!`] invocation below.
 
 pub mod compaction;
 pub mod condenser;
 pub mod external;
+pub mod pairing;
 pub mod pipeline;
 pub mod presets;
 pub mod sliding_window;
@@ -17,40 +29,39 @@ pub mod summarization;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rustc_hash::{FxBuildHasher, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
 pub use condenser::{CondenseAction, Condenser, CondenserConfig};
 pub use external::{External, ExternalConfig};
+pub use pairing::{paired, retain_paired};
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use summarization::{Summarization, SummarizationConfig};
 
 use crate::error::{Error, Result};
-use crate::history::Item;
 use crate::llm::{Llm, LlmRequest};
 use crate::tokens::Tokenizer;
 
 /// What the replay tells a strategy about the call point it is applied at.
 #[derive(Debug, Clone)]
-pub struct ReplayState {
+pub struct CallPoint {
     /// The run's tokenizer (with its shared item cache).
     pub tokenizer: Arc<Tokenizer>,
     /// The model's context window, in tokens.
     pub context_window: usize,
     /// Zero-based index of the call point.
     pub step: usize,
-    /// Tokens of the request as handed to the strategy, when the caller knows them (the replay does);
-    /// `None` makes [`ReplayState::input_tokens`] measure.
+    /// Tokens of the request as handed to the strategy, when the caller knows them (the replay does); `None`
+    /// makes [`CallPoint::input_tokens`] measure.
     pub input_tokens: Option<usize>,
     /// Tokens of each content item of the request as handed to the strategy, when the caller knows them (the
     /// replay does): a strategy that weighs every item reads them here instead of hashing every item again
-    /// (see [`ReplayState::content_tokens`]).
+    /// (see [`CallPoint::content_tokens`]).
     pub content_tokens: Option<Arc<Vec<usize>>>,
 }
 
-impl ReplayState {
+impl CallPoint {
     /// The first call point of a model with `context_window` tokens; nothing known of the request yet.
     #[must_use]
     pub fn new(tokenizer: Arc<Tokenizer>, context_window: usize) -> Self {
@@ -71,14 +82,14 @@ impl ReplayState {
     }
 
     /// Tokens of `req` as handed to the strategy, before it changed anything: known without a pass over the
-    /// request when the caller set [`ReplayState::input_tokens`].
+    /// request when the caller set [`CallPoint::input_tokens`].
     #[must_use]
     pub fn input_tokens(&self, req: &LlmRequest) -> usize {
         self.input_tokens.unwrap_or_else(|| self.measure(req))
     }
 
     /// Tokens of each of `req`'s content items as handed to the strategy, before it changed anything: the
-    /// caller's [`ReplayState::content_tokens`] when they cover the request, else counted (each item through
+    /// caller's [`CallPoint::content_tokens`] when they cover the request, else counted (each item through
     /// the tokenizer's cache).
     #[must_use]
     pub fn content_tokens<'a>(&'a self, req: &LlmRequest) -> std::borrow::Cow<'a, [usize]> {
@@ -118,11 +129,140 @@ pub struct LlmCall {
     pub error: Option<String>,
 }
 
-/// What one application of a strategy did.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What a strategy did to the request, as far as the replay may rely on it.
+///
+/// Each variant is a promise about the request after the strategy against the request as handed in; the
+/// replay trusts it to skip work, and checks it in debug builds and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Instructions and contents are exactly as handed in.
+    Unchanged,
+    /// Instructions are as handed in; the contents are the handed-in items whose flag is set, in order (one
+    /// flag per item handed in).
+    Dropped(Vec<bool>),
+    /// Instructions and the first `kept_prefix` content items are as handed in; the rest may differ.
+    Rewrote {
+        /// Content items at the start left as they were.
+        kept_prefix: usize,
+    },
+    /// Anything may differ, instructions included.
+    Replaced,
+}
+
+impl Change {
+    /// Whether the request may differ from the one handed in.
+    #[must_use]
+    pub fn is_change(&self) -> bool {
+        *self != Change::Unchanged
+    }
+
+    /// The change of `self` followed by `then` (which saw the request as `self` left it).
+    #[must_use]
+    pub fn then(self, then: Change) -> Change {
+        use Change::{Dropped, Replaced, Rewrote, Unchanged};
+        let first_dropped = |kept: &[bool]| kept.iter().position(|&k| !k).unwrap_or(kept.len());
+        match (self, then) {
+            (first, Unchanged) => first,
+            (Unchanged, then) => then,
+            (Replaced, _) | (_, Replaced) => Replaced,
+            (Dropped(first), Dropped(then)) => {
+                // `then` chose among the items `first` kept.
+                if first.iter().filter(|&&k| k).count() != then.len() {
+                    return Replaced;
+                }
+                let mut then = then.into_iter();
+                Dropped(
+                    first
+                        .into_iter()
+                        .map(|kept| kept && then.next().unwrap_or(false))
+                        .collect(),
+                )
+            }
+            // Before the first dropped item the indices of both requests agree.
+            (Dropped(first), Rewrote { kept_prefix }) => Rewrote {
+                kept_prefix: kept_prefix.min(first_dropped(&first)),
+            },
+            (Rewrote { kept_prefix }, Dropped(then)) => Rewrote {
+                kept_prefix: kept_prefix.min(first_dropped(&then)),
+            },
+            (Rewrote { kept_prefix: a }, Rewrote { kept_prefix: b }) => Rewrote {
+                kept_prefix: a.min(b),
+            },
+        }
+    }
+
+    /// Checks the declaration against the request as handed in (`before`) and as left (`after`): `Err` says
+    /// how it is wrong.
+    ///
+    /// # Errors
+    /// When the request does not match what the change promises.
+    pub fn verify(
+        &self,
+        before: &LlmRequest,
+        after: &LlmRequest,
+    ) -> std::result::Result<(), String> {
+        let same_instructions = || {
+            if before.instructions == after.instructions {
+                Ok(())
+            } else {
+                Err("the instructions changed".to_owned())
+            }
+        };
+        match self {
+            Change::Replaced => Ok(()),
+            Change::Unchanged => {
+                same_instructions()?;
+                match (0..before.contents.len().max(after.contents.len()))
+                    .find(|&i| before.contents.get(i) != after.contents.get(i))
+                {
+                    None => Ok(()),
+                    Some(i) => Err(format!("content item {i} changed")),
+                }
+            }
+            Change::Dropped(kept) => {
+                same_instructions()?;
+                if kept.len() != before.contents.len() {
+                    return Err(format!(
+                        "{} flags for {} items handed in",
+                        kept.len(),
+                        before.contents.len()
+                    ));
+                }
+                let expected: Vec<&crate::history::Item> = before
+                    .contents
+                    .iter()
+                    .zip(kept)
+                    .filter(|(_, &k)| k)
+                    .map(|(i, _)| i)
+                    .collect();
+                if expected.len() != after.contents.len()
+                    || expected.iter().zip(&after.contents).any(|(a, b)| *a != b)
+                {
+                    return Err("the items left are not the flagged items handed in".to_owned());
+                }
+                Ok(())
+            }
+            Change::Rewrote { kept_prefix } => {
+                same_instructions()?;
+                if *kept_prefix > before.contents.len() || *kept_prefix > after.contents.len() {
+                    return Err(format!(
+                        "kept_prefix {kept_prefix} is past the end of the request"
+                    ));
+                }
+                match (0..*kept_prefix).find(|&i| before.contents[i] != after.contents[i]) {
+                    None => Ok(()),
+                    Some(i) => Err(format!("content item {i}, inside the kept prefix, changed")),
+                }
+            }
+        }
+    }
+}
+
+/// What one application of a strategy did. There is no default: a strategy states its [`Change`].
+#[derive(Debug, Clone, PartialEq)]
 pub struct Applied {
-    /// Whether the request changed.
-    pub changed: bool,
+    /// What happened to the request.
+    pub change: Change,
     /// LLM calls made, in order.
     pub llm_calls: Vec<LlmCall>,
     /// Items that were summarized away.
@@ -131,48 +271,48 @@ pub struct Applied {
     pub compacted_items: usize,
     /// Items dropped.
     pub dropped_items: usize,
-    /// When the request changed: `Some(p)` if every instruction and the first `p` content items are exactly
-    /// as they were handed in (the replay then revisits only the rest); `None` if unknown.
-    pub kept_prefix: Option<usize>,
-    /// When the request changed only by dropping content items (every instruction and every other item
-    /// exactly as handed in, in order): for each item handed in, whether it is still there. The replay then
-    /// reuses what it knew of the kept items instead of reading them again; `None` if unknown.
-    pub kept_items: Option<Vec<bool>>,
 }
 
 impl Applied {
-    /// Adds what `other` did to what this did.
-    pub fn merge(&mut self, other: Applied) {
-        if other.changed {
-            self.kept_prefix = if self.changed {
-                self.kept_prefix
-                    .zip(other.kept_prefix)
-                    .map(|(a, b)| a.min(b))
-            } else {
-                other.kept_prefix
-            };
-            self.kept_items = if self.changed {
-                // Two drops make one: `other` chose among the items this one kept.
-                self.kept_items
-                    .take()
-                    .zip(other.kept_items)
-                    .filter(|(first, then)| first.iter().filter(|&&k| k).count() == then.len())
-                    .map(|(first, then)| {
-                        let mut then = then.into_iter();
-                        first
-                            .into_iter()
-                            .map(|kept| kept && then.next().unwrap_or(false))
-                            .collect()
-                    })
-            } else {
-                other.kept_items
-            };
+    /// An application that did `change` (no LLM call, no item counted yet).
+    #[must_use]
+    pub fn new(change: Change) -> Self {
+        Self {
+            change,
+            llm_calls: Vec::new(),
+            summarized_items: 0,
+            compacted_items: 0,
+            dropped_items: 0,
         }
-        self.changed |= other.changed;
-        self.llm_calls.extend(other.llm_calls);
-        self.summarized_items += other.summarized_items;
-        self.compacted_items += other.compacted_items;
-        self.dropped_items += other.dropped_items;
+    }
+
+    /// An application that left the request as it was.
+    #[must_use]
+    pub fn unchanged() -> Self {
+        Self::new(Change::Unchanged)
+    }
+
+    /// The same, with one more LLM call recorded.
+    #[must_use]
+    pub fn with_call(mut self, call: LlmCall) -> Self {
+        self.llm_calls.push(call);
+        self
+    }
+
+    /// Whether the request may have changed.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.change.is_change()
+    }
+
+    /// Adds what `then` did (applied after this) to what this did.
+    pub fn merge(&mut self, then: Applied) {
+        let first = std::mem::replace(&mut self.change, Change::Unchanged);
+        self.change = first.then(then.change);
+        self.llm_calls.extend(then.llm_calls);
+        self.summarized_items += then.summarized_items;
+        self.compacted_items += then.compacted_items;
+        self.dropped_items += then.dropped_items;
     }
 
     /// Number of failed LLM calls.
@@ -191,7 +331,7 @@ pub trait Strategy: Send {
     /// Only for harness faults; a failed LLM call is recorded in [`Applied::llm_calls`] instead.
     async fn apply(
         &mut self,
-        state: &ReplayState,
+        at: &CallPoint,
         req: &mut LlmRequest,
         llm: &dyn Llm,
     ) -> Result<Applied>;
@@ -203,17 +343,62 @@ pub struct NoReduction;
 
 #[async_trait]
 impl Strategy for NoReduction {
-    async fn apply(&mut self, _: &ReplayState, _: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
-        Ok(Applied::default())
+    async fn apply(&mut self, _: &CallPoint, _: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
+        Ok(Applied::unchanged())
     }
 }
 
-/// A strategy's configuration, as data (`{"type": "sliding_window", "max_tokens": 8000}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum StrategyConfig {
-    /// No reduction: the baseline.
-    None,
+/// A strategy's configuration: checks its parameters and builds a fresh strategy for one episode.
+pub trait StrategySpec {
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    /// Names the parameter that is out of range.
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// A fresh strategy for one episode.
+    fn build(&self) -> Box<dyn Strategy>;
+}
+
+/// Declares [`StrategyConfig`], one variant per strategy config type, and its dispatch.
+macro_rules! registry {
+    ($( $(#[$doc:meta])* $variant:ident($config:ty) ),* $(,)?) => {
+        /// A strategy's configuration, as data (`{"type": "sliding_window", "max_tokens": 8000}`).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        pub enum StrategyConfig {
+            /// No reduction: the baseline.
+            None,
+            $( $(#[$doc])* $variant($config), )*
+        }
+
+        impl StrategyConfig {
+            /// Checks the parameters.
+            ///
+            /// # Errors
+            /// Names the parameter that is out of range.
+            pub fn validate(&self) -> Result<()> {
+                match self {
+                    StrategyConfig::None => Ok(()),
+                    $( StrategyConfig::$variant(c) => StrategySpec::validate(c), )*
+                }
+            }
+
+            /// A fresh strategy for one episode.
+            #[must_use]
+            pub fn build(&self) -> Box<dyn Strategy> {
+                match self {
+                    StrategyConfig::None => Box::new(NoReduction),
+                    $( StrategyConfig::$variant(c) => StrategySpec::build(c), )*
+                }
+            }
+        }
+    };
+}
+
+registry! {
     /// See [`SlidingWindow`].
     SlidingWindow(SlidingWindowConfig),
     /// See [`Compaction`].
@@ -226,37 +411,6 @@ pub enum StrategyConfig {
     Condenser(CondenserConfig),
     /// See [`External`].
     External(ExternalConfig),
-}
-
-impl StrategyConfig {
-    /// Checks the parameters.
-    ///
-    /// # Errors
-    /// Names the parameter that is out of range.
-    pub fn validate(&self) -> Result<()> {
-        match self {
-            StrategyConfig::None | StrategyConfig::Compaction(_) => Ok(()),
-            StrategyConfig::SlidingWindow(c) => c.validate(),
-            StrategyConfig::Summarization(c) => c.validate(),
-            StrategyConfig::Pipeline(c) => c.validate(),
-            StrategyConfig::Condenser(c) => c.validate(),
-            StrategyConfig::External(c) => c.validate(),
-        }
-    }
-
-    /// A fresh strategy for one episode.
-    #[must_use]
-    pub fn build(&self) -> Box<dyn Strategy> {
-        match self {
-            StrategyConfig::None => Box::new(NoReduction),
-            StrategyConfig::SlidingWindow(c) => Box::new(SlidingWindow::new(c.clone())),
-            StrategyConfig::Compaction(c) => Box::new(Compaction::new(c.clone())),
-            StrategyConfig::Summarization(c) => Box::new(Summarization::new(c.clone())),
-            StrategyConfig::Pipeline(c) => Box::new(Pipeline::new(c.clone())),
-            StrategyConfig::Condenser(c) => Box::new(Condenser::new(c.clone())),
-            StrategyConfig::External(c) => Box::new(External::new(c.clone())),
-        }
-    }
 }
 
 /// A strategy configuration with the name it is reported under.
@@ -322,55 +476,6 @@ pub fn defaults() -> Vec<NamedStrategy> {
     ]
 }
 
-/// Keeps the items whose flag is set, and keeps tool calls and results paired: a kept result whose call is
-/// not kept goes, and so does a kept call whose results all go (an API rejects either one alone). Returns the
-/// flags it kept by (one per item handed in; the number dropped is the number unset).
-pub(crate) fn retain_paired(items: &mut Vec<Item>, keep: &[bool]) -> Vec<bool> {
-    let keep = paired(items, keep);
-    let mut flags = keep.iter();
-    items.retain(|_| flags.next().copied().unwrap_or(true));
-    keep
-}
-
-/// The flags [`retain_paired`] keeps by.
-pub(crate) fn paired(items: &[Item], keep: &[bool]) -> Vec<bool> {
-    // Sized once: a sliding window pairs every item of its window at every call point.
-    let tools = items
-        .iter()
-        .filter(|i| !matches!(i, Item::Message { .. }))
-        .count();
-    let mut kept_calls: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(tools, FxBuildHasher);
-    let mut answered: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(tools, FxBuildHasher);
-    let mut unanswered: FxHashSet<&str> = FxHashSet::default();
-    for (item, &k) in items.iter().zip(keep) {
-        match item {
-            Item::ToolCall { id, .. } if k => {
-                kept_calls.insert(id);
-            }
-            Item::ToolResult { call_id, .. } if k => {
-                answered.insert(call_id);
-            }
-            Item::ToolResult { call_id, .. } => {
-                unanswered.insert(call_id);
-            }
-            _ => {}
-        }
-    }
-    items
-        .iter()
-        .zip(keep)
-        .map(|(item, &k)| {
-            k && match item {
-                Item::ToolResult { call_id, .. } => kept_calls.contains(&**call_id),
-                Item::ToolCall { id, .. } => {
-                    answered.contains(&**id) || !unanswered.contains(&**id)
-                }
-                Item::Message { .. } => true,
-            }
-        })
-        .collect()
-}
-
 /// Checks that names are unique and parameters valid.
 ///
 /// # Errors
@@ -401,21 +506,27 @@ pub(crate) mod testing {
     use crate::llm::mock::{MockConfig, MockLlm};
     use crate::llm::LlmResponse;
 
-    pub fn state(window: usize) -> ReplayState {
-        ReplayState::new(Tokenizer::shared_default().unwrap(), window)
+    pub fn state(window: usize) -> CallPoint {
+        CallPoint::new(Tokenizer::shared_default().unwrap(), window)
     }
 
     pub fn mock() -> MockLlm {
         MockLlm::new(MockConfig::default(), Tokenizer::shared_default().unwrap())
     }
 
+    /// Applies `s` and checks its declared change against what it did.
     pub fn run<S: Strategy + ?Sized>(
         s: &mut S,
-        st: &ReplayState,
+        st: &CallPoint,
         req: &mut LlmRequest,
         llm: &dyn Llm,
     ) -> Applied {
-        pollster::block_on(s.apply(st, req, llm)).unwrap()
+        let before = req.clone();
+        let applied = pollster::block_on(s.apply(st, req, llm)).unwrap();
+        if let Err(e) = applied.change.verify(&before, req) {
+            panic!("declared {:?} wrongly: {e}", applied.change);
+        }
+        applied
     }
 
     /// An LLM that always fails.
@@ -435,6 +546,7 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::Item;
 
     #[test]
     fn config_is_data() {
@@ -462,33 +574,74 @@ mod tests {
     }
 
     #[test]
-    fn merged_drops_compose_and_a_rewrite_forgets_them() {
-        let dropped = |kept: &[bool]| Applied {
-            changed: true,
-            kept_items: Some(kept.to_vec()),
-            ..Applied::default()
-        };
+    fn changes_compose() {
+        use Change::{Dropped, Replaced, Rewrote, Unchanged};
         // Of five items the first drops the second and fourth; of the three left the next drops the first.
-        let mut both = dropped(&[true, false, true, false, true]);
-        both.merge(dropped(&[false, true, true]));
-        assert_eq!(both.kept_items, Some(vec![false, false, true, false, true]));
+        let both =
+            Dropped(vec![true, false, true, false, true]).then(Dropped(vec![false, true, true]));
+        assert_eq!(both, Dropped(vec![false, false, true, false, true]));
         // A mask that does not fit what was kept is no knowledge.
-        for then in [&[true, true, true][..], &[true]] {
-            let mut wrong = dropped(&[true, false, true]);
-            wrong.merge(dropped(then));
-            assert_eq!(wrong.kept_items, None);
+        for then in [vec![true, true, true], vec![true]] {
+            assert_eq!(
+                Dropped(vec![true, false, true]).then(Dropped(then)),
+                Replaced
+            );
         }
-        // Unchanged steps keep what is known; a rewrite that says nothing of its items loses it.
-        let mut then = dropped(&[true, false]);
-        then.merge(Applied::default());
-        assert_eq!(then.kept_items, Some(vec![true, false]));
-        then.merge(Applied {
-            changed: true,
-            kept_prefix: Some(1),
-            ..Applied::default()
-        });
-        assert_eq!(then.kept_items, None);
-        assert_eq!(then.kept_prefix, None);
+        assert_eq!(
+            Dropped(vec![true, false]).then(Unchanged),
+            Dropped(vec![true, false])
+        );
+        assert_eq!(
+            Unchanged.then(Rewrote { kept_prefix: 4 }),
+            Rewrote { kept_prefix: 4 }
+        );
+        // Items before the first drop keep their index: a rewrite after it keeps at most that prefix.
+        assert_eq!(
+            Dropped(vec![true, true, false, true]).then(Rewrote { kept_prefix: 3 }),
+            Rewrote { kept_prefix: 2 }
+        );
+        assert_eq!(
+            Rewrote { kept_prefix: 3 }.then(Dropped(vec![true, false, true, true])),
+            Rewrote { kept_prefix: 1 }
+        );
+        assert_eq!(
+            Rewrote { kept_prefix: 3 }.then(Rewrote { kept_prefix: 5 }),
+            Rewrote { kept_prefix: 3 }
+        );
+        assert_eq!(Replaced.then(Unchanged), Replaced);
+        assert_eq!(Rewrote { kept_prefix: 0 }.then(Replaced), Replaced);
+    }
+
+    #[test]
+    fn a_wrong_declaration_is_caught() {
+        let before =
+            LlmRequest::from_contents(vec![Item::user("a"), Item::assistant("b"), Item::user("c")]);
+        let mut after = before.clone();
+        after.contents.remove(1);
+        assert!(Change::Dropped(vec![true, false, true])
+            .verify(&before, &after)
+            .is_ok());
+        assert!(Change::Rewrote { kept_prefix: 1 }
+            .verify(&before, &after)
+            .is_ok());
+        assert!(Change::Replaced.verify(&before, &after).is_ok());
+        let err = Change::Unchanged.verify(&before, &after).unwrap_err();
+        assert!(err.contains("item 1"), "{err}");
+        assert!(Change::Dropped(vec![true, true, false])
+            .verify(&before, &after)
+            .is_err());
+        assert!(Change::Dropped(vec![true, false])
+            .verify(&before, &after)
+            .is_err());
+        assert!(Change::Rewrote { kept_prefix: 2 }
+            .verify(&before, &after)
+            .is_err());
+        let mut summarized = before.clone();
+        summarized.append_instructions("summary");
+        let err = Change::Rewrote { kept_prefix: 0 }
+            .verify(&before, &summarized)
+            .unwrap_err();
+        assert!(err.contains("instructions"), "{err}");
     }
 
     #[test]

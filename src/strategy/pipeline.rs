@@ -23,7 +23,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{Applied, ReplayState, Strategy, StrategyConfig};
+use super::{Applied, CallPoint, Strategy, StrategyConfig, StrategySpec};
 use crate::error::{Error, Result};
 use crate::llm::{Llm, LlmRequest};
 
@@ -51,12 +51,10 @@ pub struct PipelineConfig {
     pub stages: Vec<StrategyConfig>,
 }
 
-impl PipelineConfig {
+impl StrategySpec for PipelineConfig {
     /// Checks the parameters and every stage.
-    ///
-    /// # Errors
     /// When the threshold is outside (0, 1], there is no stage, or a stage is invalid.
-    pub fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if !(self.threshold > 0.0 && self.threshold <= 1.0) {
             return Err(Error::Config(format!(
                 "pipeline threshold {} is outside (0, 1]",
@@ -67,6 +65,10 @@ impl PipelineConfig {
             return Err(Error::Config("pipeline has no stage".into()));
         }
         self.stages.iter().try_for_each(StrategyConfig::validate)
+    }
+
+    fn build(&self) -> Box<dyn Strategy> {
+        Box::new(Pipeline::new(self.clone()))
     }
 }
 
@@ -105,28 +107,28 @@ impl Pipeline {
 impl Strategy for Pipeline {
     async fn apply(
         &mut self,
-        state: &ReplayState,
+        state: &CallPoint,
         req: &mut LlmRequest,
         llm: &dyn Llm,
     ) -> Result<Applied> {
         let trigger = self.trigger_tokens(state.context_window);
-        let mut applied = Applied::default();
+        let mut applied = Applied::unchanged();
         let mut tokens = state.input_tokens(req);
         for stage in &mut self.stages {
             if !self.config.run_all && tokens <= trigger {
                 break;
             }
             // Until a stage changes the request, what the caller knew of it still holds.
-            let stage_state = if applied.changed {
+            let stage_state = if applied.changed() {
                 state.with_input_tokens(tokens)
             } else {
-                ReplayState {
+                CallPoint {
                     input_tokens: Some(tokens),
                     ..state.clone()
                 }
             };
             let done = stage.apply(&stage_state, req, llm).await?;
-            if done.changed {
+            if done.changed() {
                 tokens = state.measure(req);
             }
             applied.merge(done);
@@ -174,7 +176,7 @@ mod tests {
         let before = r.clone();
         assert_eq!(
             run(&mut book_order(1.0), &state(0), &mut r, &mock()),
-            Applied::default()
+            Applied::unchanged()
         );
         assert_eq!(r, before);
     }

@@ -245,7 +245,7 @@ mod tests {
     use crate::history::{Item, ItemKind};
     use crate::llm::LlmRequest;
     use crate::strategy::testing::{mock, run, state};
-    use crate::strategy::{validate_all, ReplayState};
+    use crate::strategy::{validate_all, CallPoint};
 
     fn preset(name: &str) -> Box<dyn crate::strategy::Strategy> {
         find(name).unwrap().config.build()
@@ -285,12 +285,12 @@ mod tests {
         LlmRequest::from_contents(items)
     }
 
-    fn apply(name: &str, req: &mut LlmRequest, st: &ReplayState) -> crate::strategy::Applied {
+    fn apply(name: &str, req: &mut LlmRequest, st: &CallPoint) -> crate::strategy::Applied {
         run(preset(name).as_mut(), st, req, &mock())
     }
 
     /// Applies the preset and checks that it left the request as it was.
-    fn assert_unchanged(name: &str, r: &mut LlmRequest, st: &ReplayState) {
+    fn assert_unchanged(name: &str, r: &mut LlmRequest, st: &CallPoint) {
         let before = r.clone();
         apply(name, r, st);
         assert_eq!(*r, before, "{name} changed the request");

@@ -22,7 +22,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{retain_paired, Applied, ReplayState, Strategy};
+use super::{retain_paired, Applied, CallPoint, Change, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 use crate::llm::{Llm, LlmRequest};
@@ -62,18 +62,19 @@ impl Default for SlidingWindowConfig {
     }
 }
 
-impl SlidingWindowConfig {
+impl StrategySpec for SlidingWindowConfig {
     /// Checks that a limit is set.
-    ///
-    /// # Errors
-    /// When neither limit is set.
-    pub fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if self.max_tokens.is_none() && self.max_items.is_none() {
             return Err(Error::Config(
                 "sliding_window needs max_tokens or max_items".into(),
             ));
         }
         Ok(())
+    }
+
+    fn build(&self) -> Box<dyn Strategy> {
+        Box::new(SlidingWindow::new(self.clone()))
     }
 }
 
@@ -91,7 +92,7 @@ impl SlidingWindow {
     }
 
     /// The reduction itself, synchronous: returns, when it dropped any, which of the items handed in it kept.
-    pub fn reduce(&self, state: &ReplayState, req: &mut LlmRequest) -> Option<Vec<bool>> {
+    pub fn reduce(&self, state: &CallPoint, req: &mut LlmRequest) -> Option<Vec<bool>> {
         if self.config.max_items.is_none()
             && !self.config.start_on_user
             && state.input_tokens(req) <= self.config.max_tokens.unwrap_or(usize::MAX)
@@ -171,19 +172,19 @@ impl SlidingWindow {
 impl Strategy for SlidingWindow {
     async fn apply(
         &mut self,
-        state: &ReplayState,
+        state: &CallPoint,
         req: &mut LlmRequest,
         _: &dyn Llm,
     ) -> Result<Applied> {
-        let kept = self.reduce(state, req);
-        Ok(Applied {
-            changed: kept.is_some(),
-            dropped_items: kept
-                .as_ref()
-                .map_or(0, |k| k.iter().filter(|&&k| !k).count()),
-            kept_prefix: kept.as_ref().and_then(|k| k.iter().position(|&k| !k)),
-            kept_items: kept,
-            ..Applied::default()
+        Ok(match self.reduce(state, req) {
+            Some(kept) => {
+                let dropped = kept.iter().filter(|&&k| !k).count();
+                Applied {
+                    dropped_items: dropped,
+                    ..Applied::new(Change::Dropped(kept))
+                }
+            }
+            None => Applied::unchanged(),
         })
     }
 }
@@ -220,7 +221,7 @@ mod tests {
             ..SlidingWindowConfig::default()
         });
         let applied = run(&mut sw, &st, &mut req, &mock());
-        assert!(applied.changed);
+        assert!(applied.changed());
         assert!(st.measure(&req) <= 200);
         assert_eq!(req.contents[0], Item::system("You are an agent."));
         assert_eq!(req.contents[1], Item::user("Do the task."));

@@ -29,16 +29,11 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{Applied, LlmCall, ReplayState, Strategy};
+use super::{Applied, CallPoint, Change, LlmCall, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
+use crate::llm::transcript::Transcript;
 use crate::llm::{Llm, LlmRequest};
-
-/// The prompt of a summarization call; `{history}` is replaced by the formatted history.
-pub const SUMMARIZATION_PROMPT: &str = "You are compressing the working history of an AI agent so that it can \
-continue its task without the original messages.\nWrite a concise summary in these sections: Task, Tools used, \
-Key findings (errors, file paths, identifiers, numbers and facts the agent will need later), Progress, Remaining \
-work.\nCopy exact values (paths, ids, error messages, numbers) verbatim.\n\n<history>\n{history}\n</history>";
 
 pub use crate::history::SUMMARY_PREFIX;
 
@@ -67,18 +62,20 @@ impl Default for SummarizationConfig {
     }
 }
 
-impl SummarizationConfig {
+impl StrategySpec for SummarizationConfig {
     /// Checks the parameters.
-    ///
-    /// # Errors
     /// When the formatter limits are zero (the summarizer would see nothing).
-    pub fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if self.message_chars == 0 || self.tool_result_chars == 0 {
             return Err(Error::Config(
                 "summarization needs message_chars and tool_result_chars above 0".into(),
             ));
         }
         Ok(())
+    }
+
+    fn build(&self) -> Box<dyn Strategy> {
+        Box::new(Summarization::new(self.clone()))
     }
 }
 
@@ -109,10 +106,10 @@ impl Summarization {
         self.last_summary_idx
     }
 
-    /// The listing's `format_history_for_summary`, with its cuts as parameters (cuts count characters).
+    /// The listing's `format_history_for_summary` of `items`, with its cuts as parameters.
     #[must_use]
-    pub fn format_history(&self, items: &[Item]) -> String {
-        format_history(
+    pub fn transcript(&self, items: &[Item]) -> Transcript {
+        Transcript::of_items(
             items,
             self.config.message_chars,
             self.config.tool_result_chars,
@@ -120,48 +117,16 @@ impl Summarization {
     }
 }
 
-/// The listing's history formatter: one line per item, messages and tool results cut and marked with `...`.
-#[must_use]
-pub fn format_history(items: &[Item], message_chars: usize, tool_result_chars: usize) -> String {
-    let lines: Vec<String> = items
-        .iter()
-        .map(|item| match item {
-            Item::Message { role, content } => {
-                format!("[{}]: {}...", role.as_str(), prefix(content, message_chars))
-            }
-            Item::ToolCall {
-                name, arguments, ..
-            } => format!("[Tool Call]: {name}({arguments})"),
-            Item::ToolResult { name, content, .. } => {
-                format!(
-                    "[Tool Result]: {name} -> {}...",
-                    prefix(content, tool_result_chars)
-                )
-            }
-        })
-        .collect();
-    lines.join("\n")
-}
-
-/// The first `n` characters of `s` (Python's `s[:n]`).
-fn prefix(s: &str, n: usize) -> &str {
-    s.char_indices().nth(n).map_or(s, |(byte, _)| &s[..byte])
-}
-
-/// Asks `llm` for a summary of `history` (formatted items) with [`SUMMARIZATION_PROMPT`].
+/// Asks `llm` for a summary of `transcript`.
 ///
 /// # Errors
 /// The failed call, with its error text, for the caller to record; the caller must leave the request as it
 /// was.
 pub(crate) async fn request_summary(
     llm: &dyn Llm,
-    history: &str,
+    transcript: &Transcript,
 ) -> std::result::Result<(String, LlmCall), LlmCall> {
-    let request = LlmRequest {
-        instructions: vec![SUMMARIZATION_PROMPT.replace("{history}", history)],
-        contents: vec![Item::user("Please summarize.")],
-    };
-    match llm.generate(&request).await {
+    match llm.generate(&transcript.request()).await {
         Ok(response) => Ok((
             response.text,
             LlmCall {
@@ -182,40 +147,34 @@ pub(crate) async fn request_summary(
 impl Strategy for Summarization {
     async fn apply(
         &mut self,
-        _: &ReplayState,
+        _: &CallPoint,
         req: &mut LlmRequest,
         llm: &dyn Llm,
     ) -> Result<Applied> {
         let Some(user_idx) = req.contents.iter().position(|i| i.is_role(Role::User)) else {
-            return Ok(Applied::default());
+            return Ok(Applied::unchanged());
         };
         let last_summary_idx = self.last_summary_idx.unwrap_or(user_idx);
         let summary_start = last_summary_idx + 1;
         let Some(summary_end) = req.contents.len().checked_sub(self.config.keep_recent) else {
-            return Ok(Applied::default());
+            return Ok(Applied::unchanged());
         };
         if summary_end <= summary_start {
-            return Ok(Applied::default());
+            return Ok(Applied::unchanged());
         }
-        let mut history = self.format_history(&req.contents[summary_start..summary_end]);
         let previous = self
             .rolling_slot
             .filter(|_| self.config.rolling)
             .and_then(|slot| req.instructions.get(slot))
             .and_then(|s| s.strip_prefix(SUMMARY_PREFIX))
             .map(str::to_owned);
-        if let Some(prev) = &previous {
-            history = format!("[Previous summary]: {prev}\n{history}");
-        }
-        let (summary, call) = match request_summary(llm, &history).await {
+        let transcript = self
+            .transcript(&req.contents[summary_start..summary_end])
+            .after(previous.as_deref());
+        let (summary, call) = match request_summary(llm, &transcript).await {
             Ok(done) => done,
             // The request stays exactly as it was; the failure is recorded, never committed as a summary.
-            Err(failed) => {
-                return Ok(Applied {
-                    llm_calls: vec![failed],
-                    ..Applied::default()
-                })
-            }
+            Err(failed) => return Ok(Applied::unchanged().with_call(failed)),
         };
         let text = format!("{SUMMARY_PREFIX}{summary}");
         match self.rolling_slot.filter(|_| previous.is_some()) {
@@ -229,11 +188,10 @@ impl Strategy for Summarization {
         req.contents.drain(summary_start..summary_end);
         // len(preserved_start) - 1, as in the listing: the same position as before.
         self.last_summary_idx = Some(summary_start - 1);
+        // A summary joined the instructions: nothing of the request can be taken as it was.
         Ok(Applied {
-            changed: true,
-            llm_calls: vec![call],
             summarized_items: summarized,
-            ..Applied::default()
+            ..Applied::new(Change::Replaced).with_call(call)
         })
     }
 }
@@ -313,13 +271,13 @@ mod tests {
         let second = llm.0.lock().unwrap()[1].clone();
         assert!(second.contains("[assistant]: a3...") && !second.contains("a2..."));
         // Too little left: no call.
-        assert_eq!(run(&mut s, &st, &mut req, &llm), Applied::default());
+        assert_eq!(run(&mut s, &st, &mut req, &llm), Applied::unchanged());
     }
 
     #[test]
     fn formatter_cuts_characters_and_marks_them() {
         let long = "é".repeat(600);
-        let text = format_history(
+        let transcript = Transcript::of_items(
             &[
                 Item::user(long.clone()),
                 Item::tool_call("1", "grep", "{\"q\":\"x\"}"),
@@ -328,7 +286,7 @@ mod tests {
             500,
             200,
         );
-        let lines: Vec<&str> = text.lines().collect();
+        let lines: Vec<&str> = transcript.as_str().lines().collect();
         assert_eq!(lines[0], format!("[user]: {}...", "é".repeat(500)));
         assert_eq!(lines[1], "[Tool Call]: grep({\"q\":\"x\"})");
         assert_eq!(
@@ -366,7 +324,7 @@ mod tests {
         let a = run(&mut s, &st, &mut req, &Failing);
         assert_eq!(req, before);
         assert_eq!(a.failures(), 1);
-        assert!(!a.changed);
+        assert!(!a.changed());
         assert_eq!(s.last_summary_idx(), None);
     }
 }

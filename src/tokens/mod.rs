@@ -422,7 +422,9 @@ impl Tokenizer {
         n
     }
 
-    fn count_item_uncached(&self, item: &Item) -> usize {
+    /// Tokens of one item, counted afresh (no cache): what [`Tokenizer::count_item`] caches.
+    #[must_use]
+    pub fn count_item_uncached(&self, item: &Item) -> usize {
         match item {
             Item::Message { role, content } => {
                 self.count_chat_message(role.as_str(), content, None)

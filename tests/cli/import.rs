@@ -249,11 +249,11 @@ fn every_shared_trace_imports_validates_and_replays() {
     let mut bytes = Vec::new();
     ctxbench::history::dataset::write_episodes(&mut bytes, &episodes).unwrap();
     std::fs::write(&data, bytes).unwrap();
-    let config = ctxbench::runner::RunConfig {
+    let config = ctxbench::run::RunConfig {
         context_window: 8_000,
         ..Default::default()
     };
-    let out = ctxbench::runner::run(
+    let out = ctxbench::run::run(
         &config,
         &data,
         &tmp.path().join("run"),
@@ -265,9 +265,11 @@ fn every_shared_trace_imports_validates_and_replays() {
     assert_eq!(out.report.dataset.episodes, episodes.len());
     assert!(out.report.complete);
     let none = &out.report.strategies[0];
-    assert_eq!(none.final_retention, Some(1.0));
+    assert_eq!(none.number("final_retention"), Some(1.0));
     assert!(
-        out.report.strategies[1..].iter().all(|s| s.savings > 0.0),
+        out.report.strategies[1..]
+            .iter()
+            .all(|s| s.number("savings") > Some(0.0)),
         "{:?}",
         out.report.strategies
     );

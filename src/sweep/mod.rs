@@ -5,18 +5,24 @@
 //! named strategy of one run, so the grid replays in parallel on the same episodes. The recommendation is the
 //! cheapest setting whose final retention is at least the target (the most saving one when prices are unknown).
 
+pub mod export;
+pub mod recommend;
+
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use recommend::{recommend, Recommendation};
+
 use crate::error::{Error, Result};
-use crate::metrics::StrategyMetrics;
-use crate::report::{pct, write_atomic};
-use crate::runner::{self, Progress, RunConfig};
+use crate::metrics::series::SweepPoint;
+use crate::report::ExportManager;
+use crate::run::{self, Progress, RunConfig};
 use crate::strategy::{NamedStrategy, StrategyConfig};
+use export::{SweepCharts, SweepCsv, SweepInfo, SweepMd};
 
 fn default_min_retention() -> f64 {
     0.9
@@ -47,7 +53,7 @@ pub struct SweepConfig {
 }
 
 /// The built-in sweep (`configs/sweep.toml`).
-pub const BUILTIN: &str = include_str!("../configs/sweep.toml");
+pub const BUILTIN: &str = include_str!("../../configs/sweep.toml");
 
 /// One point of a grid.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,56 +180,10 @@ impl SweepConfig {
     }
 }
 
-/// The setting a sweep recommends, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Recommendation {
-    /// The strategy name, or `None` when no setting reaches the target.
-    pub strategy: Option<String>,
-    /// The sentence the report prints.
-    pub text: String,
-}
-
-/// The cheapest setting whose final retention is at least `min_retention` (by savings when costs are unknown).
-#[must_use]
-pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommendation {
-    let ok: Vec<&StrategyMetrics> = strategies
-        .iter()
-        .filter(|s| s.strategy != "none" && s.final_retention.unwrap_or(1.0) >= min_retention)
-        .collect();
-    let best = ok.iter().min_by(|a, b| match (a.cost_usd, b.cost_usd) {
-        (Some(x), Some(y)) => x.total_cmp(&y).then(b.savings.total_cmp(&a.savings)),
-        _ => b.savings.total_cmp(&a.savings),
-    });
-    match best {
-        Some(s) => Recommendation {
-            strategy: Some(s.strategy.clone()),
-            text: format!(
-                "Use `{}`: the cheapest setting that keeps at least {} of findings — it retains {}, saves {} of input \
-                 tokens and costs {} ({} less than no reduction), with {} strategy LLM calls.",
-                s.strategy,
-                pct(Some(min_retention)),
-                pct(s.final_retention),
-                pct(Some(s.savings)),
-                s.cost_usd.map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}")),
-                pct(s.cost_savings),
-                s.strategy_calls
-            ),
-        },
-        None => Recommendation {
-            strategy: None,
-            text: format!(
-                "No setting keeps {} of findings; the best retention is {}. Lower --min-retention or add gentler settings.",
-                pct(Some(min_retention)),
-                pct(strategies.iter().filter(|s| s.strategy != "none").filter_map(|s| s.final_retention).reduce(f64::max))
-            ),
-        },
-    }
-}
-
 /// Runs a sweep and writes the run files plus `sweep.csv`, `sweep.md` and `charts/sweep_*.svg` under `out`.
 ///
 /// # Errors
-/// As [`runner::run`], or an invalid sweep.
+/// As [`run::run`], or an invalid sweep.
 pub fn run(
     base: &RunConfig,
     sweep: &SweepConfig,
@@ -231,106 +191,34 @@ pub fn run(
     out: &Path,
     name: &str,
     progress: &dyn Progress,
-) -> Result<(runner::RunOutcome, Recommendation)> {
+) -> Result<(run::RunOutcome, Recommendation)> {
     let points = sweep.points()?;
     let mut config = base.clone();
     config.strategies = std::iter::once(NamedStrategy::new("none", StrategyConfig::None))
         .chain(points.iter().map(|p| p.strategy.clone()))
         .collect();
-    let outcome = runner::run(&config, dataset, out, name, progress, false)?;
-    let rec = recommend(&outcome.report.strategies, sweep.min_retention);
-    let metrics: BTreeMap<&str, &StrategyMetrics> = outcome
-        .report
-        .strategies
-        .iter()
-        .map(|s| (s.strategy.as_str(), s))
-        .collect();
-
-    // sweep.csv: one row per point, parameters as `name=value` in one column for any grid shape.
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let ser = |e: csv::Error| Error::Serialize {
-        what: "sweep.csv",
-        message: e.to_string(),
-    };
-    w.write_record([
-        "grid",
-        "strategy",
-        "parameters",
-        "savings",
-        "cost_usd",
-        "cost_savings",
-        "final_retention",
-        "mean_retention",
-        "probe_accuracy",
-        "strategy_calls",
-        "meets_target",
-    ])
-    .map_err(ser)?;
-    let f = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
-    for p in &points {
-        let m = metrics[p.strategy.name.as_str()];
-        let params: Vec<String> = p
-            .values
+    let outcome = run::run(&config, dataset, out, name, progress, false)?;
+    let recommendation = recommend(&outcome.report.strategies, sweep.min_retention);
+    let info = Arc::new(SweepInfo {
+        name: name.to_owned(),
+        points: points
             .iter()
-            .map(|(k, v)| format!("{k}={}", show(v)))
-            .collect();
-        w.write_record([
-            p.grid.clone(),
-            p.strategy.name.clone(),
-            params.join(";"),
-            format!("{}", m.savings),
-            f(m.cost_usd),
-            f(m.cost_savings),
-            f(m.final_retention),
-            f(m.mean_retention),
-            f(m.probe_accuracy),
-            m.strategy_calls.to_string(),
-            (m.final_retention.unwrap_or(1.0) >= sweep.min_retention).to_string(),
-        ])
-        .map_err(ser)?;
-    }
-    write_atomic(
-        &out.join("sweep.csv"),
-        &w.into_inner().map_err(|e| Error::Serialize {
-            what: "sweep.csv",
-            message: e.to_string(),
-        })?,
-    )?;
-
-    // One chart per grid parameter: savings and retention against the parameter's values.
-    let charts = crate::report::charts::sweep_charts(&points, &metrics, sweep.min_retention)?;
-    for (file, svg) in &charts {
-        write_atomic(&out.join("charts").join(file), svg.as_bytes())?;
-    }
-    let mut md = format!(
-        "# ctxbench sweep: {name}\n\n## Recommendation\n\n{}\n\n",
-        rec.text
-    );
-    let _ = writeln!(md, "Target: final retention ≥ {}. {} settings in {} grids; the full comparison is in [report.md](report.md).\n", pct(Some(sweep.min_retention)), points.len(), sweep.grids.len());
-    md.push_str("![retention against savings](charts/retention_vs_savings.svg)\n\n");
-    for (file, _) in &charts {
-        let _ = writeln!(md, "![{file}](charts/{file})\n");
-    }
-    md.push_str("| setting | savings | cost | final retention | meets target |\n|---|---:|---:|---:|:---:|\n");
-    for p in &points {
-        let m = metrics[p.strategy.name.as_str()];
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} |",
-            p.strategy.name,
-            pct(Some(m.savings)),
-            m.cost_usd
-                .map_or_else(|| "unknown".into(), |c| format!("${c:.2}")),
-            pct(m.final_retention),
-            if m.final_retention.unwrap_or(1.0) >= sweep.min_retention {
-                "yes"
-            } else {
-                "no"
-            }
-        );
-    }
-    write_atomic(&out.join("sweep.md"), md.as_bytes())?;
-    Ok((outcome, rec))
+            .map(|p| SweepPoint {
+                grid: p.grid.clone(),
+                values: p.values.iter().map(|(k, v)| (k.clone(), show(v))).collect(),
+                strategy: p.strategy.name.clone(),
+            })
+            .collect(),
+        min_retention: sweep.min_retention,
+        grids: sweep.grids.len(),
+        recommendation: recommendation.clone(),
+    });
+    ExportManager::new(out)
+        .with(Box::new(SweepCsv(Arc::clone(&info))))
+        .with(Box::new(SweepMd(Arc::clone(&info))))
+        .with(Box::new(SweepCharts(info)))
+        .write_everything(&outcome.report)?;
+    Ok((outcome, recommendation))
 }
 
 #[cfg(test)]

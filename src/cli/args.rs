@@ -1,0 +1,109 @@
+//! The command line: every subcommand and its arguments (clap).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Replay recorded AI-agent histories through context-reduction strategies and measure savings, cost and
+/// retention of key findings.
+#[derive(Debug, Parser)]
+#[command(name = "ctxbench", version, about)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// A subcommand.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay a dataset through strategies (the mock LLM, or a real one from the config's `[llm]`) and write
+    /// a report.
+    Run(RunArgs),
+    /// Run a grid of strategy settings and recommend the cheapest one that keeps enough findings.
+    Sweep {
+        /// Dataset file or directory of .jsonl files.
+        #[arg(long, default_value = "datasets")]
+        dataset: PathBuf,
+        /// Run config (window, tokenizer, pricing); its strategies are replaced by the grid.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Sweep grid (TOML); default: the built-in configs/sweep.toml.
+        #[arg(long)]
+        grid: Option<PathBuf>,
+        /// The lowest acceptable final retention, overriding the grid file's.
+        #[arg(long)]
+        min_retention: Option<f64>,
+        /// Output directory; default reports/<name>.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run name.
+        #[arg(long, default_value = "sweep")]
+        name: String,
+    },
+    /// Re-create report.md, report.html and the charts of a run directory from its saved records.
+    Report {
+        /// The run directory (holding summary.json and steps.csv).
+        run_dir: PathBuf,
+    },
+    /// Check dataset files and report every problem with file, line, episode and field.
+    Validate {
+        /// Files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Generate the bundled default dataset (seeded, byte-identical on every machine).
+    Gen {
+        /// Seed.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Output file.
+        #[arg(long, short, default_value = "datasets/default.jsonl")]
+        out: PathBuf,
+    },
+    /// List the built-in strategies with their configuration.
+    Strategies,
+    /// Convert agent traces (OpenAI, Anthropic, SWE-agent, mini-swe-agent, OpenHands, Claude Code, tau-bench,
+    /// aider, smolagents) into a ctxbench dataset, adding automatic findings where there are none.
+    Import {
+        /// The trace format.
+        #[arg(long, short, value_enum, default_value = "auto")]
+        format: crate::history::import::Format,
+        /// Trace files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output dataset (JSONL).
+        #[arg(long, short)]
+        out: PathBuf,
+    },
+}
+
+/// Arguments of `ctxbench run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Dataset file or directory of .jsonl files.
+    #[arg(long, default_value = "datasets")]
+    pub dataset: PathBuf,
+    /// TOML config (strategies, window, tokenizer, pricing, mock model).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Strategies to compare, by name (comma-separated or repeated); default: all in the config.
+    #[arg(long, value_delimiter = ',')]
+    pub strategies: Vec<String>,
+    /// Output directory; default reports/<name>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run name; default: the config file's stem, or "default".
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Override the context window, in tokens.
+    #[arg(long)]
+    pub window: Option<usize>,
+    /// With a real LLM (`[llm]` in the config): ignore the response cache and call the endpoint again.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Continue the interrupted run in the output directory (same config and dataset), skipping the episodes
+    /// it finished.
+    #[arg(long)]
+    pub resume: bool,
+}

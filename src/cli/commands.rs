@@ -1,0 +1,101 @@
+//! The subcommands' work: each turns parsed arguments into library calls and terminal output.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use super::args::RunArgs;
+use super::progress::{progress_bar, Bar};
+use crate::history::validate::validate_path;
+use crate::report::table::comparison_table;
+use crate::run::{self, RunConfig};
+
+pub(super) fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result<bool> {
+    let mut ok = true;
+    for path in paths {
+        let v = validate_path(path)?;
+        for p in &v.problems {
+            writeln!(stdout, "{p}")?;
+        }
+        writeln!(
+            stdout,
+            "{}: {} files, {} episodes, {} items, {} findings, {} probes, {} problems",
+            path.display(),
+            v.files,
+            v.episodes,
+            v.items,
+            v.findings,
+            v.probes,
+            v.problems.len()
+        )?;
+        ok &= v.is_ok();
+    }
+    Ok(ok)
+}
+
+pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
+    let RunArgs {
+        dataset,
+        config: config_path,
+        strategies,
+        out,
+        name,
+        window,
+        no_cache,
+        resume,
+    } = args;
+    let (dataset, config_path) = (dataset.as_path(), config_path.as_deref());
+    let mut config = match config_path {
+        Some(p) => RunConfig::from_file(p)?,
+        None => RunConfig::default(),
+    };
+    if no_cache {
+        if let Some(llm) = &mut config.llm {
+            llm.use_cache = false;
+        }
+    }
+    if let Some(w) = window {
+        config.context_window = w;
+    }
+    if !strategies.is_empty() {
+        config.select(&strategies)?;
+    }
+    config.validate()?;
+    let name = name
+        .or_else(|| {
+            config_path
+                .and_then(|p| p.file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "default".into());
+    if name.contains(['/', '\\']) || name.starts_with('.') {
+        bail!("run name '{name}' must not contain a path separator or start with '.'");
+    }
+    let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
+    let bar = progress_bar();
+    let outcome =
+        run::run(&config, dataset, &out, &name, &Bar(bar.clone()), resume).with_context(|| {
+            format!(
+                "run '{name}' failed; finished episodes are in '{}'",
+                out.display()
+            )
+        })?;
+    bar.finish_and_clear();
+    let r = &outcome.report;
+    writeln!(
+        stdout,
+        "{} episodes, {} items, window {} tokens, agent model {}\n",
+        r.dataset.episodes, r.dataset.items, config.context_window, config.pricing.agent_model
+    )?;
+    write!(stdout, "{}", comparison_table(&r.strategies))?;
+    writeln!(stdout)?;
+    for (s, p50, p95) in &r.timings {
+        writeln!(
+            stdout,
+            "strategy compute {s}: p50 {p50:.0} µs, p95 {p95:.0} µs"
+        )?;
+    }
+    writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
+    Ok(true)
+}

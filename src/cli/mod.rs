@@ -1,0 +1,177 @@
+//! The command-line interface: argument parsing and terminal output over the library.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
+mod commands;
+mod progress;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use crate::files::write_atomic;
+use crate::history::dataset::write_episodes;
+use crate::report::table::comparison_table;
+use crate::run::RunConfig;
+pub use args::Cli;
+use args::Command;
+use commands::{cmd_run, cmd_validate};
+use progress::{progress_bar, Bar};
+
+/// Runs the parsed command; `Ok(false)` means a check failed (exit code 1).
+///
+/// # Errors
+/// Any harness error, with context.
+pub fn run(cli: Cli) -> Result<bool> {
+    let mut stdout = std::io::stdout().lock();
+    match cli.command {
+        Command::Run(args) => cmd_run(&mut stdout, args),
+        Command::Validate { paths } => cmd_validate(&mut stdout, &paths),
+        Command::Report { run_dir } => {
+            let run = crate::report::rebuild::rebuild(&run_dir).with_context(|| {
+                format!("failed to rebuild the report of '{}'", run_dir.display())
+            })?;
+            write!(stdout, "{}", comparison_table(&run.strategies))?;
+            writeln!(
+                stdout,
+                "\nrewrote report.md, report.html and charts in {}",
+                run_dir.display()
+            )?;
+            Ok(true)
+        }
+        Command::Sweep {
+            dataset,
+            config,
+            grid,
+            min_retention,
+            out,
+            name,
+        } => {
+            let base = match &config {
+                Some(p) => RunConfig::from_file(p)?,
+                None => RunConfig::default(),
+            };
+            let mut sweep = match &grid {
+                Some(p) => {
+                    let text = std::fs::read_to_string(p)
+                        .with_context(|| format!("failed to read '{}'", p.display()))?;
+                    crate::sweep::SweepConfig::parse(&text, &p.display().to_string())?
+                }
+                None => {
+                    crate::sweep::SweepConfig::parse(crate::sweep::BUILTIN, "configs/sweep.toml")?
+                }
+            };
+            if let Some(m) = min_retention {
+                if !(0.0..=1.0).contains(&m) {
+                    bail!("--min-retention {m} is outside [0, 1]");
+                }
+                sweep.min_retention = m;
+            }
+            let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
+            let bar = progress_bar();
+            let (outcome, rec) =
+                crate::sweep::run(&base, &sweep, &dataset, &out, &name, &Bar(bar.clone()))
+                    .with_context(|| {
+                        format!(
+                            "sweep '{name}' failed; finished episodes are in '{}'",
+                            out.display()
+                        )
+                    })?;
+            bar.finish_and_clear();
+            writeln!(
+                stdout,
+                "{} settings on {} episodes\n\n{}\n\nwrote {}",
+                outcome.report.strategies.len() - 1,
+                outcome.report.dataset.episodes,
+                rec.text,
+                out.display()
+            )?;
+            Ok(true)
+        }
+        Command::Gen { seed, out } => {
+            let episodes = crate::gen::generate(seed);
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("failed to create '{}'", dir.display()))?;
+            }
+            let mut bytes = Vec::new();
+            write_episodes(&mut bytes, &episodes)?;
+            write_atomic(&out, &bytes)?;
+            let items: usize = episodes.iter().map(|e| e.items.len()).sum();
+            writeln!(
+                stdout,
+                "wrote {} episodes ({items} items) to {}",
+                episodes.len(),
+                out.display()
+            )?;
+            Ok(true)
+        }
+        Command::Import { format, files, out } => {
+            let mut episodes = Vec::new();
+            for f in &files {
+                let eps = crate::history::import::import_file(f, format)
+                    .with_context(|| format!("failed to import '{}'", f.display()))?;
+                for ep in &eps {
+                    if let Some(issue) = crate::history::validate::check_episode(ep)
+                        .into_iter()
+                        .next()
+                    {
+                        bail!(
+                            "imported episode '{}' from '{}' is invalid: {}: {}",
+                            ep.id,
+                            f.display(),
+                            issue.field,
+                            issue.message
+                        );
+                    }
+                    writeln!(
+                        stdout,
+                        "{}: episode '{}', {} items, {} findings",
+                        f.display(),
+                        ep.id,
+                        ep.items.len(),
+                        ep.findings.len()
+                    )?;
+                }
+                episodes.extend(eps);
+            }
+            let mut bytes = Vec::new();
+            write_episodes(&mut bytes, &episodes)?;
+            write_atomic(&out, &bytes)?;
+            writeln!(
+                stdout,
+                "wrote {} episodes to {}",
+                episodes.len(),
+                out.display()
+            )?;
+            Ok(true)
+        }
+        Command::Strategies => {
+            writeln!(stdout, "Built-in strategies (the default comparison):")?;
+            for s in crate::strategy::defaults() {
+                writeln!(
+                    stdout,
+                    "  {:<16} {}",
+                    s.name,
+                    serde_json::to_string(&s.config)?
+                )?;
+            }
+            writeln!(
+                stdout,
+                "\nPeer presets (`--strategies NAME`, or `--strategies presets` for all):"
+            )?;
+            for p in crate::strategy::presets::presets() {
+                writeln!(stdout, "  {}", p.name)?;
+                writeln!(stdout, "      source: {}", p.source)?;
+                writeln!(stdout, "      does:   {}", p.note)?;
+                writeln!(
+                    stdout,
+                    "      config: {}",
+                    serde_json::to_string(&p.config)?
+                )?;
+            }
+            Ok(true)
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! A deterministic mock LLM: extractive, sectioned summaries and extractive probe answers, with latency from
+//! a model instead of a clock.
+//!
+//! The same request gives the same response on every machine. A summarization request (one that holds a
+//! [`Transcript`]) gets an extractive summary of that transcript under a token budget, laid out in the
+//! sections of a good summary ([`summarize`]); any other request is answered by picking the line of the
+//! request that shares the most words with the last user message ([`answer`]). It sees the request and
+//! nothing else: never a finding, an evidence string or an accepted answer.
+
+mod answer;
+mod index;
+mod summarize;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::transcript::Transcript;
+use super::{EpisodeHint, Llm, LlmRequest, LlmResponse, Usage};
+use crate::error::Result;
+use crate::tokens::Tokenizer;
+
+/// The mock's parameters: its latency model and its summary budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MockConfig {
+    /// The model name the mock reports (and is priced as).
+    pub model: String,
+    /// Time to first token, in milliseconds.
+    pub ttft_ms: f64,
+    /// Prefill time per input token, in milliseconds.
+    pub ms_per_input_token: f64,
+    /// Decode time per output token, in milliseconds.
+    pub ms_per_output_token: f64,
+    /// Token budget of a summary.
+    pub summary_max_tokens: usize,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        Self {
+            model: "gpt-4o-mini".into(),
+            ttft_ms: 350.0,
+            ms_per_input_token: 0.02,
+            ms_per_output_token: 12.0,
+            summary_max_tokens: 400,
+        }
+    }
+}
+
+/// The deterministic mock LLM.
+#[derive(Debug, Clone)]
+pub struct MockLlm {
+    config: MockConfig,
+    tokenizer: Arc<Tokenizer>,
+}
+
+impl MockLlm {
+    /// A mock that counts usage with `tokenizer`.
+    #[must_use]
+    pub fn new(config: MockConfig, tokenizer: Arc<Tokenizer>) -> Self {
+        Self { config, tokenizer }
+    }
+
+    /// The modelled latency of a call, in milliseconds.
+    #[must_use]
+    pub fn latency_ms(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let ms = self.config.ttft_ms
+            + input_tokens as f64 * self.config.ms_per_input_token
+            + output_tokens as f64 * self.config.ms_per_output_token;
+        ms
+    }
+
+    /// The text of the reply to a request: a summary of its transcript, or an answer.
+    fn reply(&self, request: &LlmRequest) -> String {
+        match Transcript::from_request(request) {
+            Some(transcript) => {
+                summarize::summarize(transcript, &self.tokenizer, self.config.summary_max_tokens)
+            }
+            None => answer::answer(request),
+        }
+    }
+
+    /// Answers a request synchronously (the async [`Llm::generate`] is ready at once).
+    #[must_use]
+    pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
+        let text = self.reply(request);
+        let input = self
+            .tokenizer
+            .count_request(&request.instructions, &request.contents) as u64;
+        let output = self.tokenizer.count_text(&text) as u64;
+        LlmResponse {
+            latency_ms: self.latency_ms(input, output),
+            text,
+            usage: Usage {
+                input_tokens: input,
+                output_tokens: output,
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Llm for MockLlm {
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+        Ok(self.respond(request))
+    }
+
+    fn start_episode(&self, hint: &EpisodeHint<'_>) {
+        answer::expect(hint.questions);
+    }
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut.
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((byte, _)) => format!("{}…", &s[..byte]),
+        None => s.to_owned(),
+    }
+}
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::index::{words, STOPWORDS};
+    use super::*;
+    use crate::history::{Item, Role};
+
+    fn mock() -> MockLlm {
+        MockLlm::new(MockConfig::default(), Tokenizer::shared_default().unwrap())
+    }
+
+    #[test]
+    fn summary_is_sectioned_deterministic_and_keeps_errors() {
+        let history = "[user]: Fix the failing test in src/app.py...\n\
+                       [Tool Call]: run_tests({\"path\": \"tests\"})\n\
+                       [Tool Result]: run_tests -> FAILED tests/test_app.py::test_total AssertionError: 41 != 42...\n\
+                       [assistant]: The total is off by one in src/app.py line 17; next I will fix it....";
+        let req = LlmRequest {
+            instructions: vec![format!("Summarize.\n<history>\n{history}\n</history>")],
+            contents: vec![Item::user("Please summarize.")],
+        };
+        let m = mock();
+        let a = m.respond(&req);
+        assert_eq!(a, m.respond(&req));
+        for section in [
+            "## Task",
+            "## Tools used",
+            "## Key findings",
+            "## Progress",
+            "## Remaining work",
+        ] {
+            assert!(a.text.contains(section), "{}", a.text);
+        }
+        assert!(a.text.contains("AssertionError: 41 != 42"), "{}", a.text);
+        assert!(a.text.contains("run_tests ×1"), "{}", a.text);
+        assert!(a.latency_ms > 350.0);
+        assert_eq!(
+            a.usage.output_tokens as usize,
+            m.tokenizer.count_text(&a.text)
+        );
+    }
+
+    #[test]
+    fn summary_respects_budget() {
+        let history: String = (0..500)
+            .map(|i| format!("[Tool Result]: t -> error at /src/f{i}.rs:{i}\n"))
+            .collect();
+        let req = LlmRequest {
+            instructions: vec![format!("<history>\n{history}</history>")],
+            contents: vec![],
+        };
+        let m = mock();
+        let a = m.respond(&req);
+        assert!(
+            a.usage.output_tokens <= 400 + 10,
+            "{}",
+            a.usage.output_tokens
+        );
+    }
+
+    /// The answer by its definition: every line of every text scored on its own, with no index and no cache.
+    fn reference_answer(request: &LlmRequest) -> String {
+        let question = request
+            .contents
+            .iter()
+            .rev()
+            .find(|i| i.is_role(Role::User))
+            .map_or("", Item::text);
+        let wanted: Vec<String> = words(question)
+            .filter(|w| !STOPWORDS.contains(&w.as_ref()))
+            .map(Cow::into_owned)
+            .collect();
+        if wanted.is_empty() {
+            return "I don't know.".into();
+        }
+        let n = request.contents.len() - 1;
+        let texts = request
+            .instructions
+            .iter()
+            .map(String::as_str)
+            .chain(request.contents[..n].iter().map(Item::text));
+        let mut best: Option<(usize, &str)> = None;
+        for text in texts {
+            for line in text.lines() {
+                let found: Vec<Cow<'_, str>> = words(line).collect();
+                let score = wanted
+                    .iter()
+                    .filter(|w| found.iter().any(|f| f == w.as_str()))
+                    .count();
+                if score > 0 && best.is_none_or(|(b, _)| score >= b) {
+                    best = Some((score, line));
+                }
+            }
+        }
+        best.map_or_else(
+            || "I don't know.".into(),
+            |(_, line)| clip(line.trim(), 300),
+        )
+    }
+
+    #[test]
+    fn cached_answers_equal_the_definition() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/datasets/default.jsonl"
+        ));
+        let episodes = crate::history::dataset::read_all(path).unwrap();
+        // Without the replay's hint, then with it (each on a fresh thread, so with fresh caches): with it, a
+        // question the hint did not name must be answered as well.
+        for hinted in [false, true] {
+            let asked = std::thread::scope(|s| {
+                s.spawn(|| {
+                    let m = mock();
+                    let mut asked = 0;
+                    for ep in episodes.iter().take(12) {
+                        if hinted {
+                            let questions: Vec<&str> =
+                                ep.probes.iter().map(|p| p.question.as_str()).collect();
+                            m.start_episode(&EpisodeHint {
+                                questions: &questions,
+                            });
+                        }
+                        // A question the hint did not name: the first line of the episode's first tool
+                        // result, whose words a table of the probes' words alone would mostly miss.
+                        let unexpected = ep.items.iter().find_map(|i| match i {
+                            Item::ToolResult { content, .. } => content.lines().next(),
+                            _ => None,
+                        });
+                        let last = ep.items.len() - 1;
+                        for question in ep
+                            .probes
+                            .iter()
+                            .map(|p| (p.question.as_str(), p.after_item))
+                            .chain(unexpected.map(|q| (q, last)))
+                        {
+                            asked += check_answers(&m, ep, question);
+                        }
+                    }
+                    asked
+                })
+                .join()
+                .unwrap()
+            });
+            assert!(asked > 30, "{asked}");
+        }
+    }
+
+    /// Asks `question` (after the item it names) as the baseline sends it, then with every other tool result
+    /// gone (a different request over the same texts, as another strategy sends it) and with a summary
+    /// instruction; checks each answer against the definition. Returns how many were asked.
+    fn check_answers(
+        m: &MockLlm,
+        ep: &crate::Episode,
+        (question, after_item): (&str, usize),
+    ) -> usize {
+        let upto = (after_item + 1).min(ep.items.len());
+        let full: Vec<Item> = ep.items[..upto].to_vec();
+        let thinned: Vec<Item> = full
+            .iter()
+            .enumerate()
+            .filter(|(i, it)| i % 2 == 0 || !matches!(it, Item::ToolResult { .. }))
+            .map(|(_, it)| it.clone())
+            .collect();
+        let mut asked = 0;
+        for (instructions, mut contents) in [
+            (vec![], full.clone()),
+            (vec![], thinned),
+            (vec![format!("[Previous work summary]\n{}", ep.task)], full),
+        ] {
+            contents.push(Item::user(question));
+            let req = LlmRequest {
+                instructions,
+                contents,
+            };
+            assert_eq!(
+                m.respond(&req).text,
+                reference_answer(&req),
+                "episode {}, question {question:?}",
+                ep.id
+            );
+            asked += 1;
+        }
+        asked
+    }
+
+    #[test]
+    fn answers_by_extractive_lookup() {
+        let req = LlmRequest::from_contents(vec![
+            Item::tool_result(
+                "1",
+                "db",
+                "customer_id: C-1029\ntier: gold\nrefund_limit: 250 USD",
+            ),
+            Item::user("What is the refund_limit of the customer?"),
+        ]);
+        assert_eq!(mock().respond(&req).text, "refund_limit: 250 USD");
+    }
+
+    #[test]
+    fn a_thread_forgets_the_answers_of_an_episode_with_other_questions() {
+        let m = mock();
+        let question = "What is the refund_limit of the customer?";
+        let req = LlmRequest::from_contents(vec![
+            Item::tool_result("1", "db", "customer_id: C-1029\nrefund_limit: 250 USD"),
+            Item::user(question),
+        ]);
+        let held = || {
+            answer::ANSWER_CACHE.with_borrow(|c| (c.lines.len(), c.answers.len(), c.requests.len()))
+        };
+        m.start_episode(&EpisodeHint {
+            questions: &[question],
+        });
+        assert_eq!(m.respond(&req).text, "refund_limit: 250 USD");
+        assert!(held().0 > 0 && held().1 > 0 && held().2 > 0, "{:?}", held());
+        // The same questions again (another strategy of the same episode): everything stays.
+        let before = held();
+        m.start_episode(&EpisodeHint {
+            questions: &[question],
+        });
+        assert_eq!(held(), before);
+        // Another episode's questions: nothing cached is of use, so nothing stays, and answers are the same.
+        m.start_episode(&EpisodeHint {
+            questions: &["Which linker is missing?"],
+        });
+        assert_eq!(held(), (0, 0, 0));
+        m.start_episode(&EpisodeHint {
+            questions: &[question],
+        });
+        assert_eq!(m.respond(&req).text, "refund_limit: 250 USD");
+    }
+}

@@ -1,0 +1,226 @@
+//! How an episode value becomes a strategy figure over the dataset: the [`Agg`] each strategy field names, and
+//! the running totals that compute every aggregation in constant memory, adding episodes in the order they
+//! come (floating-point sums are order-dependent; a run adds in dataset order whatever its threads).
+
+use serde_json::Value;
+
+use super::ratio;
+
+/// How a strategy field is computed from the episode values of its metric (indices into them).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Agg {
+    /// The sum over episodes: an integer when every value is one; null as soon as one value is null.
+    Sum(usize),
+    /// The largest value.
+    Max(usize),
+    /// The mean over the episodes where the value is not null; null when there is none.
+    Mean(usize),
+    /// Σ a / Σ b; null when Σ b is 0.
+    Ratio(usize, usize),
+    /// Σ a / Σ b; 0 when Σ b is 0 (a share of a whole that may be empty).
+    Share(usize, usize),
+    /// 1 − Σ a / Σ b; 0 when Σ b is 0.
+    Saving(usize, usize),
+    /// 1 − Σ a / Σ a of the baseline on the same episodes; null when either sum is null or the baseline's
+    /// is not above 0.
+    SavingOverBaseline(usize),
+    /// An object of named aggregations (a value per kind, keyed by the kind's name).
+    Keyed(Vec<(String, Agg)>),
+}
+
+/// The running totals of one episode value.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Acc {
+    /// Sum of the integer values.
+    int: u128,
+    /// Sum of every non-null value as a float, in the order added.
+    float: f64,
+    /// Whether a value was a float.
+    any_float: bool,
+    /// Whether a value was null.
+    any_null: bool,
+    /// Values that were not null.
+    present: usize,
+    /// The largest value.
+    max: Option<Value>,
+}
+
+impl Acc {
+    fn add(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.any_null = true,
+            Value::Number(n) => {
+                self.present += 1;
+                match n.as_u64() {
+                    Some(i) => self.int += u128::from(i),
+                    None => self.any_float = true,
+                }
+                self.float += n.as_f64().unwrap_or(0.0);
+                let larger = self.max.as_ref().is_none_or(|m| {
+                    m.as_f64().unwrap_or(f64::NEG_INFINITY) < n.as_f64().unwrap_or(0.0)
+                });
+                if larger {
+                    self.max = Some(v.clone());
+                }
+            }
+            Value::Bool(b) => {
+                self.present += 1;
+                self.int += u128::from(*b);
+                self.float += f64::from(u8::from(*b));
+            }
+            _ => {}
+        }
+    }
+
+    fn sum(&self) -> Value {
+        if self.any_null {
+            Value::Null
+        } else if self.any_float {
+            float(self.float)
+        } else {
+            u64::try_from(self.int).map_or_else(|_| float(self.float), Value::from)
+        }
+    }
+
+    /// The sum as a float, null when a value was.
+    fn sum_f64(&self) -> Option<f64> {
+        (!self.any_null).then(|| {
+            if self.any_float {
+                self.float
+            } else {
+                #[allow(clippy::cast_precision_loss)]
+                let f = self.int as f64;
+                f
+            }
+        })
+    }
+
+    /// The integer sum, for ratios of counts (exact, as the counts are).
+    fn count(&self) -> usize {
+        usize::try_from(self.int).unwrap_or(usize::MAX)
+    }
+}
+
+/// A float as a JSON value (null for NaN and infinities, which JSON cannot hold).
+#[must_use]
+pub fn float(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// An optional float as a JSON value.
+#[must_use]
+pub fn maybe(v: Option<f64>) -> Value {
+    v.map_or(Value::Null, float)
+}
+
+/// The running totals of one metric for one strategy.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    values: Vec<Acc>,
+    baseline: Vec<Acc>,
+}
+
+impl Totals {
+    /// Adds one episode: this strategy's values of the metric, and the baseline's on the same episode.
+    pub fn add(&mut self, values: &[Value], baseline: &[Value]) {
+        for (accs, vs) in [(&mut self.values, values), (&mut self.baseline, baseline)] {
+            if accs.len() < vs.len() {
+                accs.resize(vs.len(), Acc::default());
+            }
+            for (acc, v) in accs.iter_mut().zip(vs) {
+                acc.add(v);
+            }
+        }
+    }
+
+    /// The value of `agg` over the episodes added so far.
+    #[must_use]
+    pub fn get(&self, agg: &Agg) -> Value {
+        let acc = |i: usize| self.values.get(i).cloned().unwrap_or_default();
+        match agg {
+            Agg::Sum(i) => acc(*i).sum(),
+            Agg::Max(i) => acc(*i).max.unwrap_or(Value::from(0)),
+            Agg::Mean(i) => {
+                let a = acc(*i);
+                #[allow(clippy::cast_precision_loss)]
+                let mean = (a.present > 0).then(|| a.float / a.present as f64);
+                maybe(mean)
+            }
+            Agg::Ratio(a, b) => maybe(ratio(acc(*a).count(), acc(*b).count())),
+            Agg::Share(a, b) => float(ratio(acc(*a).count(), acc(*b).count()).unwrap_or(0.0)),
+            Agg::Saving(a, b) => {
+                float(ratio(acc(*a).count(), acc(*b).count()).map_or(0.0, |r| 1.0 - r))
+            }
+            Agg::SavingOverBaseline(i) => {
+                let base = self.baseline.get(*i).cloned().unwrap_or_default();
+                match (acc(*i).sum_f64(), base.sum_f64()) {
+                    (Some(c), Some(b)) if b > 0.0 => float(1.0 - c / b),
+                    _ => Value::Null,
+                }
+            }
+            Agg::Keyed(parts) => Value::Object(
+                parts
+                    .iter()
+                    .map(|(name, agg)| (name.clone(), self.get(agg)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn aggregations_by_hand() {
+        let mut t = Totals::default();
+        // Values: [tokens, baseline tokens, cost, mean-able, flag]
+        t.add(
+            &[json!(50), json!(100), json!(1.0), json!(0.5), json!(true)],
+            &[json!(100), json!(100), json!(4.0)],
+        );
+        t.add(
+            &[
+                json!(300),
+                json!(300),
+                json!(2.0),
+                Value::Null,
+                json!(false),
+            ],
+            &[json!(300), json!(300), json!(2.0)],
+        );
+        assert_eq!(t.get(&Agg::Sum(0)), json!(350));
+        assert_eq!(t.get(&Agg::Sum(2)), json!(3.0));
+        assert_eq!(t.get(&Agg::Max(0)), json!(300));
+        assert_eq!(t.get(&Agg::Mean(3)), json!(0.5));
+        assert_eq!(t.get(&Agg::Sum(3)), Value::Null);
+        assert_eq!(t.get(&Agg::Sum(4)), json!(1));
+        assert_eq!(t.get(&Agg::Saving(0, 1)), json!(0.125));
+        assert_eq!(t.get(&Agg::Ratio(0, 1)), json!(0.875));
+        assert_eq!(t.get(&Agg::SavingOverBaseline(2)), json!(0.5));
+        assert_eq!(
+            t.get(&Agg::Keyed(vec![
+                ("a".into(), Agg::Sum(0)),
+                ("b".into(), Agg::Share(0, 1))
+            ])),
+            json!({"a": 350, "b": 0.875})
+        );
+        // Nothing added: sums are 0, ratios have nothing to divide, savings are 0.
+        let empty = Totals::default();
+        assert_eq!(empty.get(&Agg::Sum(0)), json!(0));
+        assert_eq!(empty.get(&Agg::Ratio(0, 1)), Value::Null);
+        assert_eq!(empty.get(&Agg::Share(0, 1)), json!(0.0));
+        assert_eq!(empty.get(&Agg::Saving(0, 1)), json!(0.0));
+        assert_eq!(empty.get(&Agg::Mean(0)), Value::Null);
+        assert_eq!(empty.get(&Agg::SavingOverBaseline(0)), Value::Null);
+        // One unknown cost makes the total unknown, whatever comes after.
+        let mut t = Totals::default();
+        for v in [json!(1.0), Value::Null, json!(1.0)] {
+            t.add(&[v], &[json!(2.0)]);
+        }
+        assert_eq!(t.get(&Agg::Sum(0)), Value::Null);
+        assert_eq!(t.get(&Agg::SavingOverBaseline(0)), Value::Null);
+    }
+}

@@ -1,0 +1,136 @@
+//! What strategies do besides the agent: their own LLM calls, and the items they drop, compact or summarize.
+
+use serde_json::Value;
+
+use super::{float, total, Agg, Column, EpisodeView, Field, Metric, StepView, Unit};
+use crate::replay::StepRecord;
+
+/// The strategy's own LLM calls: how many, how many failed, their tokens and time.
+pub struct LlmUse;
+
+const NAMES: [(&str, Unit, &str); 5] = [
+    (
+        "strategy_calls",
+        Unit::Count,
+        "LLM calls the strategy made (summaries).",
+    ),
+    (
+        "strategy_failures",
+        Unit::Count,
+        "Of those, calls that failed.",
+    ),
+    (
+        "strategy_input_tokens",
+        Unit::Tokens,
+        "Prompt tokens of the strategy's calls.",
+    ),
+    (
+        "strategy_output_tokens",
+        Unit::Tokens,
+        "Completion tokens of the strategy's calls.",
+    ),
+    (
+        "strategy_llm_ms",
+        Unit::Ms,
+        "LLM time of the strategy's calls (measured, or the mock's model).",
+    ),
+];
+
+fn columns() -> Vec<Column> {
+    NAMES
+        .iter()
+        .map(|(n, u, d)| Column::new(*n, *u, *d))
+        .collect()
+}
+
+/// The step's calls, failures, input and output tokens, and LLM time.
+fn of_step(s: &StepRecord) -> (usize, usize, u64, u64, f64) {
+    let calls = &s.llm_calls;
+    (
+        calls.len(),
+        calls.iter().filter(|c| c.error.is_some()).count(),
+        calls.iter().map(|c| c.input_tokens).sum(),
+        calls.iter().map(|c| c.output_tokens).sum(),
+        total(calls.iter().map(|c| c.latency_ms)),
+    )
+}
+
+fn values((calls, failures, input, output, ms): (usize, usize, u64, u64, f64)) -> [Value; 5] {
+    [
+        Value::from(calls),
+        Value::from(failures),
+        Value::from(input),
+        Value::from(output),
+        float(ms),
+    ]
+}
+
+impl Metric for LlmUse {
+    fn step_columns(&self) -> Vec<Column> {
+        columns()
+    }
+
+    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
+        out.extend(values(of_step(v.step)));
+    }
+
+    fn episode_columns(&self) -> Vec<Column> {
+        columns()
+    }
+
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+        let mut sum = (0, 0, 0, 0, 0.0);
+        for s in &v.replay.steps {
+            let (c, f, i, o, ms) = of_step(s);
+            sum = (sum.0 + c, sum.1 + f, sum.2 + i, sum.3 + o, sum.4 + ms);
+        }
+        out.extend(values(sum));
+    }
+
+    fn strategy_fields(&self) -> Vec<Field> {
+        NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, (n, u, d))| Field::new(*n, *u, *d, Agg::Sum(i)))
+            .collect()
+    }
+}
+
+/// The items a strategy took out of the request at each step, by what it did to them.
+pub struct Actions;
+
+impl Metric for Actions {
+    fn step_columns(&self) -> Vec<Column> {
+        vec![
+            Column::new(
+                "summarized_items",
+                Unit::Count,
+                "Items the strategy summarized away.",
+            ),
+            Column::new(
+                "compacted_items",
+                Unit::Count,
+                "Items whose content the strategy replaced by a stub or cut.",
+            ),
+            Column::new("dropped_items", Unit::Count, "Items the strategy dropped."),
+        ]
+    }
+
+    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
+        out.extend([
+            Value::from(v.step.summarized_items),
+            Value::from(v.step.compacted_items),
+            Value::from(v.step.dropped_items),
+        ]);
+    }
+
+    fn episode_columns(&self) -> Vec<Column> {
+        Vec::new()
+    }
+
+    fn episode_values(&self, _: &EpisodeView<'_>, _: &mut Vec<Value>) {}
+
+    fn strategy_fields(&self) -> Vec<Field> {
+        Vec::new()
+    }
+}

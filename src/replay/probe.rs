@@ -1,0 +1,83 @@
+//! Probes: questions asked of the request as sent, at the first call point after the item each one names, and
+//! graded by their accepted answers.
+
+use super::record::ProbeRecord;
+use crate::history::{normalize, Item, Probe, Role};
+use crate::llm::{Llm, LlmRequest};
+
+/// An episode's probes in the order they are due, and how many were asked.
+pub(super) struct Probes<'e> {
+    due: Vec<&'e Probe>,
+    next: usize,
+    records: Vec<ProbeRecord>,
+}
+
+impl<'e> Probes<'e> {
+    pub(super) fn new(probes: &'e [Probe]) -> Self {
+        let mut due: Vec<&Probe> = probes.iter().collect();
+        due.sort_by_key(|p| p.after_item);
+        Self {
+            due,
+            next: 0,
+            records: Vec::new(),
+        }
+    }
+
+    /// Asks, of `live` as sent at call point `step` (before episode item `at`), every probe due by then.
+    pub(super) async fn ask_due(
+        &mut self,
+        at: usize,
+        step: usize,
+        live: &mut LlmRequest,
+        llm: &dyn Llm,
+    ) {
+        while let Some(probe) = self.due.get(self.next).filter(|p| p.after_item < at) {
+            self.records.push(ask(llm, live, probe, Some(step)).await);
+            self.next += 1;
+        }
+    }
+
+    /// Asks every probe not asked yet of `live` (the request as last sent, with the last turn appended), and
+    /// returns every answer.
+    pub(super) async fn finish(mut self, live: &mut LlmRequest, llm: &dyn Llm) -> Vec<ProbeRecord> {
+        for probe in &self.due[self.next..] {
+            self.records.push(ask(llm, live, probe, None).await);
+        }
+        self.records
+    }
+}
+
+/// Asks one probe against the live request; a failed call counts as a wrong answer.
+pub(super) async fn ask(
+    llm: &dyn Llm,
+    live: &mut LlmRequest,
+    probe: &Probe,
+    step: Option<usize>,
+) -> ProbeRecord {
+    // The question goes on the live request for the call and comes off again: no copy of the history.
+    live.contents
+        .push(Item::message(Role::User, probe.question.clone()));
+    let answer = match llm.generate(live).await {
+        Ok(response) => response.text,
+        Err(e) => format!("(probe call failed: {e})"),
+    };
+    live.contents.pop();
+    ProbeRecord {
+        probe: probe.id.clone(),
+        step,
+        kind: probe.kind,
+        correct: accepts(probe, &answer),
+        answer,
+    }
+}
+
+/// Whether `answer` contains one of the probe's accepted answers (case-insensitive, white space folded).
+#[must_use]
+pub fn accepts(probe: &Probe, answer: &str) -> bool {
+    let got = normalize(answer);
+    probe
+        .answers
+        .iter()
+        .map(|a| normalize(a))
+        .any(|a| !a.is_empty() && got.contains(&a))
+}

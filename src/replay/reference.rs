@@ -1,0 +1,149 @@
+//! The reference replay: the replay semantics written for clarity, with nothing cached and nothing hinted.
+//!
+//! At every call point it counts every instruction and item of the request again (without the tokenizer's
+//! cache), compares the request with the previous one text by text for the cached prefix, and searches every
+//! text for every evidence string. Strategies get no token counts from it: they measure for themselves. It is
+//! quadratic in the length of an episode and meant for tests: [`super::Replayer`] must produce exactly the
+//! same records (the property test `fast_replay_equals_reference`).
+
+use std::sync::Arc;
+
+use super::probe::ask;
+use super::record::{EpisodeReplay, FindingSet, StepRecord, TokensByKind};
+use super::{call_points, turn_end};
+use crate::error::Result;
+use crate::history::{normalize, Episode, Item, ItemKind, Probe};
+use crate::llm::{EpisodeHint, Llm, LlmRequest};
+use crate::strategy::{CallPoint, NamedStrategy};
+use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
+
+/// One text of a request as sent, for comparing two requests: an instruction or an item.
+#[derive(PartialEq)]
+enum Text {
+    Instruction(String),
+    Item(Item),
+}
+
+/// Replays `episode` under `strategy` the plain way; see the module docs.
+///
+/// # Errors
+/// A strategy's harness fault.
+pub async fn replay(
+    tokenizer: &Arc<Tokenizer>,
+    llm: &dyn Llm,
+    context_window: usize,
+    episode: &Episode,
+    strategy: &NamedStrategy,
+) -> Result<EpisodeReplay> {
+    let questions: Vec<&str> = episode.probes.iter().map(|p| p.question.as_str()).collect();
+    llm.start_episode(&EpisodeHint {
+        questions: &questions,
+    });
+    let mut reducer = strategy.config.build();
+    let mut probes: Vec<&Probe> = episode.probes.iter().collect();
+    probes.sort_by_key(|p| p.after_item);
+    let mut asked = Vec::new();
+    let items = &episode.items;
+    let mut live = LlmRequest::default();
+    let mut previous: Vec<(Text, usize)> = Vec::new();
+    let mut steps = Vec::new();
+    let mut next = 0;
+    for (step, &at) in call_points(items).iter().enumerate() {
+        live.contents.extend_from_slice(&items[next..at]);
+        let tokens_before = count(tokenizer, &live);
+        let point = CallPoint {
+            step,
+            ..CallPoint::new(Arc::clone(tokenizer), context_window)
+        };
+        let applied = reducer.apply(&point, &mut live, llm).await?;
+
+        // The request as sent, text by text.
+        let mut texts: Vec<(Text, usize)> = Vec::new();
+        let mut tokens_by_kind = TokensByKind::default();
+        for instruction in &live.instructions {
+            let n = tokenizer.count_chat_message("system", instruction, None);
+            tokens_by_kind.add(ItemKind::Summary, n);
+            texts.push((Text::Instruction(instruction.clone()), n));
+        }
+        for item in &live.contents {
+            let n = tokenizer.count_item_uncached(item);
+            tokens_by_kind.add(item.kind(), n);
+            texts.push((Text::Item(item.clone()), n));
+        }
+        let cached_tokens = texts
+            .iter()
+            .zip(&previous)
+            .take_while(|(a, b)| a.0 == b.0)
+            .map(|(a, _)| a.1)
+            .sum();
+        let searchable: Vec<String> = live
+            .instructions
+            .iter()
+            .map(|s| normalize(s))
+            .chain(live.contents.iter().map(|i| normalize(&i.searchable())))
+            .collect();
+        let present = FindingSet::from_fn(episode.findings.len(), |f| {
+            episode.findings[f].evidence.iter().all(|e| {
+                let e = normalize(e);
+                searchable.iter().any(|t| t.contains(&e))
+            })
+        });
+        while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
+            asked.push(ask(llm, &mut live, probe, Some(step)).await);
+            probes.remove(0);
+        }
+
+        let end = turn_end(items, at);
+        let output_tokens = items[at..end]
+            .iter()
+            .map(|i| tokenizer.count_item_uncached(i) - TOKENS_PER_MESSAGE)
+            .sum();
+        steps.push(StepRecord {
+            step,
+            item_index: at,
+            items_sent: live.contents.len(),
+            instructions_sent: live.instructions.len(),
+            tokens_before,
+            tokens_sent: TOKENS_PER_REPLY + texts.iter().map(|t| t.1).sum::<usize>(),
+            cached_tokens,
+            output_tokens,
+            tokens_by_kind,
+            changed: applied.changed(),
+            llm_calls: applied.llm_calls,
+            summarized_items: applied.summarized_items,
+            compacted_items: applied.compacted_items,
+            dropped_items: applied.dropped_items,
+            present,
+            compute_us: 0.0,
+        });
+        live.contents.extend_from_slice(&items[at..end]);
+        previous = texts;
+        next = end;
+    }
+    for probe in probes {
+        asked.push(ask(llm, &mut live, probe, None).await);
+    }
+    Ok(EpisodeReplay {
+        episode: episode.id.clone(),
+        source: episode.source.clone(),
+        strategy: strategy.name.clone(),
+        items: items.len(),
+        steps,
+        probes: asked,
+    })
+}
+
+/// Tokens of `request` as sent, every text counted afresh.
+fn count(tokenizer: &Tokenizer, request: &LlmRequest) -> usize {
+    TOKENS_PER_REPLY
+        + request
+            .instructions
+            .iter()
+            .map(|s| tokenizer.count_chat_message("system", s, None))
+            .sum::<usize>()
+        + request
+            .contents
+            .iter()
+            .map(|i| tokenizer.count_item_uncached(i))
+            .sum::<usize>()
+}

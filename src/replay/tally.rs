@@ -1,0 +1,266 @@
+//! The replay's incremental bookkeeping: what it knows of the live request from one call point to the next,
+//! so that each step visits only what changed.
+//!
+//! The [`Tally`] keeps a pass over the request as last sent (per instruction and item: its content hash and
+//! tokens, and after each one the running tokens by kind and the evidence found so far), and the tokens of
+//! each content item of the live request. At the next call point the strategy's [`Change`] says how much of
+//! that still holds: an unchanged request costs O(new items), a request that only lost items reuses what it
+//! knew of the others, a rewrite keeps its untouched prefix, and anything else is counted again. A change the
+//! replay cannot square with the request (a mask of the wrong length, instructions added under `Dropped`) is
+//! counted again too: the fast path is taken only where it is known to hold. Every figure this produces is
+//! checked against a plain recount by [`super::reference`].
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::evidence::Evidence;
+use super::record::{FindingSet, TokensByKind};
+use crate::history::{Item, ItemKind};
+use crate::llm::LlmRequest;
+use crate::strategy::Change;
+use crate::tokens::{instruction_hash, item_hash, Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
+
+/// Each item of an episode's content hash and token count, computed once and shared by the episode's
+/// strategies: an item is tokenized at most once per episode, whatever the tokenizer's cache still holds.
+pub(super) struct ItemKeys {
+    pub(super) hashes: Vec<u128>,
+    pub(super) tokens: Vec<usize>,
+}
+
+impl ItemKeys {
+    pub(super) fn new(items: &[Item], tokenizer: &Tokenizer) -> Self {
+        let hashes: Vec<u128> = items.iter().map(item_hash).collect();
+        let tokens = items
+            .iter()
+            .zip(&hashes)
+            .map(|(item, &key)| tokenizer.count_item_hashed(key, item))
+            .collect();
+        Self { hashes, tokens }
+    }
+}
+
+/// The pass over a request: per entry (instruction or item) its hash and tokens, and after each entry the
+/// running tokens by kind and the evidence found so far (so that dropping a suffix is a truncation).
+struct Pass {
+    entries: Vec<(u128, usize)>,
+    /// `kinds[i]`: tokens by kind of the first `i` entries.
+    kinds: Vec<TokensByKind>,
+    /// `words` evidence bits per prefix, flat: prefix `i` at `i * words`.
+    acc: Vec<u64>,
+    words: usize,
+    /// How many entries are instructions.
+    instructions: usize,
+}
+
+impl Pass {
+    fn new(words: usize) -> Self {
+        Self {
+            entries: Vec::new(),
+            kinds: vec![TokensByKind::default()],
+            acc: vec![0; words],
+            words,
+            instructions: 0,
+        }
+    }
+
+    /// Keeps the first `keep` entries and returns the others.
+    fn truncate(&mut self, keep: usize) -> Vec<(u128, usize)> {
+        let rest = self.entries.split_off(keep);
+        self.kinds.truncate(keep + 1);
+        self.acc.truncate((keep + 1) * self.words);
+        self.instructions = self.instructions.min(keep);
+        rest
+    }
+
+    fn push<'t>(
+        &mut self,
+        key: u128,
+        tokens: usize,
+        kind: ItemKind,
+        evidence: &mut Evidence,
+        text: impl FnOnce() -> Cow<'t, str>,
+    ) {
+        let mut kinds = self.kinds[self.kinds.len() - 1];
+        kinds.add(kind, tokens);
+        self.kinds.push(kinds);
+        let last = self.acc.len() - self.words;
+        self.acc.extend_from_within(last..);
+        let now = self.acc.len() - self.words;
+        evidence.add(key, text, &mut self.acc[now..]);
+        self.entries.push((key, tokens));
+    }
+
+    fn tokens_at(&self, i: usize) -> usize {
+        self.kinds[i].total()
+    }
+
+    fn by_kind(&self) -> TokensByKind {
+        self.kinds[self.kinds.len() - 1]
+    }
+
+    fn evidence(&self) -> &[u64] {
+        &self.acc[self.acc.len() - self.words..]
+    }
+}
+
+/// What the tally measured of a request as sent.
+pub(super) struct Sent {
+    pub(super) tokens_sent: usize,
+    pub(super) cached_tokens: usize,
+    pub(super) tokens_by_kind: TokensByKind,
+    pub(super) present: FindingSet,
+}
+
+/// What the replay knows of the live request; see the module docs.
+pub(super) struct Tally {
+    pass: Pass,
+    /// Tokens of each item of the live request's contents, for the strategies
+    /// ([`crate::strategy::CallPoint::content_tokens`]); kept in step with the pass.
+    content_tokens: Arc<Vec<usize>>,
+    /// Contents covered by the pass.
+    counted: usize,
+    /// The episode item that follows them.
+    counted_at: usize,
+    /// Tokens of the request as last sent, with the recorded turn appended since.
+    last: usize,
+}
+
+impl Tally {
+    pub(super) fn new(evidence: &Evidence) -> Self {
+        Self {
+            pass: Pass::new(evidence.words),
+            content_tokens: Arc::default(),
+            counted: 0,
+            counted_at: 0,
+            // An empty request: the reply priming alone.
+            last: TOKENS_PER_REPLY,
+        }
+    }
+
+    /// Appends `items` (with their `tokens`) to the live request; returns the request's tokens.
+    pub(super) fn receive(
+        &mut self,
+        live: &mut LlmRequest,
+        items: &[Item],
+        tokens: &[usize],
+    ) -> usize {
+        Arc::make_mut(&mut self.content_tokens).extend_from_slice(tokens);
+        live.contents.extend_from_slice(items);
+        self.last += tokens.iter().sum::<usize>();
+        self.last
+    }
+
+    /// The tokens of each content item of the live request.
+    pub(super) fn content_tokens(&self) -> Arc<Vec<usize>> {
+        Arc::clone(&self.content_tokens)
+    }
+
+    /// Measures the live request as sent at call point `step` (before episode item `at`), after the strategy
+    /// declared `change`: revisits only what the change leaves unknown.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn send(
+        &mut self,
+        step: usize,
+        at: usize,
+        live: &LlmRequest,
+        change: &Change,
+        keys: &ItemKeys,
+        tokenizer: &Tokenizer,
+        evidence: &mut Evidence,
+    ) -> Sent {
+        let pass = &mut self.pass;
+        let (counted, counted_at) = (self.counted, self.counted_at);
+        // What is known of the j-th content item handed to the strategy: its hash and tokens. Items after the
+        // counted ones are the episode's items since `counted_at`, in order.
+        let handed_in = counted + (at - counted_at);
+        let content_tokens = &self.content_tokens;
+        let handed = |j: usize| {
+            let key = if j < counted {
+                pass.entries[pass.instructions + j].0
+            } else {
+                keys.hashes[counted_at + j - counted]
+            };
+            (key, content_tokens[j])
+        };
+        let same_instructions = step > 0 && live.instructions.len() == pass.instructions;
+        // The items kept as handed in, when that is known: the first `p` in place, then the others in order
+        // (`retained`), pushed again without being read.
+        let reused = match change {
+            _ if !same_instructions => None,
+            Change::Unchanged => Some((
+                counted,
+                (counted..handed_in).map(handed).collect::<Vec<_>>(),
+            )),
+            Change::Dropped(kept) if kept.len() == handed_in => {
+                let p = kept.iter().take_while(|&&k| k).count().min(counted);
+                Some((p, (p..handed_in).filter(|&j| kept[j]).map(handed).collect()))
+            }
+            _ => None,
+        }
+        .filter(|(p, retained)| p + retained.len() == live.contents.len());
+        let kept_items = match (&reused, change) {
+            (Some((p, _)), _) => Some(*p),
+            (None, Change::Rewrote { kept_prefix }) if same_instructions => {
+                Some((*kept_prefix).min(counted).min(live.contents.len()))
+            }
+            _ => None,
+        };
+        let keep = kept_items.map_or(0, |k| pass.instructions + k);
+        let base = pass.tokens_at(keep);
+        let previous = pass.truncate(keep);
+        if kept_items.is_none() {
+            for text in &live.instructions {
+                let key = instruction_hash(text);
+                let n = tokenizer.count_instruction_hashed(key, text);
+                pass.push(key, n, ItemKind::Summary, evidence, || text.into());
+            }
+            pass.instructions = live.instructions.len();
+        }
+        let from = kept_items.unwrap_or(0);
+        for (i, item) in live.contents[from..].iter().enumerate() {
+            let (key, n) = match &reused {
+                Some((_, retained)) => retained[i],
+                None => {
+                    let key = item_hash(item);
+                    (key, tokenizer.count_item_hashed(key, item))
+                }
+            };
+            pass.push(key, n, item.kind(), evidence, || item.searchable());
+        }
+        let known = Arc::make_mut(&mut self.content_tokens);
+        known.truncate(from);
+        known.extend(pass.entries[pass.instructions + from..].iter().map(|e| e.1));
+        self.counted = live.contents.len();
+        self.counted_at = at;
+        let tokens_sent = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
+        self.last = tokens_sent;
+        let cached_tokens = base
+            + pass.entries[keep..]
+                .iter()
+                .zip(&previous)
+                .take_while(|(a, b)| a.0 == b.0)
+                .map(|(a, _)| a.1)
+                .sum::<usize>();
+        Sent {
+            tokens_sent,
+            cached_tokens,
+            tokens_by_kind: pass.by_kind(),
+            present: evidence.present(pass.evidence()),
+        }
+    }
+
+    /// Appends the recorded assistant turn `items` (with their `tokens`) to the live request; returns the
+    /// turn's output tokens (its tokens without the per-message overhead).
+    pub(super) fn answer(
+        &mut self,
+        live: &mut LlmRequest,
+        items: &[Item],
+        tokens: &[usize],
+    ) -> usize {
+        self.receive(live, items, tokens);
+        tokens
+            .iter()
+            .map(|n| n.saturating_sub(TOKENS_PER_MESSAGE))
+            .sum()
+    }
+}

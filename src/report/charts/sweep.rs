@@ -1,0 +1,145 @@
+//! One chart per parameter of a sweep grid: savings and retention against the parameter's values.
+
+use plotters::prelude::*;
+
+use super::{color, err, register_font, SIZE};
+use crate::error::Result;
+use crate::metrics::series::SweepPoint;
+use crate::metrics::StrategyMetrics;
+
+/// A labelled line of a sweep chart: (parameter index, savings %, retention %) points.
+type SweepLine = (String, Vec<(usize, f64, f64)>);
+
+/// One SVG per grid parameter of a sweep: savings and final retention against the parameter's values, one
+/// line per combination of the grid's other parameters, the retention target dashed.
+///
+/// # Errors
+/// When drawing fails.
+pub fn sweep_charts(
+    points: &[SweepPoint],
+    metrics: &std::collections::BTreeMap<&str, &StrategyMetrics>,
+    min_retention: f64,
+) -> Result<Vec<(String, String)>> {
+    register_font()?;
+    let mut out = Vec::new();
+    let mut grids: Vec<&str> = points.iter().map(|p| p.grid.as_str()).collect();
+    grids.dedup();
+    for grid in grids {
+        let members: Vec<&SweepPoint> = points.iter().filter(|p| p.grid == grid).collect();
+        let Some(first) = members.first() else {
+            continue;
+        };
+        for (k, (param, _)) in first.values.iter().enumerate() {
+            // The distinct values of this parameter, in grid order: the x axis.
+            let mut xs: Vec<String> = Vec::new();
+            for p in &members {
+                let v = p.values[k].1.clone();
+                if !xs.contains(&v) {
+                    xs.push(v);
+                }
+            }
+            // Lines: one per combination of the other parameters.
+            let mut lines: Vec<SweepLine> = Vec::new();
+            for p in &members {
+                let others: Vec<String> = p
+                    .values
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != k)
+                    .map(|(_, (n, v))| format!("{}={v}", n.rsplit('/').next().unwrap_or(n)))
+                    .collect();
+                let key = others.join(" ");
+                let m = metrics[p.strategy.as_str()];
+                let value = p.values[k].1.clone();
+                let x = xs.iter().position(|v| *v == value).unwrap_or(0);
+                let point = (
+                    x,
+                    m.number("savings").unwrap_or(0.0) * 100.0,
+                    m.number("final_retention").unwrap_or(1.0) * 100.0,
+                );
+                match lines.iter_mut().find(|(k2, _)| *k2 == key) {
+                    Some((_, pts)) => pts.push(point),
+                    None => lines.push((key, vec![point])),
+                }
+            }
+            let short = param.rsplit('/').next().unwrap_or(param);
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+                root.fill(&WHITE).map_err(err("chart"))?;
+                let max_x = xs.len().saturating_sub(1).max(1);
+                let mut chart = ChartBuilder::on(&root)
+                    .caption(
+                        format!("Sweep {grid}: savings (solid) and retention (dotted) by {short}"),
+                        ("sans-serif", 18),
+                    )
+                    .margin(16)
+                    .x_label_area_size(44)
+                    .y_label_area_size(60)
+                    .build_cartesian_2d(0usize..max_x, 0.0..105.0)
+                    .map_err(err("chart"))?;
+                let labels = xs.clone();
+                chart
+                    .configure_mesh()
+                    .x_labels(xs.len())
+                    .x_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
+                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .x_desc(param.as_str())
+                    .y_desc("%")
+                    .draw()
+                    .map_err(err("chart"))?;
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(0, min_retention * 100.0), (max_x, min_retention * 100.0)],
+                        6,
+                        4,
+                        RED.stroke_width(1),
+                    ))
+                    .map_err(err("chart"))?
+                    .label("retention target")
+                    .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], RED));
+                for (i, (key, pts)) in lines.iter().enumerate() {
+                    let c = color(i + 1);
+                    let label = if key.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({key})")
+                    };
+                    chart
+                        .draw_series(LineSeries::new(
+                            pts.iter().map(|p| (p.0, p.1)),
+                            c.stroke_width(2),
+                        ))
+                        .map_err(err("chart"))?
+                        .label(format!("savings{label}"))
+                        .legend(move |(x, y)| {
+                            PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2))
+                        });
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            pts.iter().map(|p| (p.0, p.2)),
+                            2,
+                            3,
+                            c.stroke_width(2),
+                        ))
+                        .map_err(err("chart"))?
+                        .label(format!("retention{label}"))
+                        .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c));
+                    chart
+                        .draw_series(pts.iter().map(|p| Circle::new((p.0, p.2), 3, c.filled())))
+                        .map_err(err("chart"))?;
+                }
+                chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::LowerLeft)
+                    .border_style(BLACK)
+                    .background_style(WHITE.mix(0.85))
+                    .draw()
+                    .map_err(err("chart"))?;
+                root.present().map_err(err("chart"))?;
+            }
+            out.push((format!("sweep_{grid}_{short}.svg"), svg));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,165 @@
+//! The tables every human-readable report shares (Markdown, HTML, the console), built from strategy metrics
+//! by field name.
+
+use std::fmt::Write as _;
+
+use super::{pct, RunReport};
+use crate::metrics::StrategyMetrics;
+
+/// A titled table of text cells, rendered by the Markdown and HTML exporters alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// Section title.
+    pub title: String,
+    /// Column headers; the first column is left-aligned, the others are numbers.
+    pub headers: Vec<String>,
+    /// Rows of cells.
+    pub rows: Vec<Vec<String>>,
+    /// A sentence under the table.
+    pub note: Option<String>,
+}
+
+impl Table {
+    /// The table as Markdown.
+    #[must_use]
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!("| {} |\n|---|", self.headers.join(" | "));
+        out.push_str(&"---:|".repeat(self.headers.len().saturating_sub(1)));
+        out.push('\n');
+        for row in &self.rows {
+            let _ = writeln!(out, "| {} |", row.join(" | "));
+        }
+        out
+    }
+}
+
+fn usd(v: Option<f64>) -> String {
+    v.map_or_else(|| "unknown".into(), |v| format!("${v:.4}"))
+}
+
+fn strings<const N: usize>(v: [&str; N]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The main comparison.
+#[must_use]
+pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
+    Table {
+        title: "Comparison".into(),
+        headers: strings([
+            "strategy", "savings", "input tokens", "peak", "steps over window", "LLM calls", "cost", "cost saved",
+            "final retention", "mean retention", "probe accuracy",
+        ]),
+        rows: strategies
+            .iter()
+            .map(|s| {
+                vec![
+                    s.strategy.clone(),
+                    pct(s.number("savings")),
+                    s.count("input_tokens").to_string(),
+                    s.count("peak_tokens").to_string(),
+                    s.count("steps_over_window").to_string(),
+                    s.count("strategy_calls").to_string(),
+                    usd(s.number("cost_usd")),
+                    pct(s.number("cost_savings")),
+                    pct(s.number("final_retention")),
+                    pct(s.number("mean_retention")),
+                    pct(s.number("probe_accuracy")),
+                ]
+            })
+            .collect(),
+        note: Some(
+            "Savings = 1 − input tokens / baseline input tokens over all call points. Cost includes the agent's \
+             calls (cached prefix priced as cached input) and the strategy's own LLM calls."
+                .into(),
+        ),
+    }
+}
+
+/// A table of one keyed field (a value per kind) of every strategy.
+fn keyed(run: &RunReport, field: &str, title: &str, note: &str) -> Table {
+    let kinds: Vec<String> = run
+        .strategies
+        .first()
+        .map(|s| {
+            s.keyed(field)
+                .iter()
+                .map(|(k, _)| (*k).to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut headers = vec!["strategy".to_owned()];
+    headers.extend(kinds.iter().cloned());
+    Table {
+        title: title.into(),
+        headers,
+        rows: run
+            .strategies
+            .iter()
+            .map(|s| {
+                let values = s.keyed(field);
+                std::iter::once(s.strategy.clone())
+                    .chain(kinds.iter().map(|k| {
+                        pct(values
+                            .iter()
+                            .find(|(name, _)| name == k)
+                            .and_then(|(_, v)| *v))
+                    }))
+                    .collect()
+            })
+            .collect(),
+        note: Some(note.into()),
+    }
+}
+
+/// Every table of a run report, in order.
+#[must_use]
+pub fn tables(run: &RunReport) -> Vec<Table> {
+    vec![
+        comparison(&run.strategies),
+        keyed(
+            run,
+            "retention_by_kind",
+            "Retention by finding kind (at the last call point)",
+            "Artifact trails (a file and what was done to it) are where compressors are weakest.",
+        ),
+        keyed(
+            run,
+            "token_share",
+            "Token share by item type (of all input tokens sent)",
+            "Tool results are most of an agent's tokens: they bound what masking can save.",
+        ),
+        Table {
+            title: "Strategy LLM use".into(),
+            headers: strings([
+                "strategy",
+                "calls",
+                "failures",
+                "input tokens",
+                "output tokens",
+                "LLM time (s)",
+            ]),
+            rows: run
+                .strategies
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.strategy.clone(),
+                        s.count("strategy_calls").to_string(),
+                        s.count("strategy_failures").to_string(),
+                        s.count("strategy_input_tokens").to_string(),
+                        s.count("strategy_output_tokens").to_string(),
+                        format!("{:.1}", s.number("strategy_llm_ms").unwrap_or(0.0) / 1000.0),
+                    ]
+                })
+                .collect(),
+            note: None,
+        },
+    ]
+}
+
+/// The main comparison table, in Markdown (also printed to the terminal).
+#[must_use]
+pub fn comparison_table(strategies: &[StrategyMetrics]) -> String {
+    comparison(strategies).to_markdown()
+}

@@ -1,0 +1,227 @@
+//! A run's configuration: the window, tokenizer, mock, prices, the real LLM when there is one, and the
+//! strategies, read from TOML and checked before anything runs.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::history::dataset::dataset_files;
+use crate::llm::mock::MockConfig;
+use crate::llm::openai::OpenAiConfig;
+use crate::llm::pricing::{Price, PriceTable};
+use crate::metrics::{Context, Prices};
+use crate::strategy::{self, NamedStrategy};
+use crate::tokens::{Backend, Encoding};
+
+/// Version of the `summary.json` format.
+pub const SUMMARY_VERSION: u32 = 1;
+
+/// Tokenizer settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TokenizerConfig {
+    /// The encoding.
+    pub encoding: Encoding,
+    /// The backend.
+    pub backend: Backend,
+}
+
+/// Pricing settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PricingConfig {
+    /// The agent's model, priced for every call point.
+    pub agent_model: String,
+    /// The model strategies call (summaries); the mock's model when absent.
+    pub strategy_model: Option<String>,
+    /// Extra or overriding prices, USD per million tokens.
+    pub models: BTreeMap<String, Price>,
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        Self {
+            agent_model: "gpt-4o".into(),
+            strategy_model: None,
+            models: BTreeMap::new(),
+        }
+    }
+}
+
+/// Everything a run needs besides the dataset; read from TOML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    /// Recorded in the summary; the mock LLM and the replay use no randomness.
+    pub seed: u64,
+    /// The agent model's context window, in tokens.
+    pub context_window: usize,
+    /// Tokenizer settings.
+    pub tokenizer: TokenizerConfig,
+    /// The mock LLM's latency model and summary budget.
+    pub mock: MockConfig,
+    /// Prices.
+    pub pricing: PricingConfig,
+    /// A real OpenAI-compatible LLM for the strategies' calls and the probes; the mock when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<OpenAiConfig>,
+    /// The strategies to compare, by name.
+    pub strategies: Vec<NamedStrategy>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            seed: 42,
+            context_window: 128_000,
+            tokenizer: TokenizerConfig::default(),
+            mock: MockConfig::default(),
+            pricing: PricingConfig::default(),
+            llm: None,
+            strategies: strategy::defaults(),
+        }
+    }
+}
+
+impl RunConfig {
+    /// Reads a TOML config file.
+    ///
+    /// # Errors
+    /// Names the file and the TOML problem (line and key).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+        let config: Self = toml::from_str(&text)
+            .map_err(|e| Error::Config(format!("'{}': {e}", path.display())))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the config.
+    ///
+    /// # Errors
+    /// Names the value at fault.
+    pub fn validate(&self) -> Result<()> {
+        if self.context_window == 0 {
+            return Err(Error::Config("context_window must be above 0".into()));
+        }
+        if self.strategies.is_empty() {
+            return Err(Error::Config("no strategy to compare".into()));
+        }
+        strategy::validate_all(&self.strategies)
+    }
+
+    /// Keeps only the strategies named in `names` (comma-separated lists are split), in that order.
+    ///
+    /// # Errors
+    /// Names an unknown strategy and lists the known ones.
+    pub fn select(&mut self, names: &[String]) -> Result<()> {
+        let presets: Vec<String> = strategy::presets::presets()
+            .iter()
+            .map(|p| p.name.to_owned())
+            .collect();
+        let defaults: Vec<String> = strategy::defaults().into_iter().map(|s| s.name).collect();
+        let wanted: Vec<&str> = names
+            .iter()
+            .flat_map(|n| n.split(','))
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .flat_map(|n| match n {
+                "presets" => std::iter::once("none")
+                    .chain(presets.iter().map(String::as_str))
+                    .collect(),
+                "all" => defaults
+                    .iter()
+                    .chain(&presets)
+                    .map(String::as_str)
+                    .collect(),
+                _ => vec![n],
+            })
+            .collect();
+        let mut picked = Vec::new();
+        for name in wanted {
+            let found = self
+                .strategies
+                .iter()
+                .chain(strategy::defaults().iter())
+                .find(|s| s.name == name)
+                .cloned()
+                .or_else(|| strategy::presets::find(name));
+            match found {
+                Some(s) if !picked.iter().any(|p: &NamedStrategy| p.name == s.name) => {
+                    picked.push(s)
+                }
+                Some(_) => {}
+                None => {
+                    let known: Vec<String> =
+                        self.strategies.iter().map(|s| s.name.clone()).collect();
+                    return Err(Error::Config(format!(
+                        "unknown strategy '{name}'; this config has: {}; `ctxbench strategies` lists the \
+                         built-in ones and the presets ('presets' selects them all)",
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+        self.strategies = picked;
+        self.validate()
+    }
+
+    /// The price table: built-in prices overridden by the config's.
+    #[must_use]
+    pub fn price_table(&self) -> PriceTable {
+        let mut table = PriceTable::builtin();
+        table.extend(&PriceTable {
+            models: self.pricing.models.clone(),
+        });
+        table
+    }
+
+    /// The prices of the agent's and the strategies' models (`None` where unknown).
+    #[must_use]
+    pub fn prices(&self) -> Prices {
+        let table = self.price_table();
+        Prices {
+            agent: table.get(&self.pricing.agent_model),
+            strategy: table.get(
+                self.pricing
+                    .strategy_model
+                    .as_deref()
+                    .or(self.llm.as_ref().map(|l| l.model.as_str()))
+                    .unwrap_or(&self.mock.model),
+            ),
+        }
+    }
+
+    /// What the metrics of this run need besides the records.
+    #[must_use]
+    pub fn context(&self) -> Context {
+        Context {
+            prices: self.prices(),
+            context_window: self.context_window,
+        }
+    }
+}
+
+/// SHA-256 of the dataset files under `path`, in file order.
+///
+/// # Errors
+/// Names the file that could not be read.
+pub fn dataset_sha256(path: &Path) -> Result<String> {
+    let mut hasher = Sha256::new();
+    for file in dataset_files(path)? {
+        let mut f = std::fs::File::open(&file).map_err(|e| Error::io("open", &file, e))?;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = f.read(&mut buf).map_err(|e| Error::io("read", &file, e))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+    }
+    Ok(format!("{:x}", hasher.finalize()))
+}

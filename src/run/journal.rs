@@ -1,0 +1,353 @@
+//! The resume journal: beside a run's tables while it goes on, a head line (the journal format and the run's
+//! configuration), then one line per finished episode with everything the tables need from it. `run
+//! --resume` reads it back entry by entry (constant memory) and drops a last line a crash cut short; a completed
+//! run removes it. A journal of another format, or not a journal at all, is refused with a clear error.
+
+use std::collections::HashSet;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::metrics::series::ChartData;
+use crate::metrics::EpisodeResult;
+
+/// The journal's file name in the run directory.
+pub const JOURNAL: &str = "resume.jsonl";
+
+/// The journal format this ctxbench writes and reads; any other is refused with a clear error.
+pub const JOURNAL_VERSION: u32 = 2;
+
+/// The journal's first line: its format and the run's configuration.
+#[derive(Serialize, Deserialize)]
+struct Head {
+    ctxbench_journal: u32,
+    config: serde_json::Value,
+}
+
+/// One finished episode, as journaled: what the tables need from it.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Finished {
+    /// The hash of the dataset it was replayed from.
+    pub(super) sha256: String,
+    /// Its metrics (its step rows are in `steps.csv`).
+    #[serde(flatten)]
+    pub(super) result: EpisodeResult,
+    /// Its per-step series, when it was the episode with the largest context so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) chart: Option<ChartData>,
+}
+
+/// The journal file being written.
+pub(super) struct Journal {
+    file: std::fs::File,
+    path: PathBuf,
+    fresh: bool,
+}
+
+impl Journal {
+    /// Starts a journal, or continues one after its first `whole` bytes (the lines [`scan_journal`] read whole: a
+    /// line cut short by a crash goes, so that the next entry starts a line of its own).
+    pub(super) fn open(path: &Path, whole: Option<u64>) -> Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(whole.is_some())
+            .write(true)
+            .truncate(whole.is_none())
+            .open(path)
+            .map_err(|e| Error::io("open", path, e))?;
+        if let Some(len) = whole {
+            file.set_len(len)
+                .map_err(|e| Error::io("truncate", path, e))?;
+        }
+        Ok(Self {
+            file,
+            path: path.to_owned(),
+            // Without a whole first line, the configuration is written again.
+            fresh: whole.is_none_or(|len| len == 0),
+        })
+    }
+
+    /// Appends the entries of `done` (after the head line with `config`, for a fresh journal) and syncs them.
+    pub(super) fn append(&mut self, config: &serde_json::Value, done: &[Finished]) -> Result<()> {
+        use std::io::Write as _;
+        let mut text = String::new();
+        if std::mem::take(&mut self.fresh) {
+            let head = Head {
+                ctxbench_journal: JOURNAL_VERSION,
+                config: config.clone(),
+            };
+            text.push_str(&serde_json::to_string(&head).map_err(|e| Error::Serialize {
+                what: "resume journal",
+                message: e.to_string(),
+            })?);
+            text.push('\n');
+        }
+        for f in done {
+            let line = serde_json::to_string(f).map_err(|e| Error::Serialize {
+                what: "resume journal",
+                message: e.to_string(),
+            })?;
+            text.push_str(&line);
+            text.push('\n');
+        }
+        self.file
+            .write_all(text.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| Error::io("write", &self.path, e))
+    }
+
+    /// Removes the journal of a run that completed.
+    pub(super) fn finish(self) -> Result<()> {
+        std::fs::remove_file(&self.path).map_err(|e| Error::io("remove", &self.path, e))
+    }
+}
+
+/// What `run --resume` reads from the journal before the replay starts.
+pub(super) struct JournalHead {
+    /// The episodes finished.
+    pub(super) ids: HashSet<String>,
+    /// The hash of the dataset they were replayed from.
+    pub(super) sha256: Option<String>,
+    /// Bytes of the journal's whole lines: the configuration and every entry before the first line a crash cut
+    /// short (that batch is redone).
+    pub(super) len: u64,
+}
+
+/// An entry's episode and dataset hash, read without its rows.
+#[derive(Deserialize)]
+struct FinishedId {
+    episode: String,
+    sha256: String,
+}
+
+/// Reads the journal's head line: its format must be this ctxbench's.
+fn read_head(path: &Path, line: &str) -> Result<serde_json::Value> {
+    let refuse = |what: &str| {
+        Error::Config(format!(
+            "cannot resume from '{}': {what}; this ctxbench reads journal format {JOURNAL_VERSION}. Run again \
+             without --resume (or with another --out) to start over",
+            path.display()
+        ))
+    };
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::Parse {
+        path: path.to_owned(),
+        line: 1,
+        message: format!("not a ctxbench resume journal ({e})"),
+    })?;
+    match value
+        .get("ctxbench_journal")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(v) if v == u64::from(JOURNAL_VERSION) => {}
+        Some(v) => return Err(refuse(&format!("it is in journal format {v}"))),
+        None if value.get("strategies").is_some() => {
+            return Err(refuse(
+                "it was written by an older ctxbench (journal format 1, without a version)",
+            ))
+        }
+        None => return Err(refuse("it is not a ctxbench resume journal")),
+    }
+    let head: Head = serde_json::from_value(value).map_err(|e| Error::Parse {
+        path: path.to_owned(),
+        line: 1,
+        message: e.to_string(),
+    })?;
+    Ok(head.config)
+}
+
+/// Checks the journal's configuration against this run's and reads which episodes it holds.
+pub(super) fn scan_journal(path: &Path, config: &serde_json::Value) -> Result<JournalHead> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Config(format!(
+                "nothing to resume: '{}' is missing (the run completed, or never wrote a batch)",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    let mut head = JournalHead {
+        ids: HashSet::new(),
+        sha256: None,
+        len: 0,
+    };
+    let mut lines = journal_lines(path, file, None);
+    match lines.next().transpose()? {
+        Some((_, line, end)) => {
+            if read_head(path, &line)? != *config {
+                return Err(Error::Config(format!(
+                    "cannot resume the run in '{}': its configuration differs from this one (run with the same \
+                     --config, --strategies and --window)",
+                    path.parent().unwrap_or(path).display()
+                )));
+            }
+            head.len = end;
+        }
+        None => return Ok(head),
+    }
+    for line in lines {
+        let (number, line, end) = line?;
+        let Some(f) = parse_entry::<FinishedId>(path, number, &line)? else {
+            break;
+        };
+        head.sha256.get_or_insert(f.sha256);
+        head.ids.insert(f.episode);
+        head.len = end;
+    }
+    Ok(head)
+}
+
+/// Calls `entry` on each entry of the journal's first `whole` bytes, in order (the configuration line skipped).
+pub(super) fn read_journal(
+    path: &Path,
+    whole: u64,
+    mut entry: impl FnMut(Finished) -> Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    for line in journal_lines(path, file, Some(whole)).skip(1) {
+        let (number, line, _) = line?;
+        match parse_entry::<Finished>(path, number, &line)? {
+            Some(f) => entry(f)?,
+            None => break,
+        }
+    }
+    Ok(())
+}
+
+/// One entry (line `number` of the journal), or `None` for a line a crash cut short.
+fn parse_entry<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    number: usize,
+    line: &str,
+) -> Result<Option<T>> {
+    match serde_json::from_str::<T>(line) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.is_eof() => Ok(None),
+        Err(e) => Err(Error::Parse {
+            path: path.to_owned(),
+            line: number,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The whole lines of a journal: (1-based number, text, the offset where the line ends), within its first
+/// `whole` bytes when given. A last line without its newline was cut short by a crash and is not one.
+fn journal_lines(
+    path: &Path,
+    file: std::fs::File,
+    whole: Option<u64>,
+) -> impl Iterator<Item = Result<(usize, String, u64)>> + '_ {
+    use std::io::BufRead as _;
+    let mut reader = std::io::BufReader::new(file.take(whole.unwrap_or(u64::MAX)));
+    let (mut number, mut end) = (0usize, 0u64);
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        let mut buf = Vec::new();
+        let line = match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => return None,
+            Ok(_) if buf.last() != Some(&b'\n') => return None,
+            Ok(n) => {
+                number += 1;
+                end += u64::try_from(n).unwrap_or(u64::MAX);
+                buf.pop();
+                String::from_utf8(buf)
+                    .map(|text| (number, text, end))
+                    .map_err(|e| Error::Parse {
+                        path: path.to_owned(),
+                        line: number,
+                        message: format!("not UTF-8: {e}"),
+                    })
+            }
+            Err(e) => Err(Error::io("read", path, e)),
+        };
+        failed = line.is_err();
+        Some(line)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    /// A crash can cut the journal's last line short: a resume reads the lines before it, and the entries it
+    /// journals start on a line of their own, so that the next resume reads them too.
+    #[test]
+    fn a_journal_line_cut_short_is_dropped_before_the_next_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JOURNAL);
+        let config = serde_json::json!({"seed": 42});
+        let head_line = serde_json::json!({"ctxbench_journal": JOURNAL_VERSION, "config": config});
+        let entry = |id: &str| format!("{{\"episode\":\"{id}\",\"sha256\":\"abc\"}}\n");
+        let whole = format!("{head_line}\n{}{}", entry("a"), entry("b"));
+        std::fs::write(&path, format!("{whole}{{\"episode\":\"c\",\"sha2")).unwrap();
+
+        let head = scan_journal(&path, &config).unwrap();
+        let ids = |h: &JournalHead| {
+            let mut ids: Vec<String> = h.ids.iter().cloned().collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(ids(&head), ["a", "b"]);
+        assert_eq!(head.sha256.as_deref(), Some("abc"));
+        assert_eq!(head.len, whole.len() as u64);
+
+        // The resumed run journals another episode: it follows the whole lines.
+        let mut journal = Journal::open(&path, Some(head.len)).unwrap();
+        assert!(!journal.fresh, "the configuration line is kept");
+        journal.file.write_all(entry("d").as_bytes()).unwrap();
+        drop(journal);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{whole}{}", entry("d"))
+        );
+        assert_eq!(ids(&scan_journal(&path, &config).unwrap()), ["a", "b", "d"]);
+
+        // Another configuration, or a line that is whole but wrong, is an error naming the file.
+        let other = serde_json::json!({"seed": 7});
+        let err = scan_journal(&path, &other).err().unwrap().to_string();
+        assert!(err.contains("configuration differs"), "{err}");
+        std::fs::write(&path, format!("{whole}{{\"episode\": 3}}\n")).unwrap();
+        let err = scan_journal(&path, &config).err().unwrap().to_string();
+        assert!(err.contains(JOURNAL) && err.contains("at line 4:"), "{err}");
+
+        // A journal of the first format (a bare configuration line), of a later one, or something else: a clear
+        // error that says what to do, never a parse failure.
+        for (first, says) in [
+            (
+                r#"{"seed":42,"strategies":[]}"#.to_owned(),
+                "older ctxbench (journal format 1",
+            ),
+            (
+                r#"{"ctxbench_journal":9,"config":{}}"#.to_owned(),
+                "journal format 9",
+            ),
+            (
+                r#"{"hello":"world"}"#.to_owned(),
+                "not a ctxbench resume journal",
+            ),
+        ] {
+            std::fs::write(&path, format!("{first}\n{}", entry("a"))).unwrap();
+            let err = scan_journal(&path, &config).err().unwrap().to_string();
+            assert!(
+                err.contains(says) && err.contains("without --resume"),
+                "{err}"
+            );
+        }
+
+        // A journal without a whole first line holds nothing, and its configuration is written again.
+        std::fs::write(&path, "{\"seed\":").unwrap();
+        let head = scan_journal(&path, &config).unwrap();
+        assert!(head.ids.is_empty() && head.len == 0);
+        assert!(Journal::open(&path, Some(head.len)).unwrap().fresh);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+    }
+}

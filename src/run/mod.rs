@@ -1,0 +1,184 @@
+//! Running a comparison: configuration, parallel replay of a streamed dataset, and the files it writes.
+//!
+//! Episodes stream through a pipeline of threads ([`pipeline`]): a reader parses and checks them, at most a
+//! window of them ahead of the writer; the rayon workers replay each as soon as one is free (the mock LLM's
+//! futures are ready at once, so each episode blocks on its own future); the writer ([`writer`]) puts results
+//! back in dataset order, computes their metrics and appends their rows. Every few episodes the rows are
+//! flushed and the finished episodes journaled ([`journal`]), and the other tables are rewritten, from running
+//! totals, at most every few seconds and at the end: a run that fails midway keeps what it finished, and memory
+//! does not grow with the number of episodes.
+
+pub mod config;
+pub mod journal;
+mod pipeline;
+mod writer;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+pub use config::{dataset_sha256, PricingConfig, RunConfig, TokenizerConfig, SUMMARY_VERSION};
+
+use crate::error::{Error, Result};
+use crate::history::dataset::stream;
+use crate::history::Episode;
+use crate::llm::mock::MockLlm;
+use crate::llm::openai::OpenAiLlm;
+use crate::llm::Llm;
+use crate::replay::Replayer;
+use crate::report::RunReport;
+use crate::tokens::Tokenizer;
+use journal::{scan_journal, JOURNAL};
+use pipeline::{read_episodes, replay_episode, Replayed, Window};
+use writer::{Target, Writer};
+
+/// Progress callbacks, so the CLI can draw a bar without the library knowing about terminals.
+pub trait Progress: Sync {
+    /// `n` more episodes finished.
+    fn advance(&self, n: u64);
+}
+
+impl Progress for () {
+    fn advance(&self, _: u64) {}
+}
+
+/// The result of a run: the report and where it was written.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The report.
+    pub report: RunReport,
+    /// The run directory.
+    pub dir: PathBuf,
+}
+
+/// Runs the comparison on `dataset` and writes the run directory `out`.
+///
+/// # Errors
+/// Bad input (naming file, line and episode), an invalid config, or a file that cannot be written. Files
+/// already written stay, marked incomplete.
+pub fn run(
+    config: &RunConfig,
+    dataset: &Path,
+    out: &Path,
+    name: &str,
+    progress: &dyn Progress,
+    resume: bool,
+) -> Result<RunOutcome> {
+    config.validate()?;
+    std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
+    let config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
+        what: "config",
+        message: e.to_string(),
+    })?;
+    // A resumed run reads its journal twice, entry by entry: here for the ids of the episodes to skip, and as
+    // the writer starts for their totals, so that memory does not grow with the episodes finished.
+    let journal = if resume {
+        Some(scan_journal(&out.join(JOURNAL), &config_json)?)
+    } else {
+        None
+    };
+    let none = HashSet::new();
+    let finished_ids = journal.as_ref().map_or(&none, |j| &j.ids);
+    // With a real LLM each worker waits on the network: as many workers as requests may be in flight.
+    let threads = config
+        .llm
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |l| {
+            l.max_concurrency.max(rayon::current_num_threads())
+        });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
+    let episodes = stream(dataset)?;
+    // A real LLM's client is checked (its key, its cache) before anything is written.
+    let openai = config.llm.clone().map(OpenAiLlm::new).transpose()?;
+    let window = Window::new(threads.max(1) * 8);
+    let checkpoint_every = threads.max(1) * 4;
+
+    std::thread::scope(|scope| {
+        // Stops the reader and the workers however this scope is left.
+        let _stop = window.stop_on_drop();
+        // The dataset is hashed, read and validated while the vocabulary loads.
+        let sha256 = scope.spawn(|| dataset_sha256(dataset));
+        let (episode_tx, episode_rx) = std::sync::mpsc::sync_channel(window.size);
+        let window = &window;
+        scope.spawn(move || read_episodes(episodes, finished_ids, window, &episode_tx));
+        let (result_tx, result_rx) = std::sync::mpsc::channel::<(usize, Result<Replayed>)>();
+        // Episodes replay on the pool as they arrive, each on the first free worker; results come back
+        // tagged with their place in the dataset.
+        let workers = scope.spawn(move || -> Result<()> {
+            let tokenizer = Arc::new(Tokenizer::new(
+                config.tokenizer.encoding,
+                config.tokenizer.backend,
+            )?);
+            let llm: Box<dyn Llm> = match openai {
+                Some(l) => Box::new(l),
+                None => Box::new(MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer))),
+            };
+            let replayer = Replayer::new(tokenizer, llm.as_ref(), config.context_window);
+            pool.install(|| {
+                episode_rx.into_iter().par_bridge().for_each_with(
+                    result_tx,
+                    |tx, (index, episode): (usize, Result<Episode>)| {
+                        if window.stopped() {
+                            return;
+                        }
+                        let replayed = episode.and_then(|ep| {
+                            replay_episode(&replayer, &ep, &config.strategies).map(|r| (ep, r))
+                        });
+                        // The receiver is gone only when the run has stopped.
+                        let _ = tx.send((index, replayed));
+                    },
+                );
+            });
+            Ok(())
+        });
+
+        let sha256 = sha256
+            .join()
+            .unwrap_or_else(|_| Err(Error::Config("hashing the dataset panicked".into())))?;
+        let target = Target {
+            dataset,
+            out,
+            name,
+            sha256,
+            journal: journal.as_ref(),
+        };
+        let mut writer = Writer::start(config, &config_json, target)?;
+        // Results are written in dataset order: the ones that arrive early wait here.
+        let mut early: BTreeMap<usize, Result<Replayed>> = BTreeMap::new();
+        let mut next = 0;
+        for (index, replayed) in result_rx {
+            early.insert(index, replayed);
+            while let Some(replayed) = early.remove(&next) {
+                next += 1;
+                window.advance(next);
+                let (episode, replays) = match replayed {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // A bad episode or a failing strategy stops the run here, after everything before
+                        // it was written.
+                        writer.checkpoint(true)?;
+                        return Err(e);
+                    }
+                };
+                writer.add(&episode, replays)?;
+                progress.advance(1);
+                if writer.done.len() >= checkpoint_every {
+                    writer.checkpoint(false)?;
+                }
+            }
+        }
+        // The workers end when the dataset does, or at once when they could not start.
+        workers
+            .join()
+            .unwrap_or_else(|_| Err(Error::Config("a replay worker panicked".into())))?;
+        Ok(RunOutcome {
+            report: writer.finish()?,
+            dir: out.to_owned(),
+        })
+    })
+}

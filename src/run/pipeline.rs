@@ -1,0 +1,138 @@
+//! The run's threads: a reader that parses and checks episodes at most a window ahead of the writer, and the
+//! workers that replay each episode under every strategy on the first free core.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::history::validate::check_episode;
+use crate::history::Episode;
+use crate::replay::{EpisodeReplay, Replayer};
+use crate::strategy::{NamedStrategy, StrategyConfig};
+
+/// One episode's replays under every strategy, and its baseline replay.
+pub(super) type Replayed = (Episode, (Vec<EpisodeReplay>, EpisodeReplay));
+
+/// Replays one episode under the baseline and every strategy; returns (replays, baseline).
+pub(super) fn replay_episode(
+    replayer: &Replayer<'_>,
+    episode: &Episode,
+    strategies: &[NamedStrategy],
+) -> Result<(Vec<EpisodeReplay>, EpisodeReplay)> {
+    let has_baseline = strategies
+        .iter()
+        .position(|s| s.config == StrategyConfig::None);
+    let mut all: Vec<NamedStrategy> = strategies.to_vec();
+    if has_baseline.is_none() {
+        all.insert(0, NamedStrategy::new("(baseline)", StrategyConfig::None));
+    }
+    let mut out = pollster::block_on(replayer.replay_all(episode, &all))?;
+    let baseline = match has_baseline {
+        Some(i) => out[i].clone(),
+        None => out.remove(0),
+    };
+    Ok((out, baseline))
+}
+
+/// How far the reader may run ahead of the writer, in episodes: memory stays bounded whatever one slow episode
+/// holds up. Also how the writer tells the reader and the workers to stop.
+pub(super) struct Window {
+    pub(super) size: usize,
+    /// (episodes written, stopped)
+    state: std::sync::Mutex<(usize, bool)>,
+    moved: std::sync::Condvar,
+}
+
+impl Window {
+    pub(super) fn new(size: usize) -> Self {
+        Self {
+            size,
+            state: std::sync::Mutex::new((0, false)),
+            moved: std::sync::Condvar::new(),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut (usize, bool))) {
+        if let Ok(mut state) = self.state.lock() {
+            f(&mut state);
+        }
+        self.moved.notify_all();
+    }
+
+    /// `written` episodes are written.
+    pub(super) fn advance(&self, written: usize) {
+        self.update(|s| s.0 = written);
+    }
+
+    pub(super) fn stopped(&self) -> bool {
+        self.state.lock().map_or(true, |s| s.1)
+    }
+
+    /// Waits until episode `index` may be read; false when the run stopped.
+    fn admit(&self, index: usize) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        while !state.1 && index >= state.0 + self.size {
+            state = match self.moved.wait(state) {
+                Ok(s) => s,
+                Err(_) => return false,
+            };
+        }
+        !state.1
+    }
+
+    pub(super) fn stop_on_drop(&self) -> impl Drop + '_ {
+        struct Stop<'a>(&'a Window);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.update(|s| s.1 = true);
+            }
+        }
+        Stop(self)
+    }
+}
+
+/// Reads, validates and sends the episodes to replay, numbered in dataset order; stops after the first bad
+/// one, which is sent as the error it is.
+pub(super) fn read_episodes(
+    episodes: impl Iterator<Item = Result<(PathBuf, usize, Episode)>>,
+    skip: &HashSet<String>,
+    window: &Window,
+    tx: &std::sync::mpsc::SyncSender<(usize, Result<Episode>)>,
+) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut index = 0;
+    for res in episodes {
+        let checked = res.and_then(|(file, line, ep)| {
+            if let Some(issue) = check_episode(&ep).into_iter().next() {
+                return Err(Error::Invalid {
+                    path: file,
+                    line,
+                    episode: ep.id,
+                    message: format!(
+                        "{}: {} (run `ctxbench validate` for every problem)",
+                        issue.field, issue.message
+                    ),
+                });
+            }
+            if !seen.insert(ep.id.clone()) {
+                return Err(Error::Invalid {
+                    path: file,
+                    line,
+                    episode: ep.id,
+                    message: "duplicate episode id: every episode of a run needs its own id".into(),
+                });
+            }
+            Ok(ep)
+        });
+        if checked.as_ref().is_ok_and(|ep| skip.contains(&ep.id)) {
+            continue;
+        }
+        let failed = checked.is_err();
+        if !window.admit(index) || tx.send((index, checked)).is_err() || failed {
+            return;
+        }
+        index += 1;
+    }
+}

@@ -1,0 +1,201 @@
+//! The writer of a run: it takes finished episodes in dataset order, computes their metrics, appends their
+//! rows, keeps each strategy's running totals, journals what it finished, and rewrites the tables.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::config::{RunConfig, SUMMARY_VERSION};
+use super::journal::{read_journal, Finished, Journal, JournalHead, JOURNAL};
+use crate::error::{Error, Result};
+use crate::history::Episode;
+use crate::metrics::series::ChartData;
+use crate::metrics::timing::ComputeTimes;
+use crate::metrics::{Catalog, Context, EpisodeResult, StrategyTotals};
+use crate::replay::EpisodeReplay;
+use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
+
+/// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
+const TABLES_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a run goes on before its tables are first written at a checkpoint: a run of a second or less
+/// writes them once, at its end.
+const TABLES_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What the writer holds: the report so far, the exporters, the running totals, and the finished episodes
+/// not yet journaled.
+pub(super) struct Writer<'a> {
+    config_json: &'a serde_json::Value,
+    context: Context,
+    catalog: Arc<Catalog>,
+    sha256: String,
+    pub(super) report: RunReport,
+    exports: ExportManager,
+    journal: Journal,
+    /// Each strategy's running totals and compute times, in config order.
+    totals: Vec<(String, StrategyTotals, ComputeTimes)>,
+    /// The peak baseline context so far: its episode is drawn step by step in the charts.
+    largest: usize,
+    /// Finished episodes not journaled yet.
+    pub(super) done: Vec<Finished>,
+    /// When the tables are next rewritten at a checkpoint: [`TABLES_FIRST`] after the run starts, then
+    /// [`TABLES_EVERY`] after each write. A run shorter than that writes them once, when it ends or stops.
+    tables_due: std::time::Instant,
+}
+
+/// Where a run writes and what it continues.
+pub(super) struct Target<'a> {
+    pub(super) dataset: &'a Path,
+    pub(super) out: &'a Path,
+    pub(super) name: &'a str,
+    pub(super) sha256: String,
+    pub(super) journal: Option<&'a JournalHead>,
+}
+
+impl<'a> Writer<'a> {
+    /// Opens the run directory: new tables, or those of the interrupted run being resumed, whose finished
+    /// episodes come back into the totals from the journal, one entry at a time.
+    pub(super) fn start(
+        config: &'a RunConfig,
+        config_json: &'a serde_json::Value,
+        target: Target<'_>,
+    ) -> Result<Self> {
+        let Target {
+            dataset,
+            out,
+            name,
+            sha256,
+            journal,
+        } = target;
+        if let Some(head) = journal {
+            if head.sha256.as_ref().is_some_and(|s| *s != sha256) {
+                return Err(Error::Config(format!(
+                    "cannot resume the run in '{}': the dataset '{}' changed since it started",
+                    out.display(),
+                    dataset.display()
+                )));
+            }
+        }
+        let catalog = Arc::new(Catalog::standard());
+        let mut exports = ExportManager::standard(out, &catalog);
+        exports.open_tables(journal.map(|j| &j.ids))?;
+        let journal_path = out.join(JOURNAL);
+        let mut writer = Self {
+            config_json,
+            context: config.context(),
+            totals: config
+                .strategies
+                .iter()
+                .map(|s| (s.name.clone(), catalog.totals(), ComputeTimes::default()))
+                .collect(),
+            catalog,
+            report: RunReport {
+                version: SUMMARY_VERSION,
+                tool_version: env!("CARGO_PKG_VERSION").into(),
+                run: name.into(),
+                complete: false,
+                dataset: DatasetInfo {
+                    path: dataset.display().to_string(),
+                    sha256: sha256.clone(),
+                    episodes: 0,
+                    items: 0,
+                },
+                config: config_json.clone(),
+                strategies: Vec::new(),
+                notes: standard_notes(),
+                timings: Vec::new(),
+                charts: ChartData::default(),
+            },
+            sha256,
+            exports,
+            journal: Journal::open(&journal_path, journal.map(|j| j.len))?,
+            largest: 0,
+            done: Vec::new(),
+            tables_due: std::time::Instant::now() + TABLES_FIRST,
+        };
+        if let Some(head) = journal {
+            read_journal(&journal_path, head.len, |f: Finished| {
+                writer.count(&f.result);
+                if let Some(chart) = f.chart.filter(|_| f.result.peak_tokens > writer.largest) {
+                    writer.largest = f.result.peak_tokens;
+                    writer.report.charts = chart;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(writer)
+    }
+
+    /// Adds a finished episode to the totals and the dataset's counts.
+    fn count(&mut self, result: &EpisodeResult) {
+        self.report.dataset.episodes += 1;
+        self.report.dataset.items += result.items;
+        for m in &result.strategies {
+            // A strategy the config does not name has no totals: a journal's config is this run's.
+            if let Some((_, totals, _)) = self.totals.iter_mut().find(|t| t.0 == m.strategy) {
+                totals.add(m, &result.baseline);
+            }
+        }
+        for (strategy, times) in &result.compute_us {
+            if let Some((_, _, histogram)) = self.totals.iter_mut().find(|t| &t.0 == strategy) {
+                for &us in times {
+                    histogram.record(us);
+                }
+            }
+        }
+    }
+
+    /// Adds one replayed episode: its metrics, rows and chart series.
+    pub(super) fn add(
+        &mut self,
+        episode: &Episode,
+        (replays, baseline): (Vec<EpisodeReplay>, EpisodeReplay),
+    ) -> Result<()> {
+        let result = self
+            .catalog
+            .episode_result(episode, &replays, &baseline, &self.context);
+        self.exports.append(&result)?;
+        self.count(&result);
+        let chart = (result.peak_tokens > self.largest).then(|| {
+            self.largest = result.peak_tokens;
+            self.report.charts = ChartData::of_episode(episode, &replays, &self.context);
+            self.report.charts.clone()
+        });
+        self.done.push(Finished {
+            sha256: self.sha256.clone(),
+            result,
+            chart,
+        });
+        Ok(())
+    }
+
+    /// Flushes the rows and journals the episodes finished since the last call, then rewrites the tables when
+    /// `tables` is set or when they are due (see [`Writer::tables_due`]).
+    pub(super) fn checkpoint(&mut self, tables: bool) -> Result<()> {
+        self.exports.flush_tables()?;
+        // The journal is written after the rows it vouches for, and before the tables.
+        self.journal
+            .append(self.config_json, &std::mem::take(&mut self.done))?;
+        if tables || std::time::Instant::now() >= self.tables_due {
+            self.report.strategies = self
+                .totals
+                .iter()
+                .map(|(name, totals, _)| self.catalog.strategy(name, totals))
+                .collect();
+            self.report.timings = self
+                .totals
+                .iter()
+                .map(|(name, _, h)| (name.clone(), h.quantile_us(0.5), h.quantile_us(0.95)))
+                .collect();
+            self.exports.write_all(&self.report)?;
+            self.tables_due = std::time::Instant::now() + TABLES_EVERY;
+        }
+        Ok(())
+    }
+
+    /// Ends a complete run: the last tables, then the journal goes.
+    pub(super) fn finish(mut self) -> Result<RunReport> {
+        self.report.complete = true;
+        self.checkpoint(true)?;
+        self.journal.finish()?;
+        Ok(self.report)
+    }
+}
