@@ -1,9 +1,9 @@
 //! What every importer target checks: arbitrary text either imports or gives an error, never a panic; an
 //! imported episode validates (or is reported) and survives a JSON round trip.
 
-use ctxbench::history::import::{import_text, Format};
+use ctxbench::history::import::import_text;
 
-pub fn check_import(data: &[u8], format: Format) {
+pub fn check_import(data: &[u8], format: Option<&str>) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

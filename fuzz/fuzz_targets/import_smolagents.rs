@@ -3,7 +3,6 @@
 
 mod common;
 
-use ctxbench::history::import::Format;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| common::check_import(data, Format::Smolagents));
+fuzz_target!(|data: &[u8]| common::check_import(data, Some("smolagents")));

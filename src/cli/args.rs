@@ -67,8 +67,9 @@ pub enum Command {
     /// aider, smolagents) into a ctxbench dataset, adding automatic findings where there are none.
     Import {
         /// The trace format.
-        #[arg(long, short, value_enum, default_value = "auto")]
-        format: crate::history::import::Format,
+        #[arg(long, short, default_value = "auto",
+              value_parser = clap::builder::PossibleValuesParser::new(crate::history::import::format_names()))]
+        format: String,
         /// Trace files.
         #[arg(required = true)]
         files: Vec<PathBuf>,

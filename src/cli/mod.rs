@@ -110,7 +110,7 @@ pub fn run(cli: Cli) -> Result<bool> {
         Command::Import { format, files, out } => {
             let mut episodes = Vec::new();
             for f in &files {
-                let eps = crate::history::import::import_file(f, format)
+                let eps = crate::history::import::import_file(f, Some(&format))
                     .with_context(|| format!("failed to import '{}'", f.display()))?;
                 for ep in &eps {
                     if let Some(issue) = crate::history::validate::check_episode(ep)

@@ -4,6 +4,7 @@ mod bad_inputs;
 mod import;
 mod llm;
 mod props;
+mod reference;
 mod tokens;
 
 use std::path::{Path, PathBuf};

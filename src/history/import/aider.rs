@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::episode;
+use super::{episode, sure, Importer, Sniff};
 use crate::error::Result;
 use crate::history::{Episode, Role};
 
@@ -104,4 +104,29 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             ep
         })
         .collect())
+}
+
+/// The aider format.
+pub struct Aider;
+
+impl Importer for Aider {
+    fn name(&self) -> &'static str {
+        "aider"
+    }
+
+    fn about(&self) -> &'static str {
+        "aider chat history markdown (.aider.chat.history.md), or a page wrapping one"
+    }
+
+    fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
+        let t = s.text;
+        (t.starts_with("# aider chat started at")
+            || t.contains("\n# aider chat started at")
+            || t.contains("class=\"chat-transcript\""))
+        .then_some(sure::CERTAIN)
+    }
+
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
+        import(text, origin)
+    }
 }

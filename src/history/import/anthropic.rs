@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{bad, episode, parse_json, text_of, Conversation};
+use super::{bad, episode, parse_json, sure, text_of, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::{Episode, Role};
 
@@ -84,4 +84,48 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         ep.meta.insert("model".into(), model.clone());
     }
     Ok(vec![ep])
+}
+
+/// Whether a list of messages holds an Anthropic `tool_use` or `tool_result` block.
+fn has_blocks(messages: &Value) -> bool {
+    messages.as_array().is_some_and(|a| {
+        a.iter().any(|m| {
+            m.get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|blocks| {
+                    blocks.iter().any(|b| {
+                        matches!(
+                            b.get("type").and_then(Value::as_str),
+                            Some("tool_use" | "tool_result")
+                        )
+                    })
+                })
+        })
+    })
+}
+
+/// The anthropic format.
+pub struct Anthropic;
+
+impl Importer for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn about(&self) -> &'static str {
+        "Anthropic Messages (tool_use and tool_result blocks), an object with messages or a list"
+    }
+
+    fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
+        let messages = match &s.document {
+            Some(Value::Object(o)) => o.get("messages")?,
+            Some(list @ Value::Array(_)) => list,
+            _ => return None,
+        };
+        has_blocks(messages).then_some(sure::LIKELY)
+    }
+
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
+        import(text, origin)
+    }
 }

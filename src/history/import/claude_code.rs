@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{anthropic, bad, episode, parse_jsonl, Conversation};
+use super::{anthropic, bad, episode, parse_jsonl, sure, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::Episode;
 
@@ -96,4 +96,28 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             .insert("provider_prompt_tokens".into(), Value::Array(prompt_tokens));
     }
     Ok(vec![ep])
+}
+
+/// The claude-code format.
+pub struct ClaudeCode;
+
+impl Importer for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn about(&self) -> &'static str {
+        "Claude Code session JSONL (following the parentUuid chain)"
+    }
+
+    fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
+        let o = s.first_line.as_ref()?;
+        (o.contains_key("parentUuid")
+            || o.get("type").and_then(serde_json::Value::as_str) == Some("queue-operation"))
+        .then_some(sure::CERTAIN)
+    }
+
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
+        import(text, origin)
+    }
 }

@@ -1,358 +1,165 @@
 //! Importers from agents' own trace formats into [`Episode`]s, with format detection.
 //!
-//! One file per format, each `fn import(text, origin) -> Result<Vec<Episode>>` (a file may hold several
-//! episodes, e.g. an eval-output JSONL). What a source records about real usage (provider prompt tokens per
-//! call, cost, exit status) is kept in the episode's `meta`. Malformed input gives an error naming the file
-//! and the position (line, or JSON path), never a panic.
+//! Each format is one file with one [`Importer`]: its name (what `--format` takes), a `sniff` that says how
+//! sure it is that a text is its format, and an `import` from the whole text (a file may hold several
+//! episodes, e.g. an eval-output JSONL). [`IMPORTERS`] lists them; detection asks every importer and takes the
+//! surest, so the table's order matters only between equally sure importers. What a source records about real
+//! usage (provider prompt tokens per call, cost, exit status) is kept in the episode's `meta`. Malformed input
+//! gives an error naming the file and the position (line, or JSON path), never a panic.
+//!
+//! **Adding an importer**: one file implementing [`Importer`], and one line in [`IMPORTERS`].
 
 pub mod aider;
 pub mod anthropic;
 pub mod claude_code;
-pub mod findings;
+pub mod conversation;
+pub mod mini_swe_agent;
+pub mod native;
 pub mod openai;
 pub mod openhands;
 pub mod smolagents;
 pub mod swe_agent;
+pub mod tau_bench;
 
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Episode, Item, Role};
-use crate::error::{Error, Result};
+pub use conversation::{
+    arguments_of, bad, episode, parse_json, parse_jsonl, text_of, Conversation,
+};
 
-/// A trace format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Detect from the content.
-    Auto,
-    /// ctxbench's own JSONL (copied through).
-    Native,
-    /// OpenAI chat messages (a list, or an object with `messages`), with `tool_calls`.
-    Openai,
-    /// Anthropic Messages (`tool_use` / `tool_result` blocks).
-    Anthropic,
-    /// SWE-agent `.traj`.
-    SweAgent,
-    /// mini-swe-agent trajectory (legacy list or `mini-swe-agent-1.1`).
-    MiniSweAgent,
-    /// OpenHands event stream, eval output JSONL or resolver output.
-    Openhands,
-    /// Claude Code session JSONL.
-    ClaudeCode,
-    /// tau-bench result.
-    TauBench,
-    /// aider chat history markdown.
-    Aider,
-    /// smolagents benchmark run JSONL.
-    Smolagents,
+use super::Episode;
+use crate::error::Result;
+
+/// What an importer may look at to recognise its format: the text, its first line parsed as a JSON object
+/// (JSONL formats), and the whole text parsed as JSON (JSON formats), each when it parses.
+pub struct Sniff<'a> {
+    /// The file's text (a byte-order mark and leading white space removed).
+    pub text: &'a str,
+    /// The first line, when it is a JSON object.
+    pub first_line: Option<serde_json::Map<String, Value>>,
+    /// The whole text, when it is one JSON value.
+    pub document: Option<Value>,
 }
 
-/// Parse error at a line, for importers.
-pub(crate) fn bad(origin: &Path, line: usize, message: impl Into<String>) -> Error {
-    Error::Parse {
-        path: origin.to_owned(),
-        line,
-        message: message.into(),
+impl<'a> Sniff<'a> {
+    /// Parses what importers look at.
+    #[must_use]
+    pub fn new(text: &'a str) -> Self {
+        let text = text.trim_start_matches('\u{feff}').trim_start();
+        let first_line = match serde_json::from_str(text.lines().next().unwrap_or("")) {
+            Ok(Value::Object(o)) => Some(o),
+            _ => None,
+        };
+        Self {
+            text,
+            first_line,
+            document: serde_json::from_str(text).ok(),
+        }
+    }
+
+    /// The whole document's object, when it is one.
+    #[must_use]
+    pub fn object(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.document.as_ref().and_then(Value::as_object)
+    }
+
+    /// The whole document's list, when it is one.
+    #[must_use]
+    pub fn list(&self) -> Option<&Vec<Value>> {
+        self.document.as_ref().and_then(Value::as_array)
     }
 }
 
-/// Parses a whole-file JSON document, naming the line of a syntax error.
-pub(crate) fn parse_json(text: &str, origin: &Path) -> Result<Value> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str(text).map_err(|e| {
-        let what = if e.is_eof() {
-            format!("truncated JSON ({e})")
-        } else {
-            e.to_string()
-        };
-        bad(origin, e.line().max(1), what)
-    })
+/// How sure a sniff is: the surest importer wins detection.
+pub mod sure {
+    /// A marker only this format writes (a format tag, a unique key).
+    pub const CERTAIN: u8 = 100;
+    /// A shape only this format has among the known ones.
+    pub const LIKELY: u8 = 60;
+    /// A generic shape another format may refine (plain chat messages).
+    pub const GENERIC: u8 = 20;
 }
 
-/// Parses every non-blank line of a JSONL file.
-pub(crate) fn parse_jsonl(text: &str, origin: &Path) -> Result<Vec<(usize, Value)>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l.trim_end_matches('\r'))
-                .map(|v| (i + 1, v))
-                .map_err(|e| {
-                    bad(
-                        origin,
-                        i + 1,
-                        if e.is_eof() {
-                            format!("truncated JSON ({e})")
-                        } else {
-                            e.to_string()
-                        },
-                    )
-                })
-        })
+/// One trace format.
+pub trait Importer: Sync {
+    /// The name `--format` takes.
+    fn name(&self) -> &'static str;
+    /// What it reads, in a sentence.
+    fn about(&self) -> &'static str;
+    /// How sure it is that the text is its format ([`sure`]), or `None` when it is not.
+    fn sniff(&self, sniff: &Sniff<'_>) -> Option<u8>;
+    /// The episodes of the whole text read from `origin`.
+    ///
+    /// # Errors
+    /// Names the file and the position of what is malformed.
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>>;
+}
+
+/// Every importer, each once.
+pub static IMPORTERS: &[&dyn Importer] = &[
+    &native::Native,
+    &aider::Aider,
+    &claude_code::ClaudeCode,
+    &smolagents::Smolagents,
+    &openhands::OpenHands,
+    &mini_swe_agent::MiniSweAgent,
+    &swe_agent::SweAgent,
+    &tau_bench::TauBench,
+    &anthropic::Anthropic,
+    &openai::OpenAi,
+];
+
+/// The importer named `name`.
+#[must_use]
+pub fn by_name(name: &str) -> Option<&'static dyn Importer> {
+    IMPORTERS.iter().copied().find(|i| i.name() == name)
+}
+
+/// The names `--format` takes: `auto`, then every importer's.
+#[must_use]
+pub fn format_names() -> Vec<&'static str> {
+    std::iter::once("auto")
+        .chain(IMPORTERS.iter().map(|i| i.name()))
         .collect()
 }
 
-/// The text of a content value: a string, a list of parts (`{type: text, text}` or nested `content`), or null.
-#[must_use]
-pub fn text_of(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .map(|p| match p {
-                Value::Object(o) => o
-                    .get("text")
-                    .or_else(|| o.get("content"))
-                    .map_or_else(String::new, text_of),
-                other => text_of(other),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Value::Object(o) => o
-            .get("text")
-            .or_else(|| o.get("content"))
-            .map_or_else(|| v.to_string(), text_of),
-        other => other.to_string(),
-    }
-}
-
-/// Arguments as JSON text: a string is kept as is, anything else is serialized.
-#[must_use]
-pub fn arguments_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "{}".into(),
-        other => other.to_string(),
-    }
-}
-
-/// Builds a valid conversation: remembers call ids and turns a result with no known call into a user message
-/// (the model saw the output, but no call introduced it).
-#[derive(Debug, Default)]
-pub struct Conversation {
-    items: Vec<Item>,
-    /// Recorded call id → the id it was given in the dataset (the same, unless the trace reused it).
-    calls: HashMap<String, String>,
-    /// Ids given so far.
-    used: HashSet<String>,
-    synthetic: usize,
-}
-
-impl Conversation {
-    /// Appends a message, skipping empty ones.
-    pub fn message(&mut self, role: Role, content: impl Into<String>) {
-        let content = content.into();
-        if !content.trim().is_empty() {
-            self.items.push(Item::message(role, content));
-        }
-    }
-
-    /// Appends a tool call; a missing id gets a synthetic one, which is returned.
-    pub fn call(&mut self, id: Option<&str>, name: &str, arguments: String) -> String {
-        let id = match id.filter(|s| !s.is_empty()) {
-            Some(id) => id.to_owned(),
-            None => {
-                self.synthetic += 1;
-                format!("ctxbench_call_{}", self.synthetic)
-            }
-        };
-        // Some agents reuse a call id (SWE-agent's demonstrations do): the reuse gets its own id, and the
-        // results that follow answer the latest call with the recorded id.
-        let mut given = id.clone();
-        let mut n = 1;
-        while self.used.contains(&given) {
-            n += 1;
-            given = format!("{id}#{n}");
-        }
-        self.used.insert(given.clone());
-        self.calls.insert(id, given.clone());
-        self.items
-            .push(Item::tool_call(given.clone(), name, arguments));
-        given
-    }
-
-    /// Appends a tool result; with no known call it becomes a user message.
-    pub fn result(&mut self, call_id: Option<&str>, name: &str, content: String, is_error: bool) {
-        match call_id.and_then(|id| self.calls.get(id)) {
-            Some(id) => self.items.push(Item::ToolResult {
-                call_id: id.as_str().into(),
-                name: name.into(),
-                content: content.into(),
-                is_error,
-            }),
-            None => self.message(Role::User, content),
-        }
-    }
-
-    /// The name of the call with `id`, if it was recorded.
-    #[must_use]
-    pub fn call_name(&self, id: &str) -> Option<String> {
-        let id = self.calls.get(id).map_or(id, String::as_str);
-        self.items.iter().rev().find_map(|i| match i {
-            Item::ToolCall { id: cid, name, .. } if **cid == *id => Some(name.to_string()),
-            _ => None,
-        })
-    }
-
-    /// The items.
-    #[must_use]
-    pub fn into_items(self) -> Vec<Item> {
-        self.items
-    }
-}
-
-/// A new episode named after `origin` (plus `suffix` for multi-episode files).
-pub(crate) fn episode(
-    origin: &Path,
-    suffix: Option<String>,
-    format: &str,
-    items: Vec<Item>,
-) -> Episode {
-    let stem = origin
-        .file_name()
-        .and_then(|s| s.to_str())
-        .unwrap_or("trace");
-    let mut meta = serde_json::Map::new();
-    meta.insert("format".into(), Value::String(format.into()));
-    meta.insert("origin".into(), Value::String(origin.display().to_string()));
-    let task = items
-        .iter()
-        .find(|i| i.is_role(Role::User))
-        .map(|i| i.text().chars().take(200).collect())
-        .unwrap_or_default();
-    Episode {
-        id: match suffix {
-            Some(s) => format!("{stem}#{s}"),
-            None => stem.to_owned(),
-        },
-        source: format!("import/{format}"),
-        task,
-        items,
-        findings: Vec::new(),
-        probes: Vec::new(),
-        meta,
-    }
-}
-
-/// Guesses the format of `text` (read from `origin`).
+/// The importer surest that `text` (read from `origin`) is its format.
 ///
 /// # Errors
 /// When nothing matches, naming the file.
-pub fn detect(text: &str, origin: &Path) -> Result<Format> {
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    if trimmed.starts_with("# aider chat started at")
-        || text.contains("\n# aider chat started at")
-        || text.contains("class=\"chat-transcript\"")
-    {
-        return Ok(Format::Aider);
-    }
-    let first_line = trimmed.lines().next().unwrap_or("");
-    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(first_line) {
-        if o.contains_key("intermediate_steps") {
-            return Ok(Format::Smolagents);
-        }
-        if o.contains_key("parentUuid")
-            || o.get("type").and_then(Value::as_str) == Some("queue-operation")
-        {
-            return Ok(Format::ClaudeCode);
-        }
-        if o.contains_key("history")
-            && (o.contains_key("instance_id")
-                || o.contains_key("instruction")
-                || o.contains_key("issue"))
-        {
-            return Ok(Format::Openhands);
-        }
-        if o.contains_key("items") && o.contains_key("source") && o.contains_key("id") {
-            return Ok(Format::Native);
-        }
-    }
-    let Ok(v) = serde_json::from_str::<Value>(trimmed) else {
-        return Err(bad(
-            origin,
-            1,
-            "cannot detect the format: not JSON, JSONL, or aider markdown (use --format)",
-        ));
-    };
-    let format = match &v {
-        Value::Object(o)
-            if o.contains_key("trajectory_format")
-                || (o.contains_key("messages")
-                    && o.get("info")
-                        .is_some_and(|i| i.get("mini_version").is_some())) =>
-        {
-            Format::MiniSweAgent
-        }
-        Value::Object(o)
-            if o.contains_key("history")
-                && (o.contains_key("trajectory")
-                    || o.contains_key("info")
-                    || o.get("history").is_some_and(Value::is_array)) =>
-        {
-            Format::SweAgent
-        }
-        Value::Object(o) if o.contains_key("traj") => Format::TauBench,
-        Value::Object(o) if o.get("messages").is_some_and(has_anthropic_blocks) => {
-            Format::Anthropic
-        }
-        Value::Object(o) if o.contains_key("messages") => Format::Openai,
-        Value::Array(a)
-            if a.first()
-                .is_some_and(|e| e.get("action").is_some() || e.get("observation").is_some()) =>
-        {
-            Format::Openhands
-        }
-        Value::Array(_) if has_anthropic_blocks(&v) => Format::Anthropic,
-        Value::Array(a) if a.first().is_some_and(|e| e.get("role").is_some()) => {
-            if a.iter().any(|m| {
-                m.get("content")
-                    .and_then(Value::as_str)
-                    .is_some_and(|c| c.contains("mswea_bash_command") || c.contains("<returncode>"))
-            }) {
-                Format::MiniSweAgent
-            } else {
-                Format::Openai
+pub fn detect(text: &str, origin: &Path) -> Result<&'static dyn Importer> {
+    let sniff = Sniff::new(text);
+    let mut best: Option<(u8, &'static dyn Importer)> = None;
+    for &importer in IMPORTERS {
+        if let Some(score) = importer.sniff(&sniff) {
+            if best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, importer));
             }
         }
-        _ => {
-            return Err(bad(
-                origin,
-                1,
-                "cannot detect the format of this JSON (use --format)",
-            ))
-        }
-    };
-    Ok(format)
-}
-
-fn has_anthropic_blocks(messages: &Value) -> bool {
-    messages.as_array().is_some_and(|a| {
-        a.iter().any(|m| {
-            m.get("content")
-                .and_then(Value::as_array)
-                .is_some_and(|blocks| {
-                    blocks.iter().any(|b| {
-                        matches!(
-                            b.get("type").and_then(Value::as_str),
-                            Some("tool_use" | "tool_result")
-                        )
-                    })
-                })
-        })
+    }
+    best.map(|(_, i)| i).ok_or_else(|| {
+        let what = if sniff.document.is_some() || sniff.first_line.is_some() {
+            "cannot detect the format of this JSON"
+        } else {
+            "cannot detect the format: not JSON, JSONL, or aider markdown"
+        };
+        bad(
+            origin,
+            1,
+            format!("{what} (use --format: {})", format_names()[1..].join(", ")),
+        )
     })
 }
 
-/// Imports one file in `format` (detected when `Auto`), adding automatic findings to episodes that have none.
+/// Imports one file in the format named `format` (detected when `None` or `auto`), adding automatic findings
+/// to episodes that have none.
 ///
 /// # Errors
 /// Names the file and the position of what is malformed.
-pub fn import_file(path: &Path, format: Format) -> Result<Vec<Episode>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+pub fn import_file(path: &Path, format: Option<&str>) -> Result<Vec<Episode>> {
+    let bytes = std::fs::read(path).map_err(|e| crate::error::Error::io("read", path, e))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..valid]
@@ -372,34 +179,21 @@ pub fn import_file(path: &Path, format: Format) -> Result<Vec<Episode>> {
 /// Imports text read from `origin`.
 ///
 /// # Errors
-/// As [`import_file`].
-pub fn import_text(text: &str, origin: &Path, format: Format) -> Result<Vec<Episode>> {
+/// As [`import_file`], or an unknown format name.
+pub fn import_text(text: &str, origin: &Path, format: Option<&str>) -> Result<Vec<Episode>> {
     if text.trim().is_empty() {
         return Err(bad(origin, 1, "the file is empty"));
     }
-    let format = if format == Format::Auto {
-        detect(text, origin)?
-    } else {
-        format
+    let importer = match format.filter(|f| *f != "auto") {
+        None => detect(text, origin)?,
+        Some(name) => by_name(name).ok_or_else(|| {
+            crate::error::Error::Config(format!(
+                "unknown trace format '{name}'; known: {}",
+                format_names().join(", ")
+            ))
+        })?,
     };
-    let mut episodes = match format {
-        Format::Auto => unreachable!("resolved above"),
-        Format::Native => {
-            let reader = super::dataset::DatasetReader::new(text.as_bytes(), origin);
-            reader
-                .map(|r| r.map(|(_, e)| e))
-                .collect::<Result<Vec<_>>>()?
-        }
-        Format::Openai => openai::import(text, origin)?,
-        Format::Anthropic => anthropic::import(text, origin)?,
-        Format::SweAgent => swe_agent::import(text, origin)?,
-        Format::MiniSweAgent => openai::import_mini_swe_agent(text, origin)?,
-        Format::TauBench => openai::import_tau_bench(text, origin)?,
-        Format::Openhands => openhands::import(text, origin)?,
-        Format::ClaudeCode => claude_code::import(text, origin)?,
-        Format::Aider => aider::import(text, origin)?,
-        Format::Smolagents => smolagents::import(text, origin)?,
-    };
+    let mut episodes = importer.import(text, origin)?;
     for ep in &mut episodes {
         if ep.items.is_empty() {
             return Err(bad(
@@ -409,8 +203,56 @@ pub fn import_text(text: &str, origin: &Path, format: Format) -> Result<Vec<Epis
             ));
         }
         if ep.findings.is_empty() {
-            findings::extract(ep);
+            super::findings::extract(ep);
         }
     }
     Ok(episodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_importer_is_listed_once() {
+        let names = format_names();
+        let unique: std::collections::HashSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for i in IMPORTERS {
+            assert!(!i.about().is_empty());
+            assert!(by_name(i.name()).is_some());
+        }
+    }
+
+    #[test]
+    fn the_surest_importer_wins_whatever_the_order() {
+        // Chat messages with Anthropic blocks are Anthropic, without them OpenAI; a mini-swe-agent list is
+        // plain messages too, but its own markers win.
+        for (text, want) in [
+            (r#"{"messages":[{"role":"user","content":"hi"}]}"#, "openai"),
+            (
+                r#"{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"x","input":{}}]}]}"#,
+                "anthropic",
+            ),
+            (
+                r#"[{"role":"user","content":"<returncode>0</returncode><output>ok</output>"}]"#,
+                "mini-swe-agent",
+            ),
+            (r#"{"traj":[],"reward":1}"#, "tau-bench"),
+            (
+                "# aider chat started at 2024-08-09 19:32:47\n\n#### hi\n",
+                "aider",
+            ),
+        ] {
+            assert_eq!(detect(text, Path::new("t")).unwrap().name(), want, "{text}");
+        }
+        let err = detect("not json", Path::new("t"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("--format") && err.contains("claude-code"),
+            "{err}"
+        );
+    }
 }

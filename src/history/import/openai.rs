@@ -1,10 +1,10 @@
-//! OpenAI chat messages, and the formats built on them: mini-swe-agent (legacy list and 1.1) and tau-bench.
+//! OpenAI chat messages, which mini-swe-agent, tau-bench and SWE-agent build on ([`convert`]).
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{arguments_of, bad, episode, parse_json, text_of, Conversation};
+use super::{arguments_of, bad, episode, parse_json, sure, text_of, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::{Episode, Role};
 
@@ -73,7 +73,7 @@ pub fn convert(messages: &[Value], origin: &Path, at: &str) -> Result<Conversati
     Ok(conv)
 }
 
-fn array<'a>(v: &'a Value, key: &str, origin: &Path) -> Result<&'a Vec<Value>> {
+pub(super) fn array<'a>(v: &'a Value, key: &str, origin: &Path) -> Result<&'a Vec<Value>> {
     v.get(key).and_then(Value::as_array).ok_or_else(|| {
         bad(
             origin,
@@ -84,7 +84,10 @@ fn array<'a>(v: &'a Value, key: &str, origin: &Path) -> Result<&'a Vec<Value>> {
 }
 
 /// The messages of a bare list, or of an object's `messages`, with their JSON path for errors.
-fn messages_of<'a>(v: &'a Value, origin: &Path) -> Result<(&'a Vec<Value>, &'static str)> {
+pub(super) fn messages_of<'a>(
+    v: &'a Value,
+    origin: &Path,
+) -> Result<(&'a Vec<Value>, &'static str)> {
     match v {
         Value::Array(a) => Ok((a, ".")),
         _ => Ok((array(v, "messages", origin)?, "messages")),
@@ -106,56 +109,29 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     Ok(vec![ep])
 }
 
-/// mini-swe-agent: the legacy bare list, or `mini-swe-agent-1.1` with per-call provider usage.
-///
-/// # Errors
-/// Malformed JSON or messages.
-pub fn import_mini_swe_agent(text: &str, origin: &Path) -> Result<Vec<Episode>> {
-    let v = parse_json(text, origin)?;
-    let (messages, at) = messages_of(&v, origin)?;
-    let conv = convert(messages, origin, at)?;
-    let mut ep = episode(origin, None, "mini-swe-agent", conv.into_items());
-    // Ground truth: the provider's prompt tokens for each call, from the raw responses.
-    let prompt_tokens: Vec<Value> = messages
-        .iter()
-        .filter_map(|m| m.pointer("/extra/response/usage/prompt_tokens").cloned())
-        .collect();
-    if !prompt_tokens.is_empty() {
-        ep.meta
-            .insert("provider_prompt_tokens".into(), Value::Array(prompt_tokens));
-    }
-    if let Some(info) = v.get("info") {
-        for key in ["exit_status", "model_stats", "mini_version"] {
-            if let Some(x) = info.get(key) {
-                ep.meta.insert(key.into(), x.clone());
-            }
-        }
-        if let Some(model) = info.pointer("/config/model/model_name") {
-            ep.meta.insert("model".into(), model.clone());
-        }
-    }
-    if let Some(id) = v.get("instance_id").and_then(Value::as_str) {
-        ep.meta
-            .insert("instance_id".into(), Value::String(id.into()));
-    }
-    Ok(vec![ep])
-}
+/// The openai format.
+pub struct OpenAi;
 
-/// tau-bench: one result with `traj` (OpenAI messages), `reward` and `info.task`.
-///
-/// # Errors
-/// Malformed JSON or messages.
-pub fn import_tau_bench(text: &str, origin: &Path) -> Result<Vec<Episode>> {
-    let v = parse_json(text, origin)?;
-    let conv = convert(array(&v, "traj", origin)?, origin, "traj")?;
-    let mut ep = episode(origin, None, "tau-bench", conv.into_items());
-    for key in ["task_id", "trial", "reward"] {
-        if let Some(x) = v.get(key) {
-            ep.meta.insert(key.into(), x.clone());
+impl Importer for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn about(&self) -> &'static str {
+        "OpenAI chat messages (with tool_calls), a list or an object with messages"
+    }
+
+    fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
+        match &s.document {
+            Some(Value::Object(o)) if o.contains_key("messages") => Some(sure::GENERIC),
+            Some(Value::Array(a)) if a.first().is_some_and(|m| m.get("role").is_some()) => {
+                Some(sure::GENERIC)
+            }
+            _ => None,
         }
     }
-    if let Some(instruction) = v.pointer("/info/task/instruction").and_then(Value::as_str) {
-        ep.task = instruction.chars().take(200).collect();
+
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
+        import(text, origin)
     }
-    Ok(vec![ep])
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{bad, episode, parse_json, parse_jsonl, text_of, Conversation};
+use super::{bad, episode, parse_json, parse_jsonl, sure, text_of, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::{Episode, Role};
 
@@ -165,4 +165,36 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         out.push(ep);
     }
     Ok(out)
+}
+
+/// The openhands format.
+pub struct OpenHands;
+
+impl Importer for OpenHands {
+    fn name(&self) -> &'static str {
+        "openhands"
+    }
+
+    fn about(&self) -> &'static str {
+        "OpenHands event stream, eval output JSONL or resolver output"
+    }
+
+    fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
+        if let Some(o) = &s.first_line {
+            if o.contains_key("history")
+                && (o.contains_key("instance_id")
+                    || o.contains_key("instruction")
+                    || o.contains_key("issue"))
+            {
+                return Some(sure::CERTAIN);
+            }
+        }
+        let first = s.list()?.first()?;
+        (first.get("action").is_some() || first.get("observation").is_some())
+            .then_some(sure::LIKELY)
+    }
+
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
+        import(text, origin)
+    }
 }

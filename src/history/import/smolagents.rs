@@ -8,7 +8,7 @@ use std::path::Path;
 use regex::Regex;
 use serde_json::Value;
 
-use super::{bad, episode, parse_jsonl, text_of, Conversation};
+use super::{bad, episode, parse_jsonl, sure, text_of, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::{Episode, Role};
 
@@ -98,4 +98,28 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         out.push(ep);
     }
     Ok(out)
+}
+
+/// The smolagents format.
+pub struct Smolagents;
+
+impl Importer for Smolagents {
+    fn name(&self) -> &'static str {
+        "smolagents"
+    }
+
+    fn about(&self) -> &'static str {
+        "smolagents benchmark run JSONL (intermediate_steps)"
+    }
+
+    fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
+        s.first_line
+            .as_ref()?
+            .contains_key("intermediate_steps")
+            .then_some(sure::CERTAIN)
+    }
+
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
+        import(text, origin)
+    }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{bad, episode, openai, parse_json};
+use super::{bad, episode, openai, parse_json, sure, Importer, Sniff};
 use crate::error::Result;
 use crate::history::Episode;
 
@@ -36,4 +36,30 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         ep.meta.insert("demo_messages".into(), demos.into());
     }
     Ok(vec![ep])
+}
+
+/// The swe-agent format.
+pub struct SweAgent;
+
+impl Importer for SweAgent {
+    fn name(&self) -> &'static str {
+        "swe-agent"
+    }
+
+    fn about(&self) -> &'static str {
+        "SWE-agent trajectory (.traj: history and trajectory)"
+    }
+
+    fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
+        let o = s.object()?;
+        (o.contains_key("history")
+            && (o.contains_key("trajectory")
+                || o.contains_key("info")
+                || o.get("history").is_some_and(Value::is_array)))
+        .then_some(sure::LIKELY)
+    }
+
+    fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
+        import(text, origin)
+    }
 }

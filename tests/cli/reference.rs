@@ -1,0 +1,193 @@
+//! The fast replay against the plain reference replay: random episodes through every built-in strategy and
+//! every preset, with the mock LLM; every step record and every probe answer must be the same.
+
+use std::sync::{Arc, OnceLock};
+
+use ctxbench::history::{Finding, FindingKind, Probe};
+use ctxbench::llm::mock::{MockConfig, MockLlm};
+use ctxbench::replay::{reference, EpisodeReplay, Replayer};
+use ctxbench::strategy::{
+    self, presets, CompactionConfig, CompactionMode, NamedStrategy, StrategyConfig,
+};
+use ctxbench::{Episode, Item, Tokenizer};
+use proptest::prelude::*;
+
+fn tokenizer() -> Arc<Tokenizer> {
+    static T: OnceLock<Arc<Tokenizer>> = OnceLock::new();
+    Arc::clone(T.get_or_init(|| Tokenizer::shared_default().unwrap()))
+}
+
+/// Every strategy a run can name, and a few settings the defaults leave out.
+fn strategies() -> Vec<NamedStrategy> {
+    let mut all = strategy::defaults();
+    all.extend(presets::presets().iter().map(presets::Preset::named));
+    all.push(NamedStrategy::new(
+        "truncate",
+        StrategyConfig::Compaction(CompactionConfig {
+            keep_last: 1,
+            min_chars: 50,
+            mode: CompactionMode::Truncate,
+            head_chars: 40,
+            tail_chars: 40,
+            ..CompactionConfig::default()
+        }),
+    ));
+    all.push(NamedStrategy::new(
+        "mask-all",
+        StrategyConfig::Compaction(CompactionConfig {
+            keep_last: 0,
+            min_chars: 0,
+            ..CompactionConfig::default()
+        }),
+    ));
+    all
+}
+
+/// One turn of a random agent: (assistant text?, parallel tool calls, output length, a user message first?,
+/// a line that becomes a finding?).
+type Turn = (bool, usize, usize, bool, bool);
+
+/// A random episode: system and task, then turns of text, tool calls with long or short results, user
+/// messages in the middle, findings from tool outputs and probes about them.
+fn episode() -> impl Strategy<Value = Episode> {
+    let turn = (
+        any::<bool>(),
+        0usize..4,
+        1usize..600,
+        prop::bool::weighted(0.15),
+        prop::bool::weighted(0.3),
+    );
+    (prop::collection::vec(turn, 1..30), any::<bool>())
+        .prop_map(|(turns, open_end)| build(&turns, open_end))
+}
+
+fn build(turns: &[Turn], open_end: bool) -> Episode {
+    let mut items = vec![
+        Item::system("You are a coding agent. Use the tools."),
+        Item::user("Fix the failing test in src/lib.rs."),
+    ];
+    let mut findings = Vec::new();
+    let mut probes = Vec::new();
+    let mut call = 0;
+    for (t, &(text, calls, len, user, finding)) in turns.iter().enumerate() {
+        if user {
+            items.push(Item::user(format!("Also check module m{t}.")));
+        }
+        if text || calls == 0 {
+            items.push(Item::assistant(
+                format!("Step {t}: next I will look at m{t}. ").repeat(1 + len % 5),
+            ));
+        }
+        let ids: Vec<String> = (0..calls)
+            .map(|_| {
+                call += 1;
+                format!("call_{call}")
+            })
+            .collect();
+        for id in &ids {
+            items.push(Item::tool_call(
+                id.clone(),
+                "bash",
+                format!("{{\"cmd\":\"cat f{t}.rs {}\"}}", "x".repeat(len % 700)),
+            ));
+        }
+        for (k, id) in ids.iter().enumerate() {
+            let mut out = format!("line {t}.{k} of output\n").repeat(1 + len / 20);
+            if finding && k == 0 {
+                let fact = format!("ERROR E{t:04}: value_{t} overflowed at src/m{t}.rs:{len}");
+                out.push_str(&fact);
+                out.push('\n');
+                findings.push(Finding {
+                    id: format!("f{t}"),
+                    text: fact.clone(),
+                    evidence: vec![format!("E{t:04}"), format!("value_{t} overflowed")],
+                    introduced_at: items.len(),
+                    kind: if t % 2 == 0 {
+                        FindingKind::Recall
+                    } else {
+                        FindingKind::Artifact
+                    },
+                });
+                probes.push(Probe {
+                    id: format!("p{t}"),
+                    after_item: items.len(),
+                    question: format!("Which error code did value_{t} overflow with?"),
+                    answers: vec![format!("E{t:04}")],
+                    finding: Some(format!("f{t}")),
+                    kind: FindingKind::Recall,
+                });
+            }
+            items.push(Item::tool_result(id.clone(), "bash", out));
+        }
+    }
+    if !open_end {
+        items.push(Item::assistant("Done: the test passes."));
+    }
+    Episode {
+        id: "random".into(),
+        source: "proptest".into(),
+        task: "fix".into(),
+        items,
+        findings,
+        probes,
+        meta: serde_json::Map::new(),
+    }
+}
+
+fn without_timing(mut r: EpisodeReplay) -> EpisodeReplay {
+    for s in &mut r.steps {
+        s.compute_us = 0.0;
+    }
+    r
+}
+
+fn check(ep: &Episode, window: usize) -> Result<(), TestCaseError> {
+    let llm = MockLlm::new(MockConfig::default(), tokenizer());
+    let fast = Replayer::new(tokenizer(), &llm, window).verifying(true);
+    let all = strategies();
+    let replays = pollster::block_on(fast.replay_all(ep, &all)).unwrap();
+    for (named, fast) in all.iter().zip(replays) {
+        let plain =
+            pollster::block_on(reference::replay(&tokenizer(), &llm, window, ep, named)).unwrap();
+        let (fast, plain) = (without_timing(fast), without_timing(plain));
+        prop_assert_eq!(
+            fast.steps.len(),
+            plain.steps.len(),
+            "strategy {}",
+            named.name
+        );
+        for (a, b) in fast.steps.iter().zip(&plain.steps) {
+            prop_assert_eq!(a, b, "strategy {}, step {}", named.name, a.step);
+        }
+        prop_assert_eq!(&fast.probes, &plain.probes, "strategy {}", named.name);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn fast_replay_equals_reference(ep in episode(), window in prop::sample::select(vec![1_500usize, 4_000, 12_000, 128_000])) {
+        check(&ep, window)?;
+    }
+}
+
+/// The bundled dataset's first episodes, whole: real sizes, every kind of finding, many probes.
+#[test]
+fn fast_replay_equals_reference_on_bundled_episodes() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/datasets/default.jsonl"
+    ));
+    let episodes = ctxbench::history::dataset::read_all(path).unwrap();
+    // One episode of each family, the smallest of each (the reference is quadratic).
+    for family in ["coding", "research", "support"] {
+        let ep = episodes
+            .iter()
+            .filter(|e| e.source.contains(family))
+            .min_by_key(|e| e.items.len())
+            .unwrap();
+        check(ep, 16_000).unwrap();
+    }
+}
