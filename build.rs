@@ -7,12 +7,12 @@
 
 use std::path::Path;
 
-#[path = "src/tokens/vocab_layout.rs"]
+#[path = "src/tokens/builtin/layout.rs"]
 mod layout;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-changed=src/tokens/vocab_layout.rs");
+    println!("cargo::rerun-if-changed=src/tokens/builtin/layout.rs");
     let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
     for (name, load) in [
         ("o200k_base", tiktoken_rs::o200k_base as fn() -> _),

@@ -15,16 +15,15 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64};
 
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 
-mod pretokenize;
-mod vocab;
-mod vocab_layout;
-use pretokenize::Pretokenizer;
-use vocab::Vocabulary;
+mod builtin;
+mod hash;
+
+use builtin::{Pretokenizer, Vocabulary};
+pub use hash::{instruction_hash, item_hash};
 
 /// Tokens every chat message costs beyond its content (`<|start|>role<|message|>…<|end|>`).
 pub const TOKENS_PER_MESSAGE: usize = 3;
@@ -115,85 +114,9 @@ impl std::str::FromStr for Backend {
 }
 
 enum Engine {
-    /// This crate's encoder behind its [`Pretokenizer`], with each thread's [`PieceCounts`].
+    /// This crate's encoder behind its [`Pretokenizer`], with each thread's table of piece counts.
     Bpe(&'static Vocabulary, &'static Pretokenizer),
     Tiktoken(&'static tiktoken_rs::CoreBPE),
-}
-
-/// 1 to 15 bytes as one number: the bytes little-endian, then a 1 bit past the last of them, so that texts of
-/// different lengths (`a` and `a\0`) differ; `None` for other lengths. Read as at most two overlapping loads.
-fn pack(bytes: &[u8]) -> Option<u128> {
-    let n = bytes.len();
-    let value = match n {
-        1..=3 => bytes
-            .iter()
-            .rev()
-            .fold(0u128, |acc, &b| acc << 8 | u128::from(b)),
-        4..=8 => {
-            let lo = u32::from_le_bytes(bytes[..4].try_into().ok()?);
-            let hi = u32::from_le_bytes(bytes[n - 4..].try_into().ok()?);
-            u128::from(lo) | u128::from(hi) << (8 * (n - 4))
-        }
-        9..=15 => {
-            let lo = u64::from_le_bytes(bytes[..8].try_into().ok()?);
-            let hi = u64::from_le_bytes(bytes[n - 8..].try_into().ok()?);
-            u128::from(lo) | u128::from(hi) << (8 * (n - 8))
-        }
-        _ => return None,
-    };
-    Some(value | 1 << (8 * n))
-}
-
-/// The token counts of the pieces a thread met last, by [`pack`]ed piece: a direct-mapped table of
-/// [`PIECE_SLOTS`] entries, each the packed piece with its count in the bits above it (0 when free).
-///
-/// Texts repeat their words, so most pieces are found here, in a table that fits a core's cache; the encoder
-/// counts the others. (Looking every piece up in a set of the vocabulary's tokens, which counts a piece that
-/// is one token as 1, as tiktoken does, was slower with this table in front of the encoder: a cache miss in
-/// the set's megabytes per lookup, and 9 ms at start-up to build it.)
-struct PieceCounts {
-    slots: Box<[u128]>,
-}
-
-/// Entries of a [`PieceCounts`] (128 KiB).
-const PIECE_SLOTS: usize = 1 << 13;
-/// Where a [`PieceCounts`] entry's count starts; a packed piece takes the bits below (at most 121 of them).
-const COUNT_SHIFT: u32 = 122;
-
-impl PieceCounts {
-    /// The count of the piece packed as `key`, from the table, else by `count`, kept for next time.
-    fn get_or_count(&mut self, key: u128, count: impl FnOnce() -> usize) -> usize {
-        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-        #[allow(clippy::cast_possible_truncation)] // the top bits of a 64-bit hash
-        let slot = (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (64 - PIECE_SLOTS.trailing_zeros())) as usize;
-        let entry = self.slots[slot];
-        if entry & ((1 << COUNT_SHIFT) - 1) == key {
-            return (entry >> COUNT_SHIFT) as usize;
-        }
-        let n = count();
-        // A piece of at most 15 bytes has at most 15 tokens: its count fits the 6 bits above the key.
-        if let Ok(small) = u8::try_from(n) {
-            if small < 64 {
-                self.slots[slot] = key | u128::from(small) << COUNT_SHIFT;
-            }
-        }
-        n
-    }
-}
-
-impl Default for PieceCounts {
-    fn default() -> Self {
-        Self {
-            slots: vec![0; PIECE_SLOTS].into_boxed_slice(),
-        }
-    }
-}
-
-thread_local! {
-    /// Each thread's piece counts, per encoding (o200k_base, cl100k_base), made when the thread first counts.
-    static PIECE_COUNTS: std::cell::RefCell<[Option<PieceCounts>; 2]> =
-        const { std::cell::RefCell::new([None, None]) };
 }
 
 /// Counts tokens of texts, chat items and requests, caching each item's count.
@@ -309,20 +232,9 @@ impl Tokenizer {
             return Some(0);
         }
         let n = match self.engine {
-            Engine::Bpe(vocab, pre) => PIECE_COUNTS.with_borrow_mut(|caches| {
-                let cache = caches[self.encoding.slot()].get_or_insert_with(PieceCounts::default);
-                let count = |bytes: &[u8]| vocab.count(bytes);
-                let mut n = 0usize;
-                pre.pieces_while(text, |piece| {
-                    let bytes = piece.as_bytes();
-                    n += match pack(bytes) {
-                        Some(key) => cache.get_or_count(key, || count(bytes)),
-                        None => count(bytes),
-                    };
-                    n <= limit
-                });
-                n
-            }),
+            Engine::Bpe(vocab, pre) => {
+                builtin::count_while(vocab, pre, self.encoding.slot(), text, limit)
+            }
             Engine::Tiktoken(t) => t.encode_ordinary(text).len(),
         };
         (n <= limit).then_some(n)
@@ -440,136 +352,9 @@ impl Tokenizer {
     }
 }
 
-/// A 128-bit hash of an item's content, the key of every per-item cache.
-///
-/// Field lengths are hashed before the bytes so that two different items can never feed the same byte stream.
-#[must_use]
-pub fn item_hash(item: &Item) -> u128 {
-    // The short fields seed a one-shot hash of the long one (one pass over the content, no streaming state).
-    let (seed, body) = match item {
-        Item::Message { role, content } => {
-            (fields_hash(&[b"m", role.as_str().as_bytes()]), content)
-        }
-        Item::ToolCall {
-            id,
-            name,
-            arguments,
-        } => (
-            fields_hash(&[b"c", id.as_bytes(), name.as_bytes()]),
-            arguments,
-        ),
-        Item::ToolResult {
-            call_id,
-            name,
-            content,
-            is_error,
-        } => (
-            fields_hash(&[
-                if *is_error { b"e" } else { b"r" },
-                call_id.as_bytes(),
-                name.as_bytes(),
-            ]),
-            content,
-        ),
-    };
-    xxh3_128_with_seed(body.as_bytes(), seed)
-}
-
-/// The hash of `fields`, each laid out after its length (`u64`, little-endian), on the stack when they fit in
-/// 256 bytes, as an item's tag, ids and name nearly always do: hashing an item then allocates nothing.
-fn fields_hash(fields: &[&[u8]]) -> u64 {
-    let len: usize = fields.iter().map(|f| 8 + f.len()).sum();
-    let mut stack = [0u8; 256];
-    let mut heap = Vec::new();
-    let buf: &mut [u8] = if len <= stack.len() {
-        &mut stack[..len]
-    } else {
-        heap.resize(len, 0);
-        &mut heap
-    };
-    let mut at = 0;
-    for f in fields {
-        buf[at..at + 8].copy_from_slice(&(f.len() as u64).to_le_bytes());
-        buf[at + 8..at + 8 + f.len()].copy_from_slice(f);
-        at += 8 + f.len();
-    }
-    xxh3_64(buf)
-}
-
-/// A 128-bit hash of an instruction, distinct from every item hash.
-#[must_use]
-pub fn instruction_hash(text: &str) -> u128 {
-    xxh3_128_with_seed(text.as_bytes(), xxh3_64(b"instruction"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// An item's hash as it was first defined: its short fields, each after its length, concatenated, seed the
-    /// hash of the long one. Counts and answers cached under the old keys stay valid.
-    fn defined_item_hash(item: &Item) -> u128 {
-        let field = |head: &mut Vec<u8>, bytes: &[u8]| {
-            head.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-            head.extend_from_slice(bytes);
-        };
-        let mut head = Vec::new();
-        let body = match item {
-            Item::Message { role, content } => {
-                field(&mut head, b"m");
-                field(&mut head, role.as_str().as_bytes());
-                content
-            }
-            Item::ToolCall {
-                id,
-                name,
-                arguments,
-            } => {
-                field(&mut head, b"c");
-                field(&mut head, id.as_bytes());
-                field(&mut head, name.as_bytes());
-                arguments
-            }
-            Item::ToolResult {
-                call_id,
-                name,
-                content,
-                is_error,
-            } => {
-                field(&mut head, if *is_error { b"e" } else { b"r" });
-                field(&mut head, call_id.as_bytes());
-                field(&mut head, name.as_bytes());
-                content
-            }
-        };
-        xxh3_128_with_seed(body.as_bytes(), xxh3_64(&head))
-    }
-
-    #[test]
-    fn item_hashes_keep_their_definition_with_short_and_long_fields() {
-        // A tool item with n = 154 fills the 256-byte stack buffer exactly; 155 and 300 take the heap.
-        for n in [0, 1, 100, 154, 155, 300] {
-            let id = "i".repeat(n);
-            let name = "n".repeat(n / 2);
-            let mut error = Item::tool_result(id.as_str(), name.as_str(), "out");
-            if let Item::ToolResult { is_error, .. } = &mut error {
-                *is_error = true;
-            }
-            for item in [
-                Item::user("x".repeat(n)),
-                Item::message(crate::history::Role::Assistant, "ok"),
-                Item::tool_call(id.as_str(), name.as_str(), "{}"),
-                Item::tool_result(id.as_str(), name.as_str(), "out"),
-                error,
-            ] {
-                assert_eq!(item_hash(&item), defined_item_hash(&item), "{item:?}");
-            }
-        }
-        // Each kind and each field moves the hash.
-        let call = item_hash(&Item::tool_call("a", "b", "c"));
-        assert_ne!(call, item_hash(&Item::tool_result("a", "b", "c")));
-        assert_ne!(call, item_hash(&Item::tool_call("ab", "", "c")));
-    }
 
     fn both(encoding: Encoding) -> [Tokenizer; 2] {
         [
@@ -579,50 +364,6 @@ mod tests {
     }
 
     /// A piece's count is kept and found again, and pieces that share a slot never answer for each other.
-    #[test]
-    fn piece_counts_keep_each_piece_its_own_count() {
-        let mut cache = PieceCounts::default();
-        let keys: Vec<u128> = (0..4 * PIECE_SLOTS as u32)
-            .map(|i| pack(&i.to_le_bytes()).unwrap())
-            .collect();
-        let count = |key: u128| (key % 15) as usize + 1;
-        for round in 0..2 {
-            for &key in &keys {
-                assert_eq!(
-                    cache.get_or_count(key, || count(key)),
-                    count(key),
-                    "round {round}"
-                );
-            }
-        }
-        // The last piece is in its slot: it is not counted again.
-        let last = *keys.last().unwrap();
-        assert_eq!(cache.get_or_count(last, || unreachable!()), count(last));
-        // A count too large for the bits above the key is returned but not kept.
-        let key = pack(b"not kept").unwrap();
-        assert_eq!(cache.get_or_count(key, || 64), 64);
-        assert_eq!(cache.get_or_count(key, || 7), 7);
-        assert_eq!(cache.get_or_count(key, || unreachable!()), 7);
-    }
-
-    /// [`pack`] is the bytes and a bit past them, however long they are.
-    #[test]
-    fn pack_is_the_bytes_and_a_length_bit() {
-        let bytes: Vec<u8> = (1..=16).map(|b| b * 15).collect();
-        assert_eq!(pack(&[]), None);
-        assert_eq!(pack(&bytes), None);
-        for n in 1..=15 {
-            let expected = bytes[..n]
-                .iter()
-                .enumerate()
-                .fold(1u128 << (8 * n), |acc, (i, &b)| {
-                    acc | u128::from(b) << (8 * i)
-                });
-            assert_eq!(pack(&bytes[..n]), Some(expected), "{n} bytes");
-        }
-        assert_ne!(pack(b"a"), pack(b"a\0"));
-    }
-
     /// Token ids published with OpenAI's tiktoken.
     #[test]
     fn known_token_ids() {

@@ -1,5 +1,5 @@
 //! The `bpe` backend's encoder: an encoding's vocabulary, laid out at build time and embedded in the binary
-//! (`build.rs`, [`super::vocab_layout`]), and byte-pair merging of one piece of pre-tokenized text.
+//! (`build.rs`, [`super::layout`]), and byte-pair merging of one piece of pre-tokenized text.
 //!
 //! Merging is tiktoken's: the piece is one token when the vocabulary has it whole; otherwise it starts as its
 //! bytes, and the adjacent pair whose concatenation has the lowest rank, the leftmost of equals, merges until no
@@ -13,11 +13,11 @@ use std::collections::BinaryHeap;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use super::vocab_layout::Table;
-use super::Encoding;
+use super::layout::Table;
+use crate::tokens::Encoding;
 
 /// An encoding's vocabulary.
-pub(super) struct Vocabulary {
+pub(in crate::tokens) struct Vocabulary {
     table: Table<'static>,
 }
 
@@ -26,7 +26,7 @@ const SCAN_MAX: usize = 128;
 
 impl Vocabulary {
     /// The vocabulary of `encoding`, read in place from the binary once per process.
-    pub(super) fn get(encoding: Encoding) -> &'static Vocabulary {
+    pub(in crate::tokens) fn get(encoding: Encoding) -> &'static Vocabulary {
         static TABLES: [OnceLock<Vocabulary>; 2] = [OnceLock::new(), OnceLock::new()];
         TABLES[encoding.slot()].get_or_init(|| {
             let data: &'static [u8] = match encoding {
@@ -45,14 +45,14 @@ impl Vocabulary {
     }
 
     /// Tokens in `piece`.
-    pub(super) fn count(&self, piece: &[u8]) -> usize {
+    pub(in crate::tokens) fn count(&self, piece: &[u8]) -> usize {
         let mut n = 0;
         self.merge(piece, |_| n += 1);
         n
     }
 
     /// Appends the ranks of `piece`'s tokens to `out`.
-    pub(super) fn encode(&self, piece: &[u8], out: &mut Vec<u32>) {
+    pub(in crate::tokens) fn encode(&self, piece: &[u8], out: &mut Vec<u32>) {
         self.merge(piece, |part| {
             // Every part is a token: a single byte is one, and a merge makes only tokens.
             out.extend(self.table.rank(&piece[part]));

@@ -17,11 +17,11 @@ use std::sync::OnceLock;
 use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
 
-use super::Encoding;
+use crate::tokens::Encoding;
 
 /// A compiled pre-tokenizer: alternatives tried in order, some of which end with one look-ahead character
 /// that is not part of the piece.
-pub(super) struct Pretokenizer {
+pub(in crate::tokens) struct Pretokenizer {
     regex: Regex,
     lookahead: [bool; 3],
     /// This encoding's slot in the per-thread caches.
@@ -58,7 +58,7 @@ fn patterns(encoding: Encoding) -> String {
 
 impl Pretokenizer {
     /// The pre-tokenizer of `encoding`, compiled once per process.
-    pub(super) fn get(encoding: Encoding) -> &'static Pretokenizer {
+    pub(in crate::tokens) fn get(encoding: Encoding) -> &'static Pretokenizer {
         static COMPILED: [OnceLock<Pretokenizer>; 2] = [OnceLock::new(), OnceLock::new()];
         COMPILED[encoding.slot()].get_or_init(|| Pretokenizer::new(encoding))
     }
@@ -83,7 +83,7 @@ impl Pretokenizer {
     ///
     /// A piece is cut by the hand-compiled ASCII splitter when every byte its choice depends on is ASCII, and
     /// by the regex otherwise (around non-ASCII characters), so mostly-ASCII text is mostly split by hand.
-    pub(super) fn pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
+    pub(in crate::tokens) fn pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
         let bytes = text.as_bytes();
         let non_ascii = |from: usize| {
             bytes[from..]
