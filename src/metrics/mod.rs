@@ -293,17 +293,20 @@ impl Catalog {
             baseline,
             context,
         };
-        let mut steps = Vec::with_capacity(replays.iter().map(|r| r.steps.len()).sum());
-        for r in replays {
-            for s in view(r).steps() {
-                steps.push(StepRow {
-                    strategy: r.strategy.clone(),
-                    step: s.step.step,
-                    item_index: s.step.item_index,
-                    values: self.step_values(&s),
-                });
-            }
-        }
+        let steps = replays
+            .iter()
+            .map(|r| {
+                let rows = view(r)
+                    .steps()
+                    .map(|s| StepRow {
+                        step: s.step.step,
+                        item_index: s.step.item_index,
+                        values: self.step_values(&s),
+                    })
+                    .collect();
+                (r.strategy.clone(), rows)
+            })
+            .collect();
         EpisodeResult {
             episode: episode.id.clone(),
             items: episode.items.len(),
@@ -332,8 +335,6 @@ impl Catalog {
 /// One row of `steps.csv`: a call point of an episode under a strategy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRow {
-    /// The strategy.
-    pub strategy: String,
     /// The call point.
     pub step: usize,
     /// The episode item it precedes.
@@ -351,7 +352,7 @@ pub struct EpisodeResult {
     pub items: usize,
     /// Its step rows, strategy by strategy (not kept by the journal: `steps.csv` holds them).
     #[serde(skip)]
-    pub steps: Vec<StepRow>,
+    pub steps: Vec<(String, Vec<StepRow>)>,
     /// Its metrics under each strategy of the run, in order.
     pub strategies: Vec<EpisodeMetrics>,
     /// Its metrics under the baseline.

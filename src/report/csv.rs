@@ -17,17 +17,46 @@ fn serialize_error(e: impl std::fmt::Display) -> Error {
     }
 }
 
-/// CSV bytes of records, each an identity (leading fields) and values, written as they come.
+/// Writes one cell as the csv crate's serializer writes the value: integers and floats as `itoa` and `ryu`
+/// format them, null as an empty cell.
+fn write_value(w: &mut ::csv::Writer<Vec<u8>>, v: &Value) -> ::csv::Result<()> {
+    match v {
+        Value::Null => w.write_field([]),
+        Value::Bool(b) => w.write_field(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => w.write_field(itoa::Buffer::new().format(u)),
+            (None, Some(i), _) => w.write_field(itoa::Buffer::new().format(i)),
+            (None, None, Some(f)) => w.write_field(ryu::Buffer::new().format(f)),
+            (None, None, None) => w.write_field([]),
+        },
+        Value::String(s) => w.write_field(s),
+        other => w.write_field(other.to_string()),
+    }
+}
+
+/// CSV bytes of records, each its identity (leading text fields) then its values.
 fn to_bytes<'a, const N: usize>(
-    records: impl IntoIterator<Item = ([Value; N], Vec<&'a Value>)>,
+    records: impl IntoIterator<Item = ([&'a str; N], &'a [usize], &'a [Value])>,
 ) -> Result<Vec<u8>> {
     let mut w = ::csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
-    for (identity, values) in records {
-        let record: Vec<&Value> = identity.iter().chain(values).collect();
-        w.serialize(record).map_err(serialize_error)?;
-    }
+    let record = || -> ::csv::Result<()> {
+        for (identity, numbers, values) in records {
+            for field in identity {
+                w.write_field(field)?;
+            }
+            for &n in numbers {
+                w.write_field(itoa::Buffer::new().format(n))?;
+            }
+            for v in values {
+                write_value(&mut w, v)?;
+            }
+            w.write_record(None::<&[u8]>)?;
+        }
+        Ok(())
+    };
+    record().map_err(serialize_error)?;
     w.into_inner().map_err(serialize_error)
 }
 
@@ -68,15 +97,20 @@ impl RowExporter for StepsCsv {
     }
 
     fn rows(&self, episode: &EpisodeResult) -> Result<Vec<u8>> {
-        to_bytes(episode.steps.iter().map(|row| {
-            let identity = [
-                Value::from(episode.episode.as_str()),
-                Value::from(row.strategy.as_str()),
-                Value::from(row.step),
-                Value::from(row.item_index),
-            ];
-            (identity, row.values.iter().collect())
-        }))
+        let rows: Vec<([&str; 2], [usize; 2], &[Value])> = episode
+            .steps
+            .iter()
+            .flat_map(|(strategy, rows)| {
+                rows.iter().map(move |row| {
+                    (
+                        [episode.episode.as_str(), strategy.as_str()],
+                        [row.step, row.item_index],
+                        &row.values[..],
+                    )
+                })
+            })
+            .collect();
+        to_bytes(rows.iter().map(|(id, n, v)| (*id, &n[..], *v)))
     }
 }
 
@@ -110,13 +144,17 @@ impl RowExporter for EpisodesCsv {
     }
 
     fn rows(&self, episode: &EpisodeResult) -> Result<Vec<u8>> {
-        to_bytes(episode.strategies.iter().map(|m| {
-            let identity = [
-                Value::from(m.episode.as_str()),
-                Value::from(m.source.as_str()),
-                Value::from(m.strategy.as_str()),
-            ];
-            (identity, self.catalog.episode_row(m).collect())
+        let rows: Vec<Vec<Value>> = episode
+            .strategies
+            .iter()
+            .map(|m| self.catalog.episode_row(m).cloned().collect())
+            .collect();
+        to_bytes(episode.strategies.iter().zip(&rows).map(|(m, values)| {
+            (
+                [m.episode.as_str(), m.source.as_str(), m.strategy.as_str()],
+                &[][..],
+                &values[..],
+            )
         }))
     }
 }

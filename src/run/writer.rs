@@ -149,10 +149,12 @@ impl<'a> Writer<'a> {
         episode: &Episode,
         (replays, baseline): (Vec<EpisodeReplay>, EpisodeReplay),
     ) -> Result<()> {
-        let result = self
+        let mut result = self
             .catalog
             .episode_result(episode, &replays, &baseline, &self.context);
         self.exports.append(&result)?;
+        // The rows are in the tables now; the journal keeps the rest.
+        result.steps = Vec::new();
         self.count(&result);
         let chart = (result.peak_tokens > self.largest).then(|| {
             self.largest = result.peak_tokens;

@@ -15,6 +15,7 @@ use super::clip;
 use super::index::{best_line, question_words, BestLine, Interest, LineIndex, MAX_LINE_INDEXES};
 use crate::history::{Item, Role, Text};
 use crate::llm::LlmRequest;
+use crate::tokens::{Tokenizer, TOKENS_PER_REPLY};
 
 /// Answers kept at most per thread, of each kind: (question, text) and whole requests (a few megabytes). They
 /// are reused by the strategies of one episode, which run together on one thread, and go when the thread starts
@@ -37,10 +38,15 @@ pub(super) struct AnswerCache {
     /// The best line of a text for a question, by (question, text key): the strategies of one episode ask
     /// the same questions of mostly the same texts.
     pub(super) answers: FxHashMap<(u64, u128), BestLine>,
-    /// The answer to a whole request, by a hash of the question and every text key: strategies that have not
-    /// reduced the request yet send the very request another already sent (half the probe calls on the bundled
-    /// dataset).
-    pub(super) requests: FxHashMap<u128, Option<(usize, u32)>>,
+    /// The answer to a whole request and its tokens but the last item's, by a hash of the question and every
+    /// item's identity: strategies that have not reduced the request yet send the very request another already
+    /// sent (half the probe calls on the bundled dataset).
+    pub(super) requests: FxHashMap<u128, Known>,
+    /// The tokens of the items of the requests asked, by the item's identity ([`count_key`]).
+    counts: FxHashMap<(u128, u128), usize>,
+    /// The tokens of a request but its last item (the question), by the identity of every text and item: the
+    /// probes due at one call point of one strategy ask different questions of the same request.
+    heads: FxHashMap<u128, usize>,
     /// The item texts whose address is a key above, kept alive while it is.
     held: Vec<Text>,
     /// Scratch space for [`best_line`].
@@ -50,6 +56,10 @@ pub(super) struct AnswerCache {
 thread_local! {
     pub(super) static ANSWER_CACHE: RefCell<AnswerCache> = RefCell::default();
 }
+
+/// What is known of a request already answered: the answer (text, line), the request's tokens but its last
+/// item's, and the answer's tokens.
+type Known = (Option<(usize, u32)>, usize, usize);
 
 /// The key of an item's text: its address and length, tagged apart from instruction keys.
 fn item_key(text: &Text) -> u128 {
@@ -79,7 +89,24 @@ impl AnswerCache {
         self.lines.clear();
         self.answers.clear();
         self.requests.clear();
+        self.counts.clear();
+        self.heads.clear();
         self.held.clear();
+    }
+
+    /// The tokens of `item` by `tokenizer`, known by the item's identity ([`count_key`], given as `key`) after
+    /// the first time.
+    fn count_item(&mut self, tokenizer: &Tokenizer, item: &Item, key: (u128, u128)) -> usize {
+        if let Some(&n) = self.counts.get(&key) {
+            return n;
+        }
+        let n = tokenizer.count_item(item);
+        self.held.push(item.shared_text().clone());
+        if let Item::ToolCall { name, .. } = item {
+            self.held.push(name.clone());
+        }
+        self.counts.insert(key, n);
+        n
     }
 
     /// The line that answers the question `wanted` (keyed by `question`) in a request of `texts` (with their
@@ -88,20 +115,9 @@ impl AnswerCache {
     fn answer(
         &mut self,
         question: u64,
-        request: u128,
         wanted: &[u64],
         texts: &[(&str, u128, Option<&Text>)],
     ) -> Option<(usize, u32)> {
-        if let Some(&found) = self.requests.get(&request) {
-            return found;
-        }
-        if self.requests.len() >= MAX_ANSWERS
-            || self.answers.len() + texts.len() >= MAX_ANSWERS
-            || self.lines.len() + texts.len() >= MAX_LINE_INDEXES
-        {
-            // Caches, not records: bounded so that memory does not grow with the number of episodes.
-            self.clear();
-        }
         let mut best: Option<(u32, usize, u32)> = None;
         let interest = self
             .interest
@@ -117,9 +133,20 @@ impl AnswerCache {
                 }
             }
         }
-        let found = best.map(|(_, t, line)| (t, line));
-        self.requests.insert(request, found);
-        found
+        best.map(|(_, t, line)| (t, line))
+    }
+
+    /// Empties the caches when a request of `texts` texts could take them past their bounds: caches, not
+    /// records, bounded so that memory does not grow with the number of episodes.
+    fn make_room(&mut self, texts: usize) {
+        if self.requests.len() >= MAX_ANSWERS
+            || self.answers.len() + texts >= MAX_ANSWERS
+            || self.lines.len() + texts >= MAX_LINE_INDEXES
+            || self.counts.len() + texts >= MAX_ANSWERS
+            || self.heads.len() >= MAX_ANSWERS
+        {
+            self.clear();
+        }
     }
 
     /// The best line of `text` (keyed by `key`, held by `shared` when it is an item's) for the question
@@ -147,9 +174,25 @@ impl AnswerCache {
     }
 }
 
+/// The identity of an item for its token count: its main text's key, and what else its count depends on (a
+/// message's role, a tool call's name; a tool result's count depends on its content alone).
+fn count_key(item: &Item) -> (u128, u128) {
+    let second = match item {
+        Item::Message { role, .. } => *role as u128,
+        Item::ToolCall { name, .. } => item_key(name),
+        Item::ToolResult { .. } => 3,
+    };
+    (item_key(item.shared_text()), second)
+}
+
 /// Answers the last user message of `request` with the request line that shares the most of its words (the
-/// latest on ties), or "I don't know."
-pub(super) fn answer(request: &LlmRequest) -> String {
+/// latest on ties), or "I don't know."; with the request's input tokens and the answer's tokens as the tokenizer
+/// counts them.
+///
+/// A probe re-sends the request of its call point, most of whose items every strategy of the episode sends
+/// again: the tokens of each item are kept by its identity, and those of a whole request (its last item, the
+/// question, apart) with its answer.
+pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, usize, usize) {
     let question = request
         .contents
         .iter()
@@ -165,28 +208,86 @@ pub(super) fn answer(request: &LlmRequest) -> String {
     let wanted: Vec<u64> = question_words(question)
         .map(|w| xxh3_64(w.as_bytes()))
         .collect();
-    if wanted.is_empty() {
-        return "I don't know.".into();
-    }
-    let n = request.contents.len().saturating_sub(1);
-    let texts: Vec<(&str, u128, Option<&Text>)> = request
+    let (head, last) = match request.contents.split_last() {
+        Some((last, head)) => (head, Some(last)),
+        None => (&request.contents[..], None),
+    };
+    // One pass over the request: each text's key (and each item's identity for its count) into the request's key.
+    let instruction_keys: Vec<u128> = request
         .instructions
         .iter()
-        .map(|s| (s.as_str(), instruction_key(s), None))
-        .chain(request.contents[..n].iter().map(|item| {
-            let text = item.shared_text();
-            (&**text, item_key(text), Some(text))
-        }))
+        .map(|s| instruction_key(s))
         .collect();
-    let mut bytes = Vec::with_capacity(8 * wanted.len() + 16 * texts.len());
-    bytes.extend(wanted.iter().flat_map(|w| w.to_le_bytes()));
-    let question_key = xxh3_64(&bytes);
-    bytes.extend(texts.iter().flat_map(|t| t.1.to_le_bytes()));
-    let request_key = xxh3_128(&bytes);
-    let best = ANSWER_CACHE
-        .with_borrow_mut(|cache| cache.answer(question_key, request_key, &wanted, &texts));
-    best.and_then(|(t, line)| texts[t].0.lines().nth(line as usize))
-        .map_or_else(|| "I don't know.".into(), |line| clip(line.trim(), 300))
+    let item_keys: Vec<(u128, u128)> = head.iter().map(count_key).collect();
+    // The head's key (every text and item identity), then the request's (the question's words too).
+    let mut bytes =
+        Vec::with_capacity(8 * wanted.len() + 16 * instruction_keys.len() + 32 * item_keys.len());
+    bytes.extend(instruction_keys.iter().flat_map(|k| k.to_le_bytes()));
+    for (main, second) in &item_keys {
+        bytes.extend(main.to_le_bytes());
+        bytes.extend(second.to_le_bytes());
+    }
+    let head_key = xxh3_128(&bytes);
+    let question_bytes: Vec<u8> = wanted.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let question_key = xxh3_64(&question_bytes);
+    let mut both = head_key.to_le_bytes().to_vec();
+    both.extend(question_key.to_le_bytes());
+    let request_key = xxh3_128(&both);
+    let text_at = |t: usize| match t.checked_sub(instruction_keys.len()) {
+        None => request.instructions[t].as_str(),
+        Some(i) => head[i].text(),
+    };
+    let line_of = |(t, line): (usize, u32)| text_at(t).lines().nth(line as usize);
+    let last_tokens = last.map_or(0, |i| tokenizer.count_item(i));
+    let (text, tokens, output) = ANSWER_CACHE.with_borrow_mut(|cache| {
+        if let Some(&(found, tokens, output)) = cache.requests.get(&request_key) {
+            return (reply(found.and_then(line_of)), tokens, output);
+        }
+        let texts: Vec<(&str, u128, Option<&Text>)> = request
+            .instructions
+            .iter()
+            .zip(&instruction_keys)
+            .map(|(s, &k)| (s.as_str(), k, None))
+            .chain(head.iter().zip(&item_keys).map(|(item, &(k, _))| {
+                let text = item.shared_text();
+                (&**text, k, Some(text))
+            }))
+            .collect();
+        cache.make_room(texts.len());
+        let found = if wanted.is_empty() {
+            None
+        } else {
+            cache.answer(question_key, &wanted, &texts)
+        };
+        let tokens = match cache.heads.get(&head_key) {
+            Some(&n) => n,
+            None => {
+                let n = TOKENS_PER_REPLY
+                    + request
+                        .instructions
+                        .iter()
+                        .map(|s| tokenizer.count_instruction(s))
+                        .sum::<usize>()
+                    + head
+                        .iter()
+                        .zip(&item_keys)
+                        .map(|(i, &key)| cache.count_item(tokenizer, i, key))
+                        .sum::<usize>();
+                cache.heads.insert(head_key, n);
+                n
+            }
+        };
+        let text = reply(found.and_then(line_of));
+        let output = tokenizer.count_text(&text);
+        cache.requests.insert(request_key, (found, tokens, output));
+        (text, tokens, output)
+    });
+    (text, tokens + last_tokens, output)
+}
+
+/// The answer that `line` makes: the line trimmed and cut, or "I don't know." when there is none.
+fn reply(line: Option<&str>) -> String {
+    line.map_or_else(|| "I don't know.".into(), |line| clip(line.trim(), 300))
 }
 
 /// Tells this thread's caches the questions of the episode it starts.

@@ -73,24 +73,26 @@ impl MockLlm {
         ms
     }
 
-    /// The text of the reply to a request: a summary of its transcript, or an answer.
-    fn reply(&self, request: &LlmRequest) -> String {
-        match Transcript::from_request(request) {
-            Some(transcript) => {
-                summarize::summarize(transcript, &self.tokenizer, self.config.summary_max_tokens)
-            }
-            None => answer::answer(request),
-        }
-    }
-
-    /// Answers a request synchronously (the async [`Llm::generate`] is ready at once).
+    /// Answers a request synchronously (the async [`Llm::generate`] is ready at once): a summary of its
+    /// transcript, or an answer to its last user message; usage counted with the tokenizer.
     #[must_use]
     pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
-        let text = self.reply(request);
-        let input = self
-            .tokenizer
-            .count_request(&request.instructions, &request.contents) as u64;
-        let output = self.tokenizer.count_text(&text) as u64;
+        let (text, input, output) = match Transcript::from_request(request) {
+            Some(transcript) => {
+                let text = summarize::summarize(
+                    transcript,
+                    &self.tokenizer,
+                    self.config.summary_max_tokens,
+                );
+                let input = self
+                    .tokenizer
+                    .count_request(&request.instructions, &request.contents);
+                let output = self.tokenizer.count_text(&text);
+                (text, input, output)
+            }
+            None => answer::answer(&self.tokenizer, request),
+        };
+        let (input, output) = (input as u64, output as u64);
         LlmResponse {
             latency_ms: self.latency_ms(input, output),
             text,
