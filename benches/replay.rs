@@ -93,8 +93,7 @@ fn episode_length(c: &mut Criterion) {
                 task: String::new(),
                 items: synthetic_history(n),
                 findings: vec![],
-                probes: vec![],
-                meta: serde_json::Map::default(),
+                ..ctxbench::Episode::default()
             };
             group.throughput(Throughput::Elements(n as u64));
             group.bench_with_input(BenchmarkId::from_parameter(n), &episode, |b, ep| {

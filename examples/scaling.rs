@@ -35,8 +35,7 @@ fn main() -> anyhow::Result<()> {
             task: String::new(),
             items: synthetic_history(n),
             findings: vec![],
-            probes: vec![],
-            meta: serde_json::Map::default(),
+            ..Episode::default()
         })
         .collect();
     println!(

@@ -21,7 +21,7 @@
 //! }
 //! let episode = ctxbench::Episode {
 //!     id: "demo".into(), source: "doc".into(), task: String::new(), items,
-//!     findings: vec![], probes: vec![], meta: Default::default(),
+//!     ..Default::default()
 //! };
 //! let tokenizer = Tokenizer::shared_default()?;
 //! let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tokenizer));

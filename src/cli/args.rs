@@ -63,6 +63,19 @@ pub enum Command {
     },
     /// List the built-in strategies with their configuration.
     Strategies,
+    /// Compare the baseline replay of imported traces with the usage the traces record (provider prompt tokens
+    /// per episode and per call).
+    Usage {
+        /// Dataset file or directory of .jsonl files (imported traces).
+        dataset: PathBuf,
+        /// The encoding of the traces' model (`o200k_base` for gpt-4o and later, `cl100k_base` for gpt-4 and
+        /// gpt-3.5; other providers' models have tokenizers of their own).
+        #[arg(long, default_value = "o200k_base")]
+        encoding: crate::tokens::Encoding,
+        /// Also print each call.
+        #[arg(long)]
+        per_call: bool,
+    },
     /// Convert agent traces (OpenAI, Anthropic, SWE-agent, mini-swe-agent, OpenHands, Claude Code, tau-bench,
     /// aider, smolagents) into a ctxbench dataset, adding automatic findings where there are none.
     Import {

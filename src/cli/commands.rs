@@ -18,16 +18,20 @@ pub(super) fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result
         for p in &v.problems {
             writeln!(stdout, "{p}")?;
         }
+        for w in &v.warnings {
+            writeln!(stdout, "warning: {w}")?;
+        }
         writeln!(
             stdout,
-            "{}: {} files, {} episodes, {} items, {} findings, {} probes, {} problems",
+            "{}: {} files, {} episodes, {} items, {} findings, {} probes, {} problems, {} warnings",
             path.display(),
             v.files,
             v.episodes,
             v.items,
             v.findings,
             v.probes,
-            v.problems.len()
+            v.problems.len(),
+            v.warnings.len()
         )?;
         ok &= v.is_ok();
     }
@@ -97,5 +101,70 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         )?;
     }
     writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
+    Ok(true)
+}
+
+pub(super) fn cmd_usage(
+    stdout: &mut impl Write,
+    dataset: &std::path::Path,
+    encoding: crate::tokens::Encoding,
+    per_call: bool,
+) -> Result<bool> {
+    let tokenizer = std::sync::Arc::new(crate::tokens::Tokenizer::new(
+        encoding,
+        crate::tokens::Backend::default(),
+    )?);
+    let rows = crate::run::usage::compare(dataset, &tokenizer)
+        .with_context(|| format!("failed to compare '{}'", dataset.display()))?;
+    if rows.is_empty() {
+        writeln!(
+            stdout,
+            "no episode of '{}' records its provider usage (import traces that do: SWE-agent, mini-swe-agent, \
+             OpenHands, Claude Code, aider, smolagents)",
+            dataset.display()
+        )?;
+        return Ok(true);
+    }
+    writeln!(
+        stdout,
+        "| episode | source | recorded from | call points | recorded calls | replayed input | recorded input | replay / recorded |"
+    )?;
+    writeln!(stdout, "|---|---|---|---:|---:|---:|---:|---:|")?;
+    for r in &rows {
+        writeln!(
+            stdout,
+            "| {} | {} | {} | {} | {} | {} | {}{} | {} |",
+            r.episode,
+            r.source,
+            r.recorded_from,
+            r.call_points,
+            r.recorded_calls
+                .map_or_else(|| "–".into(), |n| n.to_string()),
+            r.replay_input_tokens,
+            r.recorded_input_tokens
+                .map_or_else(|| "–".into(), |n| n.to_string()),
+            if r.approximate { " (rounded)" } else { "" },
+            r.ratio.map_or_else(|| "–".into(), |x| format!("{x:.3}")),
+        )?;
+    }
+    if per_call {
+        for r in rows.iter().filter(|r| !r.calls.is_empty()) {
+            writeln!(
+                stdout,
+                "\n{} (encoding {}): call, replayed, recorded, ratio",
+                r.episode,
+                encoding.as_str()
+            )?;
+            for (i, (replayed, recorded)) in r.calls.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let ratio = if *recorded > 0 {
+                    *replayed as f64 / *recorded as f64
+                } else {
+                    f64::NAN
+                };
+                writeln!(stdout, "  {i}\t{replayed}\t{recorded}\t{ratio:.3}")?;
+            }
+        }
+    }
     Ok(true)
 }

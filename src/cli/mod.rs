@@ -147,6 +147,11 @@ pub fn run(cli: Cli) -> Result<bool> {
             )?;
             Ok(true)
         }
+        Command::Usage {
+            dataset,
+            encoding,
+            per_call,
+        } => commands::cmd_usage(&mut stdout, &dataset, encoding, per_call),
         Command::Strategies => {
             writeln!(stdout, "Built-in strategies (the default comparison):")?;
             for s in crate::strategy::defaults() {

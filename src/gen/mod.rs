@@ -84,6 +84,7 @@ impl Builder {
                 findings: Vec::new(),
                 probes: Vec::new(),
                 meta: serde_json::Map::new(),
+                ..Episode::default()
             },
             calls: 0,
             end_probes: Vec::new(),
@@ -134,6 +135,7 @@ impl Builder {
             evidence,
             introduced_at: at,
             kind,
+            ..Finding::default()
         });
         let probe = |pid: String, after_item: usize| Probe {
             id: pid,

@@ -1,17 +1,32 @@
 //! Automatic key findings for episodes without annotations.
 //!
-//! The rule, deterministic: split every item into words (runs of letters, digits and `_ . / -`, so that
-//! grep's `path.py:88:` gives `path.py`; trailing `. - /` and leading `-` trimmed). A word is a *candidate* when it is a path (has a `/`, or ends in a known
-//! file extension: an artifact finding), an identifier (has `_`, or mixes lower and upper case, at least six
-//! characters), or a number of at least three digits (recall findings). A candidate becomes a finding when it
-//! first appears in an observation — a tool result, or a user message after the first (text-based agents
-//! return observations as user messages) — and a later assistant turn (text or tool-call arguments) uses it
-//! again. Findings are taken in order of first appearance, at most [`MAX_FINDINGS`] per episode, each with one
-//! fill-in-the-blank probe built from the line that introduced it, asked at the end of the episode.
+//! ## The rule
+//! Deterministic, from the history alone:
+//! 1. **Where facts come from.** The task (the first user message) and every observation of the environment
+//!    (a tool result, or an observation sent as a user message).
+//! 2. **Candidates.** A text is cut into URLs (kept whole) and words (runs of letters, digits and `_ . / -`;
+//!    trailing `. - /` and leading `-` trimmed). A word is a candidate when it is
+//!    - a path (a `/` and a letter, or a known file extension) or a URL: an *artifact* finding;
+//!    - a number of at least three digits: a *recall* finding;
+//!    - an identifier of at least six characters with a `_` or mixed case: a *recall* finding.
+//! 3. **Noise left out.** Line and column numbers (a number after `:` or after `line`), version strings (two
+//!    dots or more, or right after a `v`), MIME types (`text/html`), generic exception names (`ValueError`,
+//!    `TypeError`…), and JSON keys (a word written as `"word":` wherever this text has it).
+//! 4. **Needed later.** A candidate is a finding when the text that introduced it is the first to hold it and a
+//!    later assistant turn (its text or its tool calls' arguments) uses it again. Its *need points* are the
+//!    first items of those turns; it is labelled `from_task` when the task introduced it.
+//! 5. At most [`MAX_FINDINGS`] per episode, in order of first appearance.
+//!
+//! ## Probes
+//! Each finding gets a fill-in-the-blank probe, asked at the call point of its last need: the line that
+//! introduced it, cut to the words around it, with the finding blanked, naming where it comes from ("the
+//! output of `grep`", "the task"). A probe is made only when the blank leaves at least two words of context
+//! and when every line of the history up to that point that fits the quote fits it with the finding alone: the
+//! answer is unique where the probe is asked.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::history::{Episode, Finding, FindingKind, Item, Probe, Role};
+use crate::history::{turn_end, Episode, Finding, FindingKind, Item, Probe, Role};
 
 /// The most findings extracted from one episode.
 pub const MAX_FINDINGS: usize = 12;
@@ -21,17 +36,124 @@ const EXTENSIONS: [&str; 22] = [
     "yml", "txt", "sh", "html", "css", "vue", "cfg", "ini",
 ];
 
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
-        .map(|w| w.trim_start_matches('-').trim_end_matches(['.', '-', '/']))
-        .filter(|w| w.len() >= 3)
+/// Exception and warning names every language's runtime has: they say what kind of failure, not which.
+const GENERIC_EXCEPTIONS: [&str; 34] = [
+    "AssertionError",
+    "AttributeError",
+    "DeprecationWarning",
+    "Exception",
+    "FileExistsError",
+    "FileNotFoundError",
+    "ImportError",
+    "IndentationError",
+    "IndexError",
+    "IOError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotADirectoryError",
+    "NotImplementedError",
+    "NullPointerException",
+    "OSError",
+    "OverflowError",
+    "PermissionError",
+    "RecursionError",
+    "ReferenceError",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopIteration",
+    "SyntaxError",
+    "SystemExit",
+    "TimeoutError",
+    "TypeError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UserWarning",
+    "ValueError",
+];
+
+const MIME_TOPS: [&str; 7] = [
+    "text/",
+    "application/",
+    "image/",
+    "audio/",
+    "video/",
+    "multipart/",
+    "font/",
+];
+
+/// A word of a text and where it starts.
+type Word<'t> = (usize, &'t str);
+
+/// The URLs and words of `text`, in order, each with its byte offset.
+fn words(text: &str) -> Vec<Word<'_>> {
+    let mut out = Vec::new();
+    let mut rest = 0;
+    // URLs first, whole: `:` would otherwise cut them.
+    let mut urls: Vec<(usize, usize)> = Vec::new();
+    for scheme in ["https://", "http://"] {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(scheme).map(|n| n + from) {
+            let end = text[at..]
+                .find(|c: char| {
+                    c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '`')
+                })
+                .map_or(text.len(), |n| at + n);
+            let url = text[at..end].trim_end_matches(['.', ',', ';', ':']);
+            urls.push((at, at + url.len()));
+            from = end.max(at + scheme.len());
+        }
+    }
+    urls.sort_unstable();
+    for (start, end) in urls
+        .into_iter()
+        .chain(std::iter::once((text.len(), text.len())))
+    {
+        if start < rest {
+            continue;
+        }
+        let segment = &text[rest..start];
+        let is_word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-');
+        let mut from = None;
+        for (i, c) in segment
+            .char_indices()
+            .chain(std::iter::once((segment.len(), ' ')))
+        {
+            match (from, is_word(c) && i < segment.len()) {
+                (None, true) => from = Some(i),
+                (Some(f), false) => {
+                    let piece = &segment[f..i];
+                    let lead = piece.len() - piece.trim_start_matches('-').len();
+                    let word = piece
+                        .trim_start_matches('-')
+                        .trim_end_matches(['.', '-', '/']);
+                    if word.len() >= 3 {
+                        out.push((rest + f + lead, word));
+                    }
+                    from = None;
+                }
+                _ => {}
+            }
+        }
+        if end > start {
+            out.push((start, &text[start..end]));
+        }
+        rest = end;
+    }
+    out
 }
 
-/// The kind of finding a word would be, if it is a candidate at all.
-fn candidate(word: &str) -> Option<FindingKind> {
-    if word.len() > 120 || word.contains("://") {
+/// The kind of finding the word at `at` of `text` would be, if it is a candidate at all.
+fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
+    if word.len() > 160 {
         return None;
     }
+    if word.starts_with("http://") || word.starts_with("https://") {
+        return Some(FindingKind::Artifact);
+    }
+    let before = &text[..at];
     let ext = word
         .rsplit_once('.')
         .map(|(stem, ext)| (stem, ext.to_ascii_lowercase()));
@@ -39,7 +161,8 @@ fn candidate(word: &str) -> Option<FindingKind> {
         .as_ref()
         .is_some_and(|(stem, e)| !stem.is_empty() && EXTENSIONS.contains(&e.as_str()));
     if has_ext || (word.contains('/') && word.chars().any(char::is_alphabetic)) {
-        return Some(FindingKind::Artifact);
+        let mime = MIME_TOPS.iter().any(|t| word.starts_with(t)) && word.matches('/').count() == 1;
+        return (!mime).then_some(FindingKind::Artifact);
     }
     let digits = word.chars().filter(char::is_ascii_digit).count();
     if digits >= 3
@@ -47,94 +170,194 @@ fn candidate(word: &str) -> Option<FindingKind> {
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | ':'))
     {
-        return Some(FindingKind::Recall);
+        let position = before.ends_with(':')
+            || before.trim_end().to_ascii_lowercase().ends_with("line")
+            || before.trim_end().to_ascii_lowercase().ends_with("lines");
+        let version = word.matches('.').count() >= 2 || before.ends_with(['v', 'V']);
+        return (!position && !version).then_some(FindingKind::Recall);
     }
     let mixed =
         word.chars().any(char::is_lowercase) && word.chars().skip(1).any(char::is_uppercase);
     if word.len() >= 6 && word.chars().any(char::is_alphabetic) && (word.contains('_') || mixed) {
-        return Some(FindingKind::Recall);
+        return (!GENERIC_EXCEPTIONS.contains(&word)).then_some(FindingKind::Recall);
     }
     None
 }
 
-fn is_observation(items: &[Item], i: usize, first_user: Option<usize>) -> bool {
-    match &items[i] {
-        Item::ToolResult { .. } => true,
-        Item::Message {
-            role: Role::User, ..
-        } => Some(i) != first_user,
-        _ => false,
+/// Whether `word` is only ever a JSON or dictionary key in `text` (`"word":`, `'word':`).
+fn only_a_key(text: &str, word: &str) -> bool {
+    let mut any = false;
+    for (at, _) in text.match_indices(word) {
+        any = true;
+        let after = text[at + word.len()..].trim_start_matches(['"', '\'']);
+        let quoted = text[..at].ends_with(['"', '\'']);
+        if !(quoted && after.trim_start().starts_with(':')) {
+            return false;
+        }
     }
+    any
+}
+
+/// Where a finding comes from, as its probe names it.
+fn source_of(item: &Item, from_task: bool) -> String {
+    if from_task {
+        return "the task".into();
+    }
+    match item {
+        Item::ToolResult { name, .. } | Item::Observation { name, .. } if !name.is_empty() => {
+            format!("the output of `{name}`")
+        }
+        _ => "the environment's output".into(),
+    }
+}
+
+/// The quote of a probe: the words around `word` on its line, the word blanked, at most 60 characters on
+/// each side, cut at word boundaries; `None` when fewer than two words of context are left.
+fn quote(line: &str, at: usize, word: &str) -> Option<(String, String)> {
+    let cut_left = |s: &str| -> String {
+        if s.chars().count() <= 60 {
+            return s.to_owned();
+        }
+        let skip = s.chars().count() - 60;
+        let tail: String = s.chars().skip(skip).collect();
+        tail.split_once(' ')
+            .map_or(tail.clone(), |(_, t)| t.to_owned())
+    };
+    let cut_right = |s: &str| -> String {
+        if s.chars().count() <= 60 {
+            return s.to_owned();
+        }
+        let head: String = s.chars().take(60).collect();
+        head.rsplit_once(' ')
+            .map_or(head.clone(), |(h, _)| h.to_owned())
+    };
+    let left = cut_left(line[..at].trim_start());
+    let right = cut_right(line[at + word.len()..].trim_end());
+    let context = format!("{left} {right}");
+    let words = context
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 3)
+        .count();
+    (words >= 2).then_some((left, right))
+}
+
+/// The fillers of `left ____ right` in `line`: for each place the quote fits, what stands in the blank (the
+/// last word before `right` when `left` is empty, the first word after `left` when `right` is).
+fn fillers<'l>(line: &'l str, left: &str, right: &str) -> Vec<&'l str> {
+    let mut out = Vec::new();
+    if left.is_empty() {
+        for (r, _) in line.match_indices(right) {
+            let before = line[..r].trim_end();
+            let start = before.rfind(char::is_whitespace).map_or(0, |n| n + 1);
+            out.push(&before[start..]);
+        }
+        return out;
+    }
+    for (l, _) in line.match_indices(left) {
+        let after = &line[l + left.len()..];
+        if right.is_empty() {
+            out.push(after.split_whitespace().next().unwrap_or(""));
+        } else if let Some(r) = after.find(right) {
+            out.push(after[..r].trim());
+        }
+    }
+    out
+}
+
+/// Whether the quote `left ____ right` fits some line of `texts`, and every line it fits with `word` alone.
+fn unique(texts: &[&str], left: &str, right: &str, word: &str) -> bool {
+    let mut fits = false;
+    for line in texts.iter().flat_map(|t| t.lines()) {
+        for filler in fillers(line, left, right) {
+            if filler != word {
+                return false;
+            }
+            fits = true;
+        }
+    }
+    fits
 }
 
 /// Adds automatic findings and probes to `ep` (which should have none).
 pub fn extract(ep: &mut Episode) {
     let items = &ep.items;
-    let first_user = items.iter().position(|i| i.is_role(Role::User));
+    let task = items.iter().position(|i| i.is_role(Role::User));
     let texts: Vec<String> = items.iter().map(Item::searchable_text).collect();
-    // Where each word first appears, and the assistant-turn items that use it.
+    let tokenized: Vec<Vec<Word<'_>>> = texts.iter().map(|t| words(t)).collect();
+    // Where each word first appears, and the assistant turns that use it (by the turn's first item).
     let mut first_seen: HashMap<&str, usize> = HashMap::new();
-    let mut last_use: HashMap<&str, usize> = HashMap::new();
-    for (i, text) in texts.iter().enumerate() {
-        for w in words(text) {
+    let mut uses: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut turn_start = 0;
+    for (i, ws) in tokenized.iter().enumerate() {
+        if items[i].is_assistant_turn() && (i == 0 || !items[i - 1].is_assistant_turn()) {
+            turn_start = i;
+        }
+        for &(_, w) in ws {
             first_seen.entry(w).or_insert(i);
             if items[i].is_assistant_turn() {
-                last_use.insert(w, i);
+                let turns = uses.entry(w).or_default();
+                if turns.last() != Some(&turn_start) {
+                    turns.push(turn_start);
+                }
             }
         }
     }
     let mut taken: HashSet<&str> = HashSet::new();
     let mut findings = Vec::new();
     let mut probes = Vec::new();
-    'items: for (i, text) in texts.iter().enumerate() {
-        if !is_observation(items, i, first_user) {
+    'items: for (i, ws) in tokenized.iter().enumerate() {
+        let from_task = Some(i) == task;
+        if !(from_task || items[i].is_tool_output()) {
             continue;
         }
-        for w in words(text) {
+        let text = &texts[i];
+        for &(at, w) in ws {
             if findings.len() >= MAX_FINDINGS {
                 break 'items;
             }
-            let Some(kind) = candidate(w) else { continue };
+            let Some(kind) = candidate(text, (at, w)) else {
+                continue;
+            };
+            let needed_at: Vec<usize> = uses
+                .get(w)
+                .map(|turns| turns.iter().copied().filter(|&t| t > i).collect())
+                .unwrap_or_default();
             if first_seen.get(w) != Some(&i)
-                || last_use.get(w).is_none_or(|&u| u <= i)
+                || needed_at.is_empty()
+                || only_a_key(text, w)
                 || !taken.insert(w)
             {
                 continue;
             }
             let n = findings.len() + 1;
-            let line = text.lines().find(|l| l.contains(w)).unwrap_or(w).trim();
-            let at = line.find(w).unwrap_or(0);
-            let start = line[..at]
-                .char_indices()
-                .rev()
-                .nth(80)
-                .map_or(0, |(b, _)| b);
-            let end = (at
-                + w.len()
-                + line[at + w.len()..]
-                    .char_indices()
-                    .nth(80)
-                    .map_or(line.len() - at - w.len(), |(b, _)| b))
-            .min(line.len());
-            let context = line[start..end].replacen(w, "____", 1);
-            let name = match &items[i] {
-                Item::ToolResult { name, .. } => &**name,
-                _ => "tool",
-            };
+            let source = source_of(&items[i], from_task);
             findings.push(Finding {
                 id: format!("auto{n}"),
-                text: format!(
-                    "{name} output introduced '{w}', used again at item {}",
-                    last_use[w]
-                ),
+                text: format!("{source} named '{w}'"),
                 evidence: vec![w.to_owned()],
                 introduced_at: i,
                 kind,
+                needed_at: needed_at.clone(),
+                from_task,
             });
+            // Asked where it is needed last: the call point before that turn.
+            let last_need = needed_at[needed_at.len() - 1];
+            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+            let line = &text[line_start..line_end];
+            let Some((left, right)) = quote(line, at - line_start, w) else {
+                continue;
+            };
+            let seen: Vec<&str> = texts[..last_need].iter().map(String::as_str).collect();
+            if !unique(&seen, &left, &right, w) {
+                continue;
+            }
+            let end = turn_end(items, last_need);
+            debug_assert!(end > last_need);
             probes.push(Probe {
                 id: format!("auto{n}"),
-                after_item: items.len() - 1,
-                question: format!("Fill in the blank from the {name} output: \"{context}\""),
+                after_item: last_need - 1,
+                question: format!("From {source}: what fills the blank in \"{left}____{right}\"?"),
                 answers: vec![w.to_owned()],
                 finding: Some(format!("auto{n}")),
                 kind,
@@ -154,44 +377,110 @@ mod tests {
     use super::*;
     use crate::history::validate::check_episode;
 
-    #[test]
-    fn finds_what_a_tool_introduced_and_the_agent_used() {
+    fn episode(items: Vec<Item>) -> Episode {
         let mut ep = Episode {
             id: "e".into(),
             source: "t".into(),
-            task: String::new(),
-            items: vec![
-                Item::user("fix the bug"),
-                Item::tool_call("1", "grep", "{\"q\":\"parse\"}"),
-                Item::tool_result(
-                    "1",
-                    "grep",
-                    "src/app/parse_date.py:88: def parse_date(value):\nnoise words here",
-                ),
-                Item::assistant("The bug is in src/app/parse_date.py at line 88, in parse_date."),
-            ],
-            findings: vec![],
-            probes: vec![],
-            meta: serde_json::Map::new(),
+            items,
+            ..Episode::default()
         };
         extract(&mut ep);
-        let evidence: Vec<(&str, FindingKind)> = ep
-            .findings
+        ep
+    }
+
+    fn evidence(ep: &Episode) -> Vec<(&str, FindingKind)> {
+        ep.findings
             .iter()
             .map(|f| (f.evidence[0].as_str(), f.kind))
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn finds_what_a_tool_introduced_and_the_agent_used() {
+        let ep = episode(vec![
+            Item::user("fix the bug"),
+            Item::tool_call("1", "grep", "{\"q\":\"parse\"}"),
+            Item::tool_result(
+                "1",
+                "grep",
+                "src/app/parse_date.py:88: def parse_date(value):\nnoise words here",
+            ),
+            Item::assistant("The bug is in src/app/parse_date.py at line 88, in parse_date."),
+        ]);
         assert_eq!(
-            evidence,
+            evidence(&ep),
             vec![
                 ("src/app/parse_date.py", FindingKind::Artifact),
                 ("parse_date", FindingKind::Recall)
             ]
         );
+        // 88 is a line number: not a finding.
+        assert!(ep.findings.iter().all(|f| f.evidence[0] != "88"));
+        assert_eq!(ep.findings[0].needed_at, [3]);
+        assert_eq!(ep.probes[0].after_item, 2);
         assert!(
-            ep.probes[0].question.contains("____:88: def parse_date"),
+            ep.probes[0].question.contains(
+                "output of `grep`: what fills the blank in \"____:88: def parse_date(value):\""
+            ),
             "{}",
             ep.probes[0].question
         );
         assert_eq!(check_episode(&ep), vec![]);
+    }
+
+    #[test]
+    fn noise_is_left_out_and_urls_are_whole() {
+        let out = "HTTP/1.1 200 OK content-type: text/html\n\
+                   {\"request_id\": \"abc\", \"total\": 1234}\n\
+                   python 3.11.7 raised ValueError at line 4512 in handler.py\n\
+                   see https://example.com/docs/api?id=77 for the spec";
+        let ep = episode(vec![
+            Item::user("investigate"),
+            Item::tool_call("1", "curl", "{}"),
+            Item::tool_result("1", "curl", out),
+            Item::assistant(
+                "text/html, request_id, 3.11.7, ValueError, 4512 and 1234 seen; handler.py and \
+                 https://example.com/docs/api?id=77 matter",
+            ),
+        ]);
+        assert_eq!(
+            evidence(&ep),
+            vec![
+                ("1234", FindingKind::Recall),
+                ("handler.py", FindingKind::Artifact),
+                ("https://example.com/docs/api?id=77", FindingKind::Artifact),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_task_introduces_findings_labelled_as_such() {
+        let ep = episode(vec![
+            Item::system("You are an agent."),
+            Item::user("TimeDelta serialization in src/fields.py rounds 345 ms down"),
+            Item::assistant("Opening src/fields.py to see how TimeDelta is serialized."),
+        ]);
+        assert_eq!(
+            evidence(&ep),
+            vec![
+                ("TimeDelta", FindingKind::Recall),
+                ("src/fields.py", FindingKind::Artifact)
+            ]
+        );
+        assert!(ep.findings.iter().all(|f| f.from_task));
+        assert!(ep.probes[0].question.starts_with("From the task:"));
+    }
+
+    #[test]
+    fn an_ambiguous_or_bare_blank_gets_no_probe() {
+        // The value alone on its line: nothing to quote. Twice the same context with two values: ambiguous.
+        let ep = episode(vec![
+            Item::user("check the ports"),
+            Item::tool_call("1", "cat", "{}"),
+            Item::tool_result("1", "cat", "8443\nport = 9001\nport = 9002"),
+            Item::assistant("Using 8443, 9001 and 9002."),
+        ]);
+        assert_eq!(ep.findings.len(), 3);
+        assert!(ep.probes.is_empty(), "{:?}", ep.probes);
     }
 }

@@ -7,6 +7,7 @@ pub mod dataset;
 pub mod findings;
 pub mod import;
 pub mod text;
+pub mod usage;
 pub mod validate;
 
 use serde::{Deserialize, Serialize};
@@ -72,9 +73,30 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// Environment output that reaches the model as a user message, not as a tool result (SWE-agent in text
+    /// mode, aider, mini-swe-agent's legacy runs): sent with the `user` role, and treated as a tool result by
+    /// every strategy that masks, truncates or clears tool output.
+    Observation {
+        /// What produced it (a command's name), when the trace says; shown in compaction stubs.
+        #[serde(default, skip_serializing_if = "str::is_empty")]
+        name: Text,
+        /// The output.
+        content: Text,
+    },
+    /// The model's recorded reasoning, part of its turn (DeepSeek's `reasoning_content`, Anthropic's
+    /// `thinking`). It is output of the call that produced it; it joins later requests only when the agent
+    /// sends it back (`sent_back`), as mini-swe-agent does with deepseek-reasoner.
+    Reasoning {
+        /// The reasoning text.
+        content: Text,
+        /// Whether the agent sends it back with the rest of its turn.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sent_back: bool,
+    },
 }
 
-/// What kind of item an item is, for token-share reporting.
+/// What kind of tokens a request's tokens are, for token-share reporting: each item's kind, and the tool
+/// schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ItemKind {
@@ -86,21 +108,27 @@ pub enum ItemKind {
     AssistantText,
     /// A tool call.
     ToolCall,
-    /// A tool result.
+    /// Tool output: a tool result or an observation.
     ToolResult,
     /// A summary written into the instructions by a strategy.
     Summary,
+    /// Recorded reasoning the agent sends back.
+    Reasoning,
+    /// The tool schemas every request carries.
+    Tools,
 }
 
 impl ItemKind {
     /// Every kind, in report order.
-    pub const ALL: [ItemKind; 6] = [
+    pub const ALL: [ItemKind; 8] = [
         ItemKind::System,
         ItemKind::User,
         ItemKind::AssistantText,
         ItemKind::ToolCall,
         ItemKind::ToolResult,
         ItemKind::Summary,
+        ItemKind::Reasoning,
+        ItemKind::Tools,
     ];
 
     /// The kind's report name.
@@ -113,6 +141,8 @@ impl ItemKind {
             ItemKind::ToolCall => "tool_call",
             ItemKind::ToolResult => "tool_result",
             ItemKind::Summary => "summary",
+            ItemKind::Reasoning => "reasoning",
+            ItemKind::Tools => "tools",
         }
     }
 }
@@ -186,8 +216,36 @@ impl Item {
                 ..
             } => ItemKind::AssistantText,
             Item::ToolCall { .. } => ItemKind::ToolCall,
-            Item::ToolResult { .. } => ItemKind::ToolResult,
+            Item::ToolResult { .. } | Item::Observation { .. } => ItemKind::ToolResult,
+            Item::Reasoning { .. } => ItemKind::Reasoning,
         }
+    }
+
+    /// An observation: environment output sent as a user message.
+    pub fn observation(name: impl Into<Text>, content: impl Into<Text>) -> Self {
+        Item::Observation {
+            name: name.into(),
+            content: content.into(),
+        }
+    }
+
+    /// Whether this is tool output: a tool result or an observation.
+    #[must_use]
+    pub fn is_tool_output(&self) -> bool {
+        matches!(self, Item::ToolResult { .. } | Item::Observation { .. })
+    }
+
+    /// Whether the agent sends this item to its model when it is in the history: every item but reasoning
+    /// the agent does not send back.
+    #[must_use]
+    pub fn is_sent(&self) -> bool {
+        !matches!(
+            self,
+            Item::Reasoning {
+                sent_back: false,
+                ..
+            }
+        )
     }
 
     /// Whether this is a summary a strategy wrote into the contents: a message starting with
@@ -197,7 +255,7 @@ impl Item {
         matches!(self, Item::Message { content, .. } if content.starts_with(SUMMARY_PREFIX))
     }
 
-    /// Whether this item is part of an assistant turn (assistant text or a tool call).
+    /// Whether this item is part of an assistant turn (assistant text, reasoning or a tool call).
     #[must_use]
     pub fn is_assistant_turn(&self) -> bool {
         matches!(
@@ -206,6 +264,7 @@ impl Item {
                 role: Role::Assistant,
                 ..
             } | Item::ToolCall { .. }
+                | Item::Reasoning { .. }
         )
     }
 
@@ -225,7 +284,10 @@ impl Item {
     #[must_use]
     pub fn shared_text(&self) -> &Text {
         match self {
-            Item::Message { content, .. } | Item::ToolResult { content, .. } => content,
+            Item::Message { content, .. }
+            | Item::ToolResult { content, .. }
+            | Item::Observation { content, .. }
+            | Item::Reasoning { content, .. } => content,
             Item::ToolCall { arguments, .. } => arguments,
         }
     }
@@ -236,7 +298,7 @@ impl Item {
         match self {
             Item::ToolCall { id, .. } => Some(id),
             Item::ToolResult { call_id, .. } => Some(call_id),
-            Item::Message { .. } => None,
+            _ => None,
         }
     }
 
@@ -245,8 +307,9 @@ impl Item {
     pub fn wire_role(&self) -> &'static str {
         match self {
             Item::Message { role, .. } => role.as_str(),
-            Item::ToolCall { .. } => "assistant",
+            Item::ToolCall { .. } | Item::Reasoning { .. } => "assistant",
             Item::ToolResult { .. } => "tool",
+            Item::Observation { .. } => "user",
         }
     }
 
@@ -310,9 +373,9 @@ impl FindingKind {
 
 /// A key fact the agent learned and needs later.
 ///
-/// A finding is *retained* in a request when every evidence string occurs in the text of one item or
-/// instruction of the request, compared case-insensitively with white space folded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A finding is *retained* in a request when each of its evidence strings occurs in a text (an item or an
+/// instruction) of the request, compared case-insensitively with white space folded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
     /// Unique within the episode.
@@ -326,10 +389,17 @@ pub struct Finding {
     /// What the finding is about.
     #[serde(default)]
     pub kind: FindingKind,
+    /// Where the agent needs it: indices of the items (the first of an assistant turn) that use it again. The
+    /// need is checked at the call point just before each; a finding without any is needed at the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needed_at: Vec<usize>,
+    /// Whether the task statement, not the agent's work, introduced it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_task: bool,
 }
 
 /// A question asked at a point of the replay, with the answers that count as correct.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Probe {
     /// Unique within the episode.
@@ -349,7 +419,7 @@ pub struct Probe {
 }
 
 /// One recorded agent run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Episode {
     /// Unique within a dataset.
@@ -367,6 +437,16 @@ pub struct Episode {
     /// Probes.
     #[serde(default)]
     pub probes: Vec<Probe>,
+    /// The tool definitions the agent ran with, as the provider APIs take them (`{"type": "function",
+    /// "function": {"name", "description", "parameters"}}`, or the bare function). They count in every request
+    /// and no strategy reduces them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<serde_json::Value>,
+    /// Whether the recording ends where the agent stopped (a final answer, a submission, the end of a
+    /// session): no call point follows the last item. Without it, items after the last assistant turn mean the
+    /// agent would call its model once more.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
     /// Anything else the source recorded (provider token usage, model, exit status…).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub meta: serde_json::Map<String, serde_json::Value>,
@@ -386,6 +466,30 @@ pub fn call_points(items: &[Item]) -> Vec<usize> {
         })
         .map(|(i, _)| i)
         .collect()
+}
+
+impl Episode {
+    /// Every call point: the positions just before an assistant turn begins, and the end of the episode when
+    /// items follow the last turn, unless the recording shows the agent stopped there ([`Episode::stopped`]).
+    #[must_use]
+    pub fn call_points(&self) -> Vec<usize> {
+        let items = &self.items;
+        let mut points = call_points(items);
+        let last_turn_end = points.last().map_or(0, |&at| turn_end(items, at));
+        if (points.is_empty() || last_turn_end < items.len()) && !self.stopped {
+            points.push(items.len());
+        }
+        points
+    }
+}
+
+/// The index just past the assistant turn starting at `start`.
+#[must_use]
+pub fn turn_end(items: &[Item], start: usize) -> usize {
+    items[start.min(items.len())..]
+        .iter()
+        .position(|i| !i.is_assistant_turn())
+        .map_or(items.len(), |n| start + n)
 }
 
 /// What a strategy counts when it keeps "the last N" of a history.
@@ -432,7 +536,7 @@ impl Unit {
         counted(item)
             && match self {
                 Unit::Items => true,
-                Unit::ToolResults => matches!(item, Item::ToolResult { .. }),
+                Unit::ToolResults => item.is_tool_output(),
                 Unit::AgentTurns => {
                     item.is_assistant_turn()
                         && (i == 0 || !items[i - 1].is_assistant_turn() || !counted(&items[i - 1]))

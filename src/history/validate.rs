@@ -9,6 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::dataset::stream;
+use super::usage::ProviderUsage;
 use super::{normalize, Episode, Item};
 use crate::error::{Error, Result};
 
@@ -64,6 +65,8 @@ pub struct Validation {
     pub probes: usize,
     /// Every problem, in file order.
     pub problems: Vec<Problem>,
+    /// What is suspicious but not wrong (a replay that will not match what the trace records), in file order.
+    pub warnings: Vec<Problem>,
 }
 
 impl Validation {
@@ -93,15 +96,17 @@ pub fn validate_path(path: &Path) -> Result<Validation> {
                 out.items += ep.items.len();
                 out.findings += ep.findings.len();
                 out.probes += ep.probes.len();
-                for issue in check_episode(&ep) {
-                    out.problems.push(Problem {
-                        path: file.clone(),
-                        line,
-                        episode: Some(ep.id.clone()),
-                        field: Some(issue.field),
-                        message: issue.message,
-                    });
-                }
+                let locate = |issue: Issue| Problem {
+                    path: file.clone(),
+                    line,
+                    episode: Some(ep.id.clone()),
+                    field: Some(issue.field),
+                    message: issue.message,
+                };
+                out.problems
+                    .extend(check_episode(&ep).into_iter().map(locate));
+                out.warnings
+                    .extend(warn_episode(&ep).into_iter().map(locate));
                 if let Some((first_file, first_line)) = seen_ids.get(&ep.id) {
                     out.problems.push(Problem {
                         path: file.clone(),
@@ -140,6 +145,27 @@ pub fn validate_path(path: &Path) -> Result<Validation> {
     Ok(out)
 }
 
+/// What is suspicious in an episode without making it invalid: the replay's call points against the model
+/// calls the trace records.
+#[must_use]
+pub fn warn_episode(ep: &Episode) -> Vec<Issue> {
+    let mut warnings = Vec::new();
+    if let Some(recorded) = ProviderUsage::of(ep).and_then(|u| u.recorded_calls()) {
+        let points = ep.call_points().len();
+        if recorded != points {
+            warnings.push(Issue {
+                field: "meta.usage".into(),
+                message: format!(
+                    "the trace records {recorded} model calls but the replay has {points} call points: \
+                     replayed tokens will not match the provider's (a call without its reply in the trace, a \
+                     retry, or a reply with no call)"
+                ),
+            });
+        }
+    }
+    warnings
+}
+
 /// Checks one parsed episode; an empty list means it is valid.
 #[must_use]
 pub fn check_episode(ep: &Episode) -> Vec<Issue> {
@@ -152,6 +178,7 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
         issue("items".into(), "episode has no items".into());
     }
     let mut calls: HashSet<&str> = HashSet::new();
+    let mut answered: HashSet<&str> = HashSet::new();
     for (i, item) in ep.items.iter().enumerate() {
         match item {
             Item::ToolCall { id, name, .. } => {
@@ -176,9 +203,17 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
                             "tool result answers call '{call_id}', which no earlier tool call has"
                         ),
                     );
+                } else if !answered.insert(call_id) {
+                    issue(
+                        format!("items[{i}].call_id"),
+                        format!(
+                            "a second result for call '{call_id}': a call has one result (environment output \
+                             that answers no call is an observation)"
+                        ),
+                    );
                 }
             }
-            Item::Message { .. } => {}
+            _ => {}
         }
     }
     // Normalized item texts, each computed when a check first needs it: evidence usually sits in the item
@@ -291,6 +326,7 @@ mod tests {
                 evidence: vec!["disk   full".into()],
                 introduced_at: 2,
                 kind: FindingKind::Recall,
+                ..Finding::default()
             }],
             probes: vec![Probe {
                 id: "p1".into(),
@@ -301,6 +337,7 @@ mod tests {
                 kind: FindingKind::Recall,
             }],
             meta: serde_json::Map::new(),
+            ..Episode::default()
         }
     }
 

@@ -221,6 +221,8 @@ impl OpenAiLlm {
                 Item::ToolResult { call_id, content, .. } => {
                     json!({"role": "tool", "tool_call_id": call_id, "content": content})
                 }
+                Item::Observation { content, .. } => json!({"role": "user", "content": content}),
+                Item::Reasoning { content, .. } => json!({"role": "assistant", "content": content}),
             });
         }
         let mut body = json!({

@@ -5,7 +5,9 @@
 //! One line per item, as the book's listing 6.6 formats them (its `format_history_for_summary`):
 //! - a message: `[role]: ` and its first `message_chars` characters, then `...`;
 //! - a tool call: `[Tool Call]: name(arguments)`;
-//! - a tool result: `[Tool Result]: name -> ` and its first `tool_result_chars` characters, then `...`;
+//! - a tool result, or an observation (environment output sent as a user message): `[Tool Result]: name -> `
+//!   and its first `tool_result_chars` characters, then `...`;
+//! - reasoning sent back: `[reasoning]: ` and its first `message_chars` characters, then `...`;
 //! - an earlier summary folded into this one comes first: `[Previous summary]: ` and its text.
 //!
 //! An item's text may hold line breaks, so a reader sees physical lines: [`Transcript::lines`] classifies each
@@ -69,7 +71,7 @@ impl<'a> Line<'a> {
         } else if text.starts_with("[Previous summary]") {
             LineKind::PreviousSummary
         } else {
-            ["system", "user", "assistant", "observation", "reasoning"]
+            ["system", "user", "assistant", "reasoning"]
                 .into_iter()
                 .find(|role| {
                     text.strip_prefix('[')
@@ -104,6 +106,17 @@ impl Transcript {
                         "[Tool Result]: {name} -> {}...",
                         prefix(content, tool_result_chars)
                     )
+                }
+                // Environment output is tool output, whatever role carries it.
+                Item::Observation { name, content } => {
+                    let name: &str = if name.is_empty() { "observation" } else { name };
+                    format!(
+                        "[Tool Result]: {name} -> {}...",
+                        prefix(content, tool_result_chars)
+                    )
+                }
+                Item::Reasoning { content, .. } => {
+                    format!("[reasoning]: {}...", prefix(content, message_chars))
                 }
                 other => format!(
                     "[{}]: {}...",

@@ -215,6 +215,7 @@ mod tests {
                 evidence: vec![n.clone()],
                 introduced_at: 0,
                 kind: FindingKind::Recall,
+                ..Finding::default()
             })
             .collect();
         let mut evidence = Evidence::new(&ep);

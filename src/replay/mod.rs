@@ -19,6 +19,8 @@ pub mod record;
 pub mod reference;
 mod tally;
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -28,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::history::{Episode, Item};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{Applied, CallPoint, NamedStrategy, Strategy};
-use crate::tokens::Tokenizer;
+use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE};
 use evidence::Evidence;
 use probe::Probes;
 use tally::{ItemKeys, Tally};
@@ -73,12 +75,12 @@ impl<'a> Replayer<'a> {
     ) -> Result<Vec<EpisodeReplay>> {
         self.start(episode);
         let mut evidence = Evidence::new(episode);
-        let keys = ItemKeys::new(&episode.items, &self.tokenizer);
+        let prepared = Prepared::new(episode, &self.tokenizer);
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
             let strategy = s.config.build();
             out.push(
-                self.replay_with(episode, &s.name, strategy, &keys, &mut evidence)
+                self.replay_with(episode, &s.name, strategy, &prepared, &mut evidence)
                     .await?,
             );
         }
@@ -109,9 +111,15 @@ impl<'a> Replayer<'a> {
         strategy: Box<dyn Strategy>,
     ) -> Result<EpisodeReplay> {
         self.start(episode);
-        let keys = ItemKeys::new(&episode.items, &self.tokenizer);
-        self.replay_with(episode, name, strategy, &keys, &mut Evidence::new(episode))
-            .await
+        let prepared = Prepared::new(episode, &self.tokenizer);
+        self.replay_with(
+            episode,
+            name,
+            strategy,
+            &prepared,
+            &mut Evidence::new(episode),
+        )
+        .await
     }
 
     /// Tells the LLM which questions the episode's probes ask.
@@ -127,24 +135,30 @@ impl<'a> Replayer<'a> {
         episode: &Episode,
         name: &str,
         mut strategy: Box<dyn Strategy>,
-        keys: &ItemKeys,
+        prepared: &Prepared<'_>,
         evidence: &mut Evidence,
     ) -> Result<EpisodeReplay> {
-        let items = &episode.items;
+        let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
         let mut probes = Probes::new(&episode.probes);
         let mut live = LlmRequest::default();
-        let mut tally = Tally::new(evidence);
-        let points = call_points(items);
-        let mut steps = Vec::with_capacity(points.len());
+        let mut tally = Tally::new(evidence, prepared.tools);
+        let mut steps = Vec::with_capacity(prepared.points.len());
         let mut next = 0;
-        for (step, &at) in points.iter().enumerate() {
-            // 1. The items recorded since the last call point join the live request.
-            let tokens_before = tally.receive(&mut live, &items[next..at], &keys.tokens[next..at]);
+        for (step, &at) in prepared.points.iter().enumerate() {
+            // 1. The items recorded since the last call point join the live request (as the agent sends them).
+            let new = prepared.at(next)..prepared.at(at);
+            let (tokens_before, tool_tokens) = tally.receive(
+                &mut live,
+                &sent[new.clone()],
+                &keys.tokens[new],
+                &self.tokenizer,
+            );
             // 3. The strategy may reduce the request; what it does persists.
             let point = CallPoint {
                 tokenizer: Arc::clone(&self.tokenizer),
                 context_window: self.context_window,
                 step,
+                tool_tokens,
                 input_tokens: Some(tokens_before),
                 content_tokens: Some(tally.content_tokens()),
             };
@@ -163,9 +177,9 @@ impl<'a> Replayer<'a> {
             if let Some(before) = handed_in {
                 check(name, episode, step, &applied, &before, &live);
             }
-            let sent = tally.send(
+            let measured = tally.send(
                 step,
-                at,
+                prepared.at(at),
                 &live,
                 &applied.change,
                 keys,
@@ -174,25 +188,28 @@ impl<'a> Replayer<'a> {
             );
             probes.ask_due(at, step, &mut live, self.llm).await;
             // 4. The recorded assistant turn is appended, whatever the strategy did.
-            let end = turn_end(items, at);
-            let output_tokens = tally.answer(&mut live, &items[at..end], &keys.tokens[at..end]);
+            let end = crate::history::turn_end(items, at);
+            let turn = prepared.at(at)..prepared.at(end);
+            let items_sent = live.contents.len();
+            let output_tokens = tally.answer(&mut live, &sent[turn.clone()], &keys.tokens[turn])
+                + prepared.unsent_output(items, at..end, &self.tokenizer);
             next = end;
             steps.push(StepRecord {
                 step,
                 item_index: at,
-                items_sent: live.contents.len() - (end - at),
+                items_sent,
                 instructions_sent: live.instructions.len(),
                 tokens_before,
-                tokens_sent: sent.tokens_sent,
-                cached_tokens: sent.cached_tokens,
+                tokens_sent: measured.tokens_sent,
+                cached_tokens: measured.cached_tokens,
                 output_tokens,
-                tokens_by_kind: sent.tokens_by_kind,
+                tokens_by_kind: measured.tokens_by_kind,
                 changed: applied.changed(),
                 summarized_items: applied.summarized_items,
                 compacted_items: applied.compacted_items,
                 dropped_items: applied.dropped_items,
                 llm_calls: applied.llm_calls,
-                present: sent.present,
+                present: measured.present,
                 compute_us,
             });
         }
@@ -225,25 +242,62 @@ fn check(
     }
 }
 
-/// Every call point of `items`: the positions just before an assistant turn begins, and the end of the
-/// episode when items follow the last turn (the agent would call its model again).
-#[must_use]
-pub fn call_points(items: &[Item]) -> Vec<usize> {
-    let mut points = crate::history::call_points(items);
-    let last_turn_end = points.last().map_or(0, |&at| turn_end(items, at));
-    if points.is_empty() || last_turn_end < items.len() {
-        points.push(items.len());
-    }
-    points
+/// What the replay of an episode needs under every strategy, computed once: the items as its agent sends them
+/// (reasoning it does not send back left out), each one's hash and tokens, the call points, and the tokens of
+/// its tool schemas.
+struct Prepared<'e> {
+    sent: Cow<'e, [Item]>,
+    /// For each recorded item index (and the end), how many sent items come before it; `None` when every item
+    /// is sent.
+    positions: Option<Vec<usize>>,
+    keys: ItemKeys,
+    points: Vec<usize>,
+    tools: usize,
 }
 
-/// The index just past the assistant turn starting at `start`.
-#[must_use]
-pub fn turn_end(items: &[Item], start: usize) -> usize {
-    items[start.min(items.len())..]
-        .iter()
-        .position(|i| !i.is_assistant_turn())
-        .map_or(items.len(), |n| start + n)
+impl<'e> Prepared<'e> {
+    fn new(episode: &'e Episode, tokenizer: &Tokenizer) -> Self {
+        let items = &episode.items;
+        let (sent, positions) = if items.iter().all(Item::is_sent) {
+            (Cow::Borrowed(&items[..]), None)
+        } else {
+            let mut positions = Vec::with_capacity(items.len() + 1);
+            let mut sent = Vec::with_capacity(items.len());
+            for item in items {
+                positions.push(sent.len());
+                if item.is_sent() {
+                    sent.push(item.clone());
+                }
+            }
+            positions.push(sent.len());
+            (Cow::Owned(sent), Some(positions))
+        };
+        Self {
+            keys: ItemKeys::new(&sent, tokenizer),
+            sent,
+            positions,
+            points: episode.call_points(),
+            tools: tokenizer.count_tools(&episode.tools),
+        }
+    }
+
+    /// Where recorded item `i` falls among the sent items.
+    fn at(&self, i: usize) -> usize {
+        self.positions.as_ref().map_or(i, |p| p[i])
+    }
+
+    /// Output tokens of the items of `turn` that are not sent back (reasoning): output of the call all the
+    /// same.
+    fn unsent_output(&self, items: &[Item], turn: Range<usize>, tokenizer: &Tokenizer) -> usize {
+        if self.positions.is_none() {
+            return 0;
+        }
+        items[turn]
+            .iter()
+            .filter(|i| !i.is_sent())
+            .map(|i| tokenizer.count_item(i).saturating_sub(TOKENS_PER_MESSAGE))
+            .sum()
+    }
 }
 
 #[cfg(test)]
@@ -285,6 +339,7 @@ pub(crate) mod tests {
                 evidence: vec!["AssertionError: expected 2024-02-29".into()],
                 introduced_at: 10,
                 kind: FindingKind::Recall,
+                ..Finding::default()
             }],
             probes: vec![Probe {
                 id: "p1".into(),
@@ -295,6 +350,7 @@ pub(crate) mod tests {
                 kind: FindingKind::Recall,
             }],
             meta: serde_json::Map::new(),
+            ..Episode::default()
         }
     }
 

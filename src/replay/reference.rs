@@ -10,16 +10,18 @@ use std::sync::Arc;
 
 use super::probe::ask;
 use super::record::{EpisodeReplay, FindingSet, StepRecord, TokensByKind};
-use super::{call_points, turn_end};
 use crate::error::Result;
+use crate::history::turn_end;
 use crate::history::{normalize, Episode, Item, ItemKind, Probe};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{CallPoint, NamedStrategy};
 use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
 
-/// One text of a request as sent, for comparing two requests: an instruction or an item.
+/// One part of a request as sent, for comparing two requests: the tool schemas (with the first system
+/// message their count depends on), an instruction or an item.
 #[derive(PartialEq)]
 enum Text {
+    Tools(Option<String>),
     Instruction(String),
     Item(Item),
 }
@@ -48,18 +50,27 @@ pub async fn replay(
     let mut previous: Vec<(Text, usize)> = Vec::new();
     let mut steps = Vec::new();
     let mut next = 0;
-    for (step, &at) in call_points(items).iter().enumerate() {
-        live.contents.extend_from_slice(&items[next..at]);
-        let tokens_before = count(tokenizer, &live);
+    let tools = tokenizer.count_tools(&episode.tools);
+    let tool_tokens = |req: &LlmRequest| tokenizer.tools_in_request(tools, first_system(req));
+    for (step, &at) in episode.call_points().iter().enumerate() {
+        live.contents
+            .extend(items[next..at].iter().filter(|i| i.is_sent()).cloned());
+        let tokens_before = count(tokenizer, &live) + tool_tokens(&live);
         let point = CallPoint {
             step,
+            tool_tokens: tool_tokens(&live),
             ..CallPoint::new(Arc::clone(tokenizer), context_window)
         };
         let applied = reducer.apply(&point, &mut live, llm).await?;
 
-        // The request as sent, text by text.
+        // The request as sent, part by part.
         let mut texts: Vec<(Text, usize)> = Vec::new();
         let mut tokens_by_kind = TokensByKind::default();
+        if tools > 0 {
+            let n = tool_tokens(&live);
+            tokens_by_kind.add(ItemKind::Tools, n);
+            texts.push((Text::Tools(first_system(&live).map(str::to_owned)), n));
+        }
         for instruction in &live.instructions {
             let n = tokenizer.count_chat_message("system", instruction, None);
             tokens_by_kind.add(ItemKind::Summary, n);
@@ -96,7 +107,11 @@ pub async fn replay(
         let end = turn_end(items, at);
         let output_tokens = items[at..end]
             .iter()
-            .map(|i| tokenizer.count_item_uncached(i) - TOKENS_PER_MESSAGE)
+            .map(|i| {
+                tokenizer
+                    .count_item_uncached(i)
+                    .saturating_sub(TOKENS_PER_MESSAGE)
+            })
             .sum();
         steps.push(StepRecord {
             step,
@@ -116,7 +131,8 @@ pub async fn replay(
             present,
             compute_us: 0.0,
         });
-        live.contents.extend_from_slice(&items[at..end]);
+        live.contents
+            .extend(items[at..end].iter().filter(|i| i.is_sent()).cloned());
         previous = texts;
         next = end;
     }
@@ -133,7 +149,17 @@ pub async fn replay(
     })
 }
 
-/// Tokens of `request` as sent, every text counted afresh.
+/// The first system message of a request: its first instruction, or its first system item.
+fn first_system(req: &LlmRequest) -> Option<&str> {
+    req.instructions.first().map(String::as_str).or_else(|| {
+        req.contents
+            .iter()
+            .find(|i| i.is_role(crate::history::Role::System))
+            .map(Item::text)
+    })
+}
+
+/// Tokens of `request` as sent but its tool schemas', every text counted afresh.
 fn count(tokenizer: &Tokenizer, request: &LlmRequest) -> usize {
     TOKENS_PER_REPLY
         + request

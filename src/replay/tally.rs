@@ -103,6 +103,48 @@ impl Pass {
     }
 }
 
+/// The tokens an episode's tool schemas add to each request, which depend on its first system message
+/// ([`Tokenizer::tools_in_request`]); the last answer is kept, as that message seldom changes.
+pub(super) struct ToolTokens {
+    /// The schemas' own tokens (0 without tools).
+    base: usize,
+    /// The last first system message seen (by content hash, 0 for none) and the tokens it gave.
+    last: Option<(u128, usize)>,
+}
+
+impl ToolTokens {
+    pub(super) fn new(base: usize) -> Self {
+        Self { base, last: None }
+    }
+
+    /// The tools' tokens in `req`, and the key of the first system message they depend on.
+    pub(super) fn of(&mut self, req: &LlmRequest, tokenizer: &Tokenizer) -> (usize, u128) {
+        if self.base == 0 {
+            return (0, 0);
+        }
+        let first = first_system(req);
+        let key = first.map_or(0, |t| instruction_hash(t) | 1);
+        match self.last {
+            Some((k, n)) if k == key => (n, key),
+            _ => {
+                let n = tokenizer.tools_in_request(self.base, first);
+                self.last = Some((key, n));
+                (n, key)
+            }
+        }
+    }
+}
+
+/// The first system message of a request: its first instruction, or its first system item.
+pub(super) fn first_system(req: &LlmRequest) -> Option<&str> {
+    req.instructions.first().map(String::as_str).or_else(|| {
+        req.contents
+            .iter()
+            .find(|i| i.is_role(crate::history::Role::System))
+            .map(Item::text)
+    })
+}
+
 /// What the tally measured of a request as sent.
 pub(super) struct Sent {
     pub(super) tokens_sent: usize,
@@ -121,12 +163,16 @@ pub(super) struct Tally {
     counted: usize,
     /// The episode item that follows them.
     counted_at: usize,
-    /// Tokens of the request as last sent, with the recorded turn appended since.
+    /// Tokens of the request as last sent but its tool schemas', with the recorded turn appended since.
     last: usize,
+    /// The tool schemas' tokens in the request as last sent, and the key of what they depended on.
+    last_tools: Option<(usize, u128)>,
+    tools: ToolTokens,
 }
 
 impl Tally {
-    pub(super) fn new(evidence: &Evidence) -> Self {
+    /// A tally for an episode whose tool schemas take `tools` tokens.
+    pub(super) fn new(evidence: &Evidence, tools: usize) -> Self {
         Self {
             pass: Pass::new(evidence.words),
             content_tokens: Arc::default(),
@@ -134,20 +180,29 @@ impl Tally {
             counted_at: 0,
             // An empty request: the reply priming alone.
             last: TOKENS_PER_REPLY,
+            last_tools: None,
+            tools: ToolTokens::new(tools),
         }
     }
 
-    /// Appends `items` (with their `tokens`) to the live request; returns the request's tokens.
+    /// Appends `items` (with their `tokens`) to the live request; returns the request's tokens and its tool
+    /// schemas' share of them.
     pub(super) fn receive(
         &mut self,
         live: &mut LlmRequest,
         items: &[Item],
         tokens: &[usize],
-    ) -> usize {
+        tokenizer: &Tokenizer,
+    ) -> (usize, usize) {
+        self.append(live, items, tokens);
+        let (tools, _) = self.tools.of(live, tokenizer);
+        (self.last + tools, tools)
+    }
+
+    fn append(&mut self, live: &mut LlmRequest, items: &[Item], tokens: &[usize]) {
         Arc::make_mut(&mut self.content_tokens).extend_from_slice(tokens);
         live.contents.extend_from_slice(items);
         self.last += tokens.iter().sum::<usize>();
-        self.last
     }
 
     /// The tokens of each content item of the live request.
@@ -232,19 +287,30 @@ impl Tally {
         known.extend(pass.entries[pass.instructions + from..].iter().map(|e| e.1));
         self.counted = live.contents.len();
         self.counted_at = at;
-        let tokens_sent = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
-        self.last = tokens_sent;
-        let cached_tokens = base
-            + pass.entries[keep..]
-                .iter()
-                .zip(&previous)
-                .take_while(|(a, b)| a.0 == b.0)
-                .map(|(a, _)| a.1)
-                .sum::<usize>();
+        let sent = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
+        self.last = sent;
+        // The tool schemas come first in the prompt: the cached prefix starts with them, and is lost when they
+        // changed (or there was no request before).
+        let (tools, tools_key) = self.tools.of(live, tokenizer);
+        let same_start = self.last_tools.replace((tools, tools_key)) == Some((tools, tools_key));
+        let cached_tokens = if same_start {
+            tools
+                + base
+                + pass.entries[keep..]
+                    .iter()
+                    .zip(&previous)
+                    .take_while(|(a, b)| a.0 == b.0)
+                    .map(|(a, _)| a.1)
+                    .sum::<usize>()
+        } else {
+            0
+        };
+        let mut tokens_by_kind = pass.by_kind();
+        tokens_by_kind.add(ItemKind::Tools, tools);
         Sent {
-            tokens_sent,
+            tokens_sent: sent + tools,
             cached_tokens,
-            tokens_by_kind: pass.by_kind(),
+            tokens_by_kind,
             present: evidence.present(pass.evidence()),
         }
     }
@@ -257,7 +323,7 @@ impl Tally {
         items: &[Item],
         tokens: &[usize],
     ) -> usize {
-        self.receive(live, items, tokens);
+        self.append(live, items, tokens);
         tokens
             .iter()
             .map(|n| n.saturating_sub(TOKENS_PER_MESSAGE))

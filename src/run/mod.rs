@@ -11,6 +11,7 @@
 pub mod config;
 pub mod journal;
 mod pipeline;
+pub mod usage;
 mod writer;
 
 use std::collections::{BTreeMap, HashSet};

@@ -119,6 +119,25 @@ impl StrategySpec for CompactionConfig {
 /// per lookup).
 type Key = u64;
 
+/// The key of an observation, which has no call id: its original content (observations with the same content
+/// share a key, and a stub).
+fn observation_key(content: &str) -> Key {
+    let mut h = Xxh3Default::new();
+    h.update(&[2]);
+    h.update(content.as_bytes());
+    h.digest()
+}
+
+/// The key of an item compaction may shorten, from its original text; `None` for any other item.
+fn original_key(item: &Item) -> Option<Key> {
+    match item {
+        Item::ToolResult { call_id, .. } => Some(key(false, call_id)),
+        Item::ToolCall { id, .. } => Some(key(true, id)),
+        Item::Observation { content, .. } => Some(observation_key(content)),
+        _ => None,
+    }
+}
+
 fn key(is_call: bool, id: &str) -> Key {
     // The flag is hashed with the id, not used as a seed: XXH3 mixes a seed into short inputs linearly, so
     // seeds 0 and 1 make ids such as "c13" and "c14" collide.
@@ -170,11 +189,20 @@ impl Compaction {
             let (key, text) = match item {
                 Item::ToolResult {
                     call_id, content, ..
-                } => (key(false, call_id), content),
-                Item::ToolCall { id, arguments, .. } => (key(true, id), arguments),
-                Item::Message { .. } => continue,
+                } => (Some(key(false, call_id)), content),
+                Item::ToolCall { id, arguments, .. } => (Some(key(true, id)), arguments),
+                // An observation's key is its original content: its stub is found by the stub itself.
+                Item::Observation { content, .. } => (None, content),
+                _ => continue,
             };
-            if let Some((replacement, original)) = self.store.get(&key) {
+            let stored = match key {
+                Some(key) => self.store.get(&key),
+                None => self
+                    .store
+                    .values()
+                    .find(|(replacement, _)| std::sync::Arc::ptr_eq(replacement, text)),
+            };
+            if let Some((replacement, original)) = stored {
                 if *text == *replacement {
                     text.clone_from(original);
                 }
@@ -276,13 +304,18 @@ impl Compaction {
         let mut old_results: Vec<usize> = Vec::new();
         let mut old_calls: HashSet<&str, FxBuildHasher> = HashSet::default();
         let mut answered: HashSet<&str, FxBuildHasher> = HashSet::default();
+        let excluded = |name: &str| self.config.exclude_tools.iter().any(|t| t == name);
         for (i, item) in req.contents[start..cut].iter().enumerate() {
-            if let Item::ToolResult { call_id, name, .. } = item {
-                answered.insert(call_id);
-                if !self.config.exclude_tools.iter().any(|t| **t == **name) {
-                    old_results.push(start + i);
-                    old_calls.insert(call_id);
+            match item {
+                Item::ToolResult { call_id, name, .. } => {
+                    answered.insert(call_id);
+                    if !excluded(name) {
+                        old_results.push(start + i);
+                        old_calls.insert(call_id);
+                    }
                 }
+                Item::Observation { name, .. } if !excluded(name) => old_results.push(start + i),
+                _ => {}
             }
         }
         // A call whose result is not old yet is not settled: the next round starts at it.
@@ -300,7 +333,7 @@ impl Compaction {
                 } if old_results.binary_search(&i).is_ok() => (
                     "output",
                     key(false, call_id),
-                    name,
+                    &**name,
                     content,
                     self.config.min_chars,
                 ),
@@ -311,10 +344,22 @@ impl Compaction {
                 } if self.config.args_max_chars > 0 && old_calls.contains(&**id) => (
                     "arguments",
                     key(true, id),
-                    name,
+                    &**name,
                     arguments,
                     self.config.args_max_chars,
                 ),
+                Item::Observation { name, content } if old_results.binary_search(&i).is_ok() => {
+                    let key = observation_key(content);
+                    // Another observation with this content was compacted already: the same stub.
+                    if let Some((replacement, original)) = self.store.get(&key) {
+                        if *content == *original {
+                            edits.push((i, replacement.clone()));
+                        }
+                        continue;
+                    }
+                    let name: &str = if name.is_empty() { "observation" } else { name };
+                    ("output", key, name, content, self.config.min_chars)
+                }
                 _ => continue,
             };
             if !self.worth(key, text, limit) {
@@ -336,9 +381,11 @@ impl Compaction {
         };
         for (i, replacement) in &edits {
             match &mut req.contents[*i] {
-                Item::ToolResult { content, .. } => content.clone_from(replacement),
+                Item::ToolResult { content, .. } | Item::Observation { content, .. } => {
+                    content.clone_from(replacement);
+                }
                 Item::ToolCall { arguments, .. } => arguments.clone_from(replacement),
-                Item::Message { .. } => unreachable!("only tool items are selected above"),
+                _ => unreachable!("only tool output and tool calls are selected above"),
             }
         }
         if track {
@@ -354,10 +401,8 @@ impl Compaction {
             if saved < self.config.clear_at_least {
                 // Not worth breaking the prompt cache: undo this round.
                 for (original, (i, _)) in originals.into_iter().zip(&edits) {
-                    let key = match &original {
-                        Item::ToolCall { id, .. } => key(true, id),
-                        Item::ToolResult { call_id, .. } => key(false, call_id),
-                        Item::Message { .. } => continue,
+                    let Some(key) = original_key(&original) else {
+                        continue;
                     };
                     self.store.remove(&key);
                     req.contents[*i] = original;

@@ -52,6 +52,9 @@ pub struct CallPoint {
     pub context_window: usize,
     /// Zero-based index of the call point.
     pub step: usize,
+    /// Tokens the episode's tool schemas add to the request (0 without tools): part of every request, never
+    /// reduced, counted by [`CallPoint::measure`].
+    pub tool_tokens: usize,
     /// Tokens of the request as handed to the strategy, when the caller knows them (the replay does); `None`
     /// makes [`CallPoint::input_tokens`] measure.
     pub input_tokens: Option<usize>,
@@ -69,16 +72,19 @@ impl CallPoint {
             tokenizer,
             context_window,
             step: 0,
+            tool_tokens: 0,
             input_tokens: None,
             content_tokens: None,
         }
     }
 
-    /// Tokens of `req` as it would be sent.
+    /// Tokens of `req` as it would be sent, the tool schemas' included.
     #[must_use]
     pub fn measure(&self, req: &LlmRequest) -> usize {
-        self.tokenizer
-            .count_request(&req.instructions, &req.contents)
+        self.tool_tokens
+            + self
+                .tokenizer
+                .count_request(&req.instructions, &req.contents)
     }
 
     /// Tokens of `req` as handed to the strategy, before it changed anything: known without a pass over the

@@ -113,6 +113,7 @@ impl SlidingWindow {
             .map(|s| tok.count_instruction(s))
             .sum();
         let head_tokens: usize = TOKENS_PER_REPLY
+            + state.tool_tokens
             + instructions
             + req
                 .contents

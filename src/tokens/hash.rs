@@ -35,6 +35,11 @@ pub fn item_hash(item: &Item) -> u128 {
             ]),
             content,
         ),
+        Item::Observation { name, content } => (fields_hash(&[b"o", name.as_bytes()]), content),
+        Item::Reasoning { content, sent_back } => (
+            fields_hash(&[if *sent_back { b"s" } else { b"t" }]),
+            content,
+        ),
     };
     xxh3_128_with_seed(body.as_bytes(), seed)
 }
@@ -105,6 +110,15 @@ mod tests {
                 field(&mut head, name.as_bytes());
                 content
             }
+            Item::Observation { name, content } => {
+                field(&mut head, b"o");
+                field(&mut head, name.as_bytes());
+                content
+            }
+            Item::Reasoning { content, sent_back } => {
+                field(&mut head, if *sent_back { b"s" } else { b"t" });
+                content
+            }
         };
         xxh3_128_with_seed(body.as_bytes(), xxh3_64(&head))
     }
@@ -125,6 +139,11 @@ mod tests {
                 Item::tool_call(id.as_str(), name.as_str(), "{}"),
                 Item::tool_result(id.as_str(), name.as_str(), "out"),
                 error,
+                Item::observation(name.as_str(), "out"),
+                Item::Reasoning {
+                    content: "think".into(),
+                    sent_back: n % 2 == 0,
+                },
             ] {
                 assert_eq!(item_hash(&item), defined_item_hash(&item), "{item:?}");
             }
@@ -133,5 +152,9 @@ mod tests {
         let call = item_hash(&Item::tool_call("a", "b", "c"));
         assert_ne!(call, item_hash(&Item::tool_result("a", "b", "c")));
         assert_ne!(call, item_hash(&Item::tool_call("ab", "", "c")));
+        assert_ne!(
+            item_hash(&Item::observation("", "c")),
+            item_hash(&Item::user("c"))
+        );
     }
 }

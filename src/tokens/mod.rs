@@ -21,12 +21,15 @@ use crate::history::{Item, Role};
 
 mod builtin;
 mod hash;
+pub mod tools;
 
 use builtin::{Pretokenizer, Vocabulary};
 pub use hash::{instruction_hash, item_hash};
 
 /// Tokens every chat message costs beyond its content (`<|start|>role<|message|>…<|end|>`).
 pub const TOKENS_PER_MESSAGE: usize = 3;
+/// Tokens a tool call costs beyond its name and arguments.
+pub const TOKENS_PER_CALL: usize = 3;
 /// Tokens every reply is primed with (`<|start|>assistant<|message|>`).
 pub const TOKENS_PER_REPLY: usize = 3;
 /// Tokens a message's `name` field adds beyond the name's own tokens.
@@ -267,8 +270,9 @@ impl Tokenizer {
 
     /// Tokens of one item, cached by content.
     ///
-    /// A message is counted as a chat message; a tool call as an assistant message whose content is the call's
-    /// JSON `{"name":…,"arguments":…}`; a tool result as a `tool` message.
+    /// A message is counted as a chat message; a tool call as an assistant message of its arguments, plus its
+    /// name and [`TOKENS_PER_CALL`]; a tool result as a `tool` message; an observation as a `user` message;
+    /// reasoning as an `assistant` message.
     #[must_use]
     pub fn count_item(&self, item: &Item) -> usize {
         self.count_item_hashed(item_hash(item), item)
@@ -341,13 +345,20 @@ impl Tokenizer {
             Item::Message { role, content } => {
                 self.count_chat_message(role.as_str(), content, None)
             }
+            // A call is a message of its own: its name and arguments and 3 tokens of the call's own (the
+            // function-call accounting of hmarr/openai-chat-tokens, checked against the API).
             Item::ToolCall {
                 name, arguments, ..
             } => {
-                let json = serde_json::json!({ "name": name, "arguments": arguments }).to_string();
-                self.count_chat_message(Role::Assistant.as_str(), &json, None)
+                self.count_chat_message(Role::Assistant.as_str(), arguments, None)
+                    + self.count_text(name)
+                    + TOKENS_PER_CALL
             }
             Item::ToolResult { content, .. } => self.count_chat_message("tool", content, None),
+            // An observation is sent as a user message; reasoning is counted as assistant text.
+            Item::Observation { content, .. } | Item::Reasoning { content, .. } => {
+                self.count_chat_message(item.wire_role(), content, None)
+            }
         }
     }
 }

@@ -62,12 +62,21 @@ fn anthropic_blocks() {
             "assistant_text",
             "tool_call",
             "tool_result",
+            "reasoning",
             "assistant_text"
         ]
     );
     assert!(
         matches!(&ep.items[4], Item::ToolResult { is_error: true, name, .. } if &**name == "bash")
     );
+    // Thinking is output only: the API strips it from later prompts.
+    assert!(matches!(
+        &ep.items[5],
+        Item::Reasoning {
+            sent_back: false,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -80,7 +89,8 @@ fn swe_agent_traj() {
             .count(),
         2
     );
-    assert_eq!(ep.meta["model_stats"]["tokens_sent"], 1200);
+    assert_eq!(ep.meta["usage"]["input_tokens"], 1200);
+    assert!(ep.stopped);
     assert!(ep
         .findings
         .iter()
@@ -90,10 +100,18 @@ fn swe_agent_traj() {
 #[test]
 fn mini_swe_agent_both_formats() {
     let legacy = one("mini_swe_agent_legacy.json", Some("mini-swe-agent"));
+    // The command's output comes back as a user message: an observation.
     assert_eq!(
         kinds(&legacy),
-        ["system", "user", "assistant_text", "user", "assistant_text"]
+        [
+            "system",
+            "user",
+            "assistant_text",
+            "tool_result",
+            "assistant_text"
+        ]
     );
+    assert!(matches!(&legacy.items[3], Item::Observation { .. }));
     assert!(
         legacy
             .findings
@@ -103,10 +121,14 @@ fn mini_swe_agent_both_formats() {
         legacy.findings
     );
     let v11 = one("mini_swe_agent_1_1.json", Some("mini-swe-agent"));
-    assert_eq!(
-        v11.meta["provider_prompt_tokens"],
-        serde_json::json!([321, 380])
-    );
+    let calls: Vec<u64> = v11.meta["usage"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["input_tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(calls, [321, 380]);
+    assert!(v11.stopped);
     assert_eq!(v11.meta["model"], "deepseek/deepseek-chat");
     assert!(
         !kinds(&v11).is_empty()
@@ -140,7 +162,7 @@ fn openhands_streams() {
         kinds(&out[0]),
         ["user", "assistant_text", "tool_call", "tool_result"]
     );
-    assert_eq!(out[0].meta["metrics"]["accumulated_cost"], 0.03);
+    assert_eq!(out[0].meta["accumulated_cost"], 0.03);
 }
 
 #[test]
@@ -151,10 +173,13 @@ fn claude_code_follows_the_parent_chain() {
         ["user", "tool_call", "tool_result", "assistant_text"]
     );
     assert!(ep.items.iter().all(|i| i.text() != "sidechain"));
-    assert_eq!(
-        ep.meta["provider_prompt_tokens"],
-        serde_json::json!([510, 543])
-    );
+    let calls: Vec<u64> = ep.meta["usage"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["input_tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(calls, [510, 543]);
 }
 
 #[test]
@@ -168,21 +193,16 @@ fn tau_bench_result() {
 #[test]
 fn aider_markdown() {
     let ep = one("aider.md", Some("aider"));
+    // The header, the edit report and the `/run` command never reach the model; the test output it answers
+    // does, as an observation.
     assert_eq!(
         kinds(&ep),
-        [
-            "system",
-            "user",
-            "assistant_text",
-            "user",
-            "user",
-            "user",
-            "assistant_text"
-        ],
+        ["user", "assistant_text", "tool_result", "assistant_text"],
         "{:?}",
         ep.items
     );
-    assert!(ep.items[2].text().contains("def test_upper"));
+    assert!(matches!(&ep.items[2], Item::Observation { .. }));
+    assert!(ep.items[1].text().contains("def test_upper"));
     assert!(
         ep.findings
             .iter()
@@ -197,20 +217,21 @@ fn smolagents_run() {
     let mut eps = import_file(&fixture("smolagents.jsonl"), Some("smolagents")).unwrap();
     let ep = eps.remove(0);
     assert_eq!(check_episode(&ep), vec![]);
+    // What smolagents sends: its calls as assistant text, the tool's answers as user messages.
     assert_eq!(
         kinds(&ep),
         [
             "system",
             "user",
-            "tool_call",
+            "assistant_text",
             "tool_result",
             "assistant_text"
         ]
     );
-    assert!(
-        matches!(&ep.items[2], Item::ToolCall { id, name, .. } if &**id == "call_z" && &**name == "web_search")
-    );
+    assert!(ep.items[2].text().starts_with("Calling tools:"));
+    assert!(matches!(&ep.items[3], Item::Observation { name, .. } if &**name == "web_search"));
     assert_eq!(ep.meta["true_answer"], "1842");
+    assert!(ep.stopped);
 }
 
 /// Wrong-format imports name the file and the line (the malformed-trace corpus is tests/fixtures/bad/import).
@@ -294,9 +315,197 @@ fn reused_call_ids_become_unique() {
         .filter_map(|i| match i {
             Item::ToolCall { id, .. } => Some(id.to_string()),
             Item::ToolResult { call_id, .. } => Some(format!("->{call_id}")),
-            Item::Message { .. } => None,
+            _ => None,
         })
         .collect();
     assert_eq!(ids, ["c1", "->c1", "c1#2", "->c1#2"]);
     assert!(check_episode(&eps[0]).is_empty());
+}
+
+/// The recorded calls an imported episode keeps (`meta.usage.calls[].input_tokens`).
+fn recorded_calls(ep: &Episode) -> Vec<u64> {
+    ctxbench::history::usage::ProviderUsage::of(ep)
+        .map(|u| u.calls.iter().map(|c| c.input_tokens).collect())
+        .unwrap_or_default()
+}
+
+/// aider: an edit block's `>>>>>>> REPLACE` is the model's, `Cost:` continues the token report, commands are
+/// not sent, `/run` output the model answers is an observation: one call point per reply, as many as reports.
+#[test]
+fn aider_edit_blocks_stay_in_their_reply() {
+    let ep = one("aider_edit_blocks.md", Some("aider"));
+    assert_eq!(
+        kinds(&ep),
+        [
+            "user",
+            "assistant_text",
+            "user",
+            "assistant_text",
+            "tool_result",
+            "assistant_text"
+        ],
+        "{:?}",
+        ep.items
+    );
+    assert!(
+        ep.items[1].text().contains(">>>>>>> REPLACE")
+            && ep.items[1].text().ends_with("This removes the backticks.")
+    );
+    assert!(
+        ep.items[4].text().contains("AssertionError")
+            && !ep.items[4].text().contains("Add the output")
+    );
+    assert_eq!(ep.call_points().len(), 3);
+    assert_eq!(recorded_calls(&ep), [5_800, 6_204, 6_900]);
+    assert!(ep
+        .items
+        .iter()
+        .all(|i| !i.text().contains("Cost:") && !i.text().starts_with("/add")));
+}
+
+/// Claude Code: the results of parallel calls sit on branches of their own; stop-hook feedback (isMeta) was
+/// sent; thinking is output. Every call keeps its result and every API call is a call point.
+#[test]
+fn claude_code_keeps_parallel_results_and_meta_messages() {
+    let ep = one("claude_code_parallel.jsonl", Some("claude-code"));
+    assert_eq!(
+        kinds(&ep),
+        [
+            "user",
+            "reasoning",
+            "tool_call",
+            "tool_call",
+            "tool_result",
+            "tool_result",
+            "assistant_text",
+            "user",
+            "assistant_text"
+        ],
+        "{:?}",
+        ep.items
+    );
+    assert!(ep.items[7].text().starts_with("Stop hook feedback"));
+    assert_eq!(ep.call_points(), [1, 6, 8]);
+    assert_eq!(recorded_calls(&ep), [3_204, 3_293, 3_345]);
+}
+
+/// mini-swe-agent with deepseek-reasoner sends `reasoning_content` back: it is counted in later requests.
+#[test]
+fn mini_swe_agent_sends_reasoning_back() {
+    let ep = one("mini_swe_agent_reasoner.json", Some("mini-swe-agent"));
+    assert_eq!(
+        kinds(&ep),
+        [
+            "system",
+            "user",
+            "reasoning",
+            "assistant_text",
+            "tool_call",
+            "tool_result",
+            "reasoning",
+            "assistant_text",
+            "tool_call"
+        ]
+    );
+    assert!(matches!(
+        &ep.items[2],
+        Item::Reasoning {
+            sent_back: true,
+            ..
+        }
+    ));
+    let tok = ctxbench::Tokenizer::shared_default().unwrap();
+    let llm = ctxbench::llm::mock::MockLlm::new(
+        ctxbench::llm::mock::MockConfig::default(),
+        std::sync::Arc::clone(&tok),
+    );
+    let replay = pollster::block_on(ctxbench::replay::Replayer::new(tok, &llm, 128_000).replay(
+        &ep,
+        &ctxbench::strategy::NamedStrategy::new("none", ctxbench::strategy::StrategyConfig::None),
+    ))
+    .unwrap();
+    assert_eq!(replay.steps.len(), 2, "the run stopped at its submission");
+    assert!(replay.steps[1].tokens_by_kind.get(ItemKind::Reasoning) > 30);
+    assert_eq!(recorded_calls(&ep), [412, 603]);
+}
+
+/// OpenHands: the system event's tool schemas, the model's own arguments (not the runtime's fields), and an
+/// error with no cause as an observation of its own, not a second result of the call before it.
+#[test]
+fn openhands_tools_arguments_and_orphan_errors() {
+    let ep = one("openhands_system_tools.json", Some("openhands"));
+    assert_eq!(ep.tools.len(), 2);
+    assert_eq!(
+        kinds(&ep),
+        [
+            "system",
+            "user",
+            "assistant_text",
+            "tool_call",
+            "tool_result",
+            "tool_result",
+            "assistant_text"
+        ],
+        "{:?}",
+        ep.items
+    );
+    assert!(
+        matches!(&ep.items[3], Item::ToolCall { arguments, .. } if &**arguments == "{\"command\": \"ls /workspace/repo\"}")
+    );
+    assert!(matches!(&ep.items[5], Item::Observation { name, .. } if &**name == "error"));
+    assert_eq!(recorded_calls(&ep), [2_410, 2_590]);
+    assert!(ep.stopped);
+    // The tool schemas count in every request.
+    let tok = ctxbench::Tokenizer::shared_default().unwrap();
+    assert!(tok.count_tools(&ep.tools) > 60);
+}
+
+/// `validate` refuses a second result for one call.
+#[test]
+fn a_second_result_for_one_call_is_a_problem() {
+    let mut ep = one("openhands_system_tools.json", Some("openhands"));
+    ep.items[5] = Item::tool_result("toolu_1", "error", "again");
+    let issues = check_episode(&ep);
+    assert!(
+        issues
+            .iter()
+            .any(|i| i.field == "items[5].call_id" && i.message.contains("second result")),
+        "{issues:?}"
+    );
+}
+
+/// SWE-agent in text mode: the demonstration is part of the fixed prompt, the task is the first user message,
+/// and the environment's answers are observations, which observation masking (M = 10 turns) acts on.
+#[test]
+fn swe_agent_text_mode_observations_are_masked() {
+    let ep = one("swe_agent_text.traj", Some("swe-agent"));
+    assert_eq!(kinds(&ep)[..3], ["system", "system", "user"]);
+    assert!(ep.items[2].text().contains("TimeDelta serialization"));
+    let observations = ep
+        .items
+        .iter()
+        .filter(|i| matches!(i, Item::Observation { .. }))
+        .count();
+    assert_eq!(observations, 14);
+    assert!(matches!(&ep.items[4], Item::Observation { name, .. } if &**name == "open"));
+    // The final submit, missing from the history, is the last call.
+    assert!(ep.items.last().unwrap().text().contains("submitting"));
+    assert_eq!(ep.call_points().len(), 15);
+    let tok = ctxbench::Tokenizer::shared_default().unwrap();
+    let llm = ctxbench::llm::mock::MockLlm::new(
+        ctxbench::llm::mock::MockConfig::default(),
+        std::sync::Arc::clone(&tok),
+    );
+    let replayer = ctxbench::replay::Replayer::new(tok, &llm, 128_000);
+    let masking = ctxbench::strategy::presets::find("complexity_trap_masking").unwrap();
+    let none =
+        ctxbench::strategy::NamedStrategy::new("none", ctxbench::strategy::StrategyConfig::None);
+    let out = pollster::block_on(replayer.replay_all(&ep, &[none, masking])).unwrap();
+    let total = |i: usize| out[i].steps.iter().map(|s| s.tokens_sent).sum::<usize>();
+    assert!(
+        total(1) < total(0) * 95 / 100,
+        "masking saves: {} of {}",
+        total(1),
+        total(0)
+    );
 }

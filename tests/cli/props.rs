@@ -74,7 +74,7 @@ fn pairs_intact(items: &[Item]) -> bool {
             true
         }
         Item::ToolResult { call_id, .. } => calls.contains(call_id),
-        Item::Message { .. } => true,
+        _ => true,
     })
 }
 
@@ -235,10 +235,10 @@ proptest! {
             .filter_map(|(n, ix)| {
                 let at = ix.index(items.len());
                 let word = items[at].text().split_whitespace().next()?.to_string();
-                Some(Finding { id: format!("f{n}"), text: word.clone(), evidence: vec![word], introduced_at: at, kind: FindingKind::Recall })
+                Some(Finding { id: format!("f{n}"), text: word.clone(), evidence: vec![word], introduced_at: at, kind: FindingKind::Recall, ..Finding::default() })
             })
             .collect();
-        let ep = Episode { id: "p".into(), source: "prop".into(), task: String::new(), items, findings, probes: vec![], meta: serde_json::Map::new() };
+        let ep = Episode { id: "p".into(), source: "prop".into(), task: String::new(), items, findings, probes: vec![], ..Episode::default() };
         let llm = MockLlm::new(MockConfig::default(), tokenizer());
         let r = Replayer::new(tokenizer(), &llm, 100_000);
         let out = pollster::block_on(r.replay(&ep, &NamedStrategy::new("none", StrategyConfig::None))).unwrap();

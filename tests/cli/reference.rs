@@ -44,11 +44,16 @@ fn strategies() -> Vec<NamedStrategy> {
 }
 
 /// One turn of a random agent: (assistant text?, parallel tool calls, output length, a user message first?,
-/// a line that becomes a finding?).
-type Turn = (bool, usize, usize, bool, bool);
+/// a line that becomes a finding?, (how the environment answers: 0 tool results, 1 an observation as in text
+/// mode; recorded reasoning: 0 none, 1 not sent back, 2 sent back)).
+type Turn = (bool, usize, usize, bool, bool, (u8, u8));
 
-/// A random episode: system and task, then turns of text, tool calls with long or short results, user
-/// messages in the middle, findings from tool outputs and probes about them.
+/// How a random episode ends and what it carries: (open end?, stopped?, tool schemas).
+type Shape = (bool, bool, usize);
+
+/// A random episode: system and task, then turns of text, tool calls with long or short results or
+/// observations, reasoning, user messages in the middle, findings from tool output and probes about them;
+/// with or without tool schemas, stopped or not.
 fn episode() -> impl Strategy<Value = Episode> {
     let turn = (
         any::<bool>(),
@@ -56,12 +61,49 @@ fn episode() -> impl Strategy<Value = Episode> {
         1usize..600,
         prop::bool::weighted(0.15),
         prop::bool::weighted(0.3),
+        (0u8..2, 0u8..3),
     );
-    (prop::collection::vec(turn, 1..30), any::<bool>())
-        .prop_map(|(turns, open_end)| build(&turns, open_end))
+    (
+        prop::collection::vec(turn, 1..30),
+        (any::<bool>(), any::<bool>(), 0usize..3),
+    )
+        .prop_map(|(turns, shape)| build(&turns, shape))
 }
 
-fn build(turns: &[Turn], open_end: bool) -> Episode {
+fn tools(n: usize) -> Vec<serde_json::Value> {
+    (0..n)
+        .map(|i| {
+            serde_json::json!({"type": "function", "function": {
+                "name": format!("tool_{i}"), "description": "Runs something.",
+                "parameters": {"type": "object", "required": ["cmd"],
+                               "properties": {"cmd": {"type": "string", "description": "The command"},
+                                              "mode": {"type": "string", "enum": ["a", "b"]}}}}})
+        })
+        .collect()
+}
+
+fn finding(t: usize, at: usize, kind: FindingKind) -> (Finding, Probe) {
+    (
+        Finding {
+            id: format!("f{t}"),
+            text: format!("value_{t} overflowed"),
+            evidence: vec![format!("E{t:04}"), format!("value_{t} overflowed")],
+            introduced_at: at,
+            kind,
+            ..Finding::default()
+        },
+        Probe {
+            id: format!("p{t}"),
+            after_item: at,
+            question: format!("Which error code did value_{t} overflow with?"),
+            answers: vec![format!("E{t:04}")],
+            finding: Some(format!("f{t}")),
+            kind: FindingKind::Recall,
+        },
+    )
+}
+
+fn build(turns: &[Turn], (open_end, stopped, schemas): Shape) -> Episode {
     let mut items = vec![
         Item::system("You are a coding agent. Use the tools."),
         Item::user("Fix the failing test in src/lib.rs."),
@@ -69,9 +111,33 @@ fn build(turns: &[Turn], open_end: bool) -> Episode {
     let mut findings = Vec::new();
     let mut probes = Vec::new();
     let mut call = 0;
-    for (t, &(text, calls, len, user, finding)) in turns.iter().enumerate() {
+    for (t, &(text, calls, len, user, found, (answer, reasoning))) in turns.iter().enumerate() {
         if user {
             items.push(Item::user(format!("Also check module m{t}.")));
+        }
+        if reasoning > 0 {
+            items.push(Item::Reasoning {
+                content: format!("I think m{t} holds the bug. ")
+                    .repeat(1 + len % 4)
+                    .into(),
+                sent_back: reasoning == 2,
+            });
+        }
+        let fact = format!("ERROR E{t:04}: value_{t} overflowed at src/m{t}.rs:{len}\n");
+        if answer == 1 {
+            // Text mode: the action is in the reply, the environment answers with a user message.
+            items.push(Item::assistant(
+                format!("Running `cat f{t}.rs`. ").repeat(1 + len % 3),
+            ));
+            let mut out = format!("line {t} of f{t}.rs\n").repeat(1 + len / 20);
+            if found {
+                out.push_str(&fact);
+                let (f, p) = finding(t, items.len(), FindingKind::Decision);
+                findings.push(f);
+                probes.push(p);
+            }
+            items.push(Item::observation(if t % 2 == 0 { "bash" } else { "" }, out));
+            continue;
         }
         if text || calls == 0 {
             items.push(Item::assistant(
@@ -93,29 +159,16 @@ fn build(turns: &[Turn], open_end: bool) -> Episode {
         }
         for (k, id) in ids.iter().enumerate() {
             let mut out = format!("line {t}.{k} of output\n").repeat(1 + len / 20);
-            if finding && k == 0 {
-                let fact = format!("ERROR E{t:04}: value_{t} overflowed at src/m{t}.rs:{len}");
+            if found && k == 0 {
                 out.push_str(&fact);
-                out.push('\n');
-                findings.push(Finding {
-                    id: format!("f{t}"),
-                    text: fact.clone(),
-                    evidence: vec![format!("E{t:04}"), format!("value_{t} overflowed")],
-                    introduced_at: items.len(),
-                    kind: if t % 2 == 0 {
-                        FindingKind::Recall
-                    } else {
-                        FindingKind::Artifact
-                    },
-                });
-                probes.push(Probe {
-                    id: format!("p{t}"),
-                    after_item: items.len(),
-                    question: format!("Which error code did value_{t} overflow with?"),
-                    answers: vec![format!("E{t:04}")],
-                    finding: Some(format!("f{t}")),
-                    kind: FindingKind::Recall,
-                });
+                let kind = if t % 2 == 0 {
+                    FindingKind::Recall
+                } else {
+                    FindingKind::Artifact
+                };
+                let (f, p) = finding(t, items.len(), kind);
+                findings.push(f);
+                probes.push(p);
             }
             items.push(Item::tool_result(id.clone(), "bash", out));
         }
@@ -130,7 +183,9 @@ fn build(turns: &[Turn], open_end: bool) -> Episode {
         items,
         findings,
         probes,
-        meta: serde_json::Map::new(),
+        tools: tools(schemas),
+        stopped,
+        ..Episode::default()
     }
 }
 

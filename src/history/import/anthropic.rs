@@ -6,10 +6,14 @@ use serde_json::Value;
 
 use super::{bad, episode, parse_json, sure, text_of, Conversation, Importer, Sniff};
 use crate::error::Result;
+use crate::history::usage::CallUsage;
 use crate::history::{Episode, Role};
 
-/// Appends one Anthropic message (`text`, `tool_use`, `tool_result` blocks; `thinking` is not re-sent and is
-/// skipped) to `conv`.
+/// Appends one Anthropic message (`text`, `tool_use`, `tool_result` and `thinking` blocks) to `conv`.
+///
+/// Thinking is reasoning the agent does not send back as context: the API strips the thinking blocks of
+/// earlier assistant turns from the prompt (and counts only those of the turn in progress during a tool loop,
+/// which this leaves out).
 pub fn push_message(conv: &mut Conversation, role: &str, content: &Value) {
     let role = if role == "assistant" {
         Role::Assistant
@@ -40,9 +44,29 @@ pub fn push_message(conv: &mut Conversation, role: &str, content: &Value) {
                     is_error,
                 );
             }
-            Some("thinking" | "redacted_thinking") => {}
+            Some("thinking") => {
+                conv.reasoning(b.get("thinking").map_or_else(String::new, text_of), false)
+            }
+            Some("redacted_thinking") => {}
             _ => conv.message(role, text_of(b)),
         }
+    }
+}
+
+/// The provider's count of one API call from an Anthropic `usage`: the prompt is its input tokens with the
+/// cache's.
+#[must_use]
+pub fn call_usage(u: &Value) -> CallUsage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    let (read, write) = (
+        n("cache_read_input_tokens"),
+        n("cache_creation_input_tokens"),
+    );
+    CallUsage {
+        input_tokens: n("input_tokens").unwrap_or(0) + read.unwrap_or(0) + write.unwrap_or(0),
+        output_tokens: n("output_tokens").unwrap_or(0),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
     }
 }
 
@@ -83,6 +107,7 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     if let Some(model) = v.get("model") {
         ep.meta.insert("model".into(), model.clone());
     }
+    ep.tools = super::openai::tools_of(&v);
     Ok(vec![ep])
 }
 

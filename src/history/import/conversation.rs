@@ -91,8 +91,8 @@ pub fn arguments_of(v: &Value) -> String {
     }
 }
 
-/// Builds a valid conversation: remembers call ids and turns a result with no known call into a user message
-/// (the model saw the output, but no call introduced it).
+/// Builds a valid conversation: remembers call ids, and turns a result that answers no recorded call, or a
+/// call already answered, into an observation (the model saw the output, but it answers no call of its own).
 #[derive(Debug, Default)]
 pub struct Conversation {
     items: Vec<Item>,
@@ -100,6 +100,8 @@ pub struct Conversation {
     calls: HashMap<String, String>,
     /// Ids given so far.
     used: HashSet<String>,
+    /// Given ids that have their result.
+    answered: HashSet<String>,
     synthetic: usize,
 }
 
@@ -136,17 +138,57 @@ impl Conversation {
         given
     }
 
-    /// Appends a tool result; with no known call it becomes a user message.
+    /// Appends a tool result; one with no known call, or for a call already answered, becomes an
+    /// observation.
     pub fn result(&mut self, call_id: Option<&str>, name: &str, content: String, is_error: bool) {
-        match call_id.and_then(|id| self.calls.get(id)) {
-            Some(id) => self.items.push(Item::ToolResult {
-                call_id: id.as_str().into(),
-                name: name.into(),
-                content: content.into(),
-                is_error,
-            }),
-            None => self.message(Role::User, content),
+        match call_id
+            .and_then(|id| self.calls.get(id))
+            .filter(|id| !self.answered.contains(*id))
+        {
+            Some(id) => {
+                self.answered.insert(id.clone());
+                self.items.push(Item::ToolResult {
+                    call_id: id.as_str().into(),
+                    name: name.into(),
+                    content: content.into(),
+                    is_error,
+                });
+            }
+            None => self.observation(name, content),
         }
+    }
+
+    /// Whether the recorded call `id` has its result.
+    #[must_use]
+    pub fn is_answered(&self, id: &str) -> bool {
+        self.calls
+            .get(id)
+            .is_some_and(|id| self.answered.contains(id))
+    }
+
+    /// Appends environment output sent as a user message, skipping empty output.
+    pub fn observation(&mut self, name: &str, content: impl Into<String>) {
+        let content = content.into();
+        if !content.trim().is_empty() {
+            self.items.push(Item::observation(name, content));
+        }
+    }
+
+    /// Appends recorded reasoning, skipping empty text.
+    pub fn reasoning(&mut self, content: impl Into<String>, sent_back: bool) {
+        let content = content.into();
+        if !content.trim().is_empty() {
+            self.items.push(Item::Reasoning {
+                content: content.into(),
+                sent_back,
+            });
+        }
+    }
+
+    /// The last item appended.
+    #[must_use]
+    pub fn last(&self) -> Option<&Item> {
+        self.items.last()
     }
 
     /// The name of the call with `id`, if it was recorded.
@@ -191,5 +233,6 @@ pub fn episode(origin: &Path, suffix: Option<String>, format: &str, items: Vec<I
         findings: Vec::new(),
         probes: Vec::new(),
         meta,
+        ..Episode::default()
     }
 }

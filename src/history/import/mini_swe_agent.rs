@@ -5,31 +5,50 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::openai::{convert, messages_of};
+use super::openai::{convert, messages_of, Dialect};
 use super::{episode, parse_json, sure, Importer, Sniff};
 use crate::error::Result;
+use crate::history::usage::{CallUsage, ProviderUsage};
 use crate::history::Episode;
 
 /// mini-swe-agent: the legacy bare list, or `mini-swe-agent-1.1` with per-call provider usage.
 ///
-/// # Errors
-/// Malformed JSON or messages.
+/// The agent keeps each model reply as the provider returned it and sends the whole history back, so an
+/// assistant's `reasoning_content` (deepseek-reasoner) is sent back too. Every user message after the task is
+/// the output of the agent's command (the legacy and text-based runs answer with user messages). The run ends
+/// with its submission (`exit`): no call follows.
 fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     let v = parse_json(text, origin)?;
     let (messages, at) = messages_of(&v, origin)?;
-    let conv = convert(messages, origin, at)?;
+    let dialect = Dialect {
+        reasoning_sent_back: true,
+        observations: true,
+    };
+    let conv = convert(messages, origin, at, dialect)?;
     let mut ep = episode(origin, None, "mini-swe-agent", conv.into_items());
-    // Ground truth: the provider's prompt tokens for each call, from the raw responses.
-    let prompt_tokens: Vec<Value> = messages
+    ep.stopped = true;
+    // Ground truth: the provider's count for each call, from the raw responses.
+    let calls: Vec<CallUsage> = messages
         .iter()
-        .filter_map(|m| m.pointer("/extra/response/usage/prompt_tokens").cloned())
+        .filter_map(|m| m.pointer("/extra/response/usage"))
+        .map(|u| {
+            let n = |p: &str| u.pointer(p).and_then(Value::as_u64);
+            CallUsage {
+                input_tokens: n("/prompt_tokens").unwrap_or(0),
+                output_tokens: n("/completion_tokens").unwrap_or(0),
+                cache_read_tokens: n("/prompt_tokens_details/cached_tokens")
+                    .or_else(|| n("/prompt_cache_hit_tokens")),
+                cache_write_tokens: None,
+            }
+        })
         .collect();
-    if !prompt_tokens.is_empty() {
-        ep.meta
-            .insert("provider_prompt_tokens".into(), Value::Array(prompt_tokens));
-    }
+    let mut usage = if calls.is_empty() {
+        ProviderUsage::default()
+    } else {
+        ProviderUsage::from_calls("messages[].extra.response.usage", calls)
+    };
     if let Some(info) = v.get("info") {
-        for key in ["exit_status", "model_stats", "mini_version"] {
+        for key in ["exit_status", "mini_version"] {
             if let Some(x) = info.get(key) {
                 ep.meta.insert(key.into(), x.clone());
             }
@@ -37,7 +56,17 @@ fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         if let Some(model) = info.pointer("/config/model/model_name") {
             ep.meta.insert("model".into(), model.clone());
         }
+        if usage.calls.is_empty() {
+            if let Some(n) = info
+                .pointer("/model_stats/api_calls")
+                .and_then(Value::as_u64)
+            {
+                usage.source = "info.model_stats".into();
+                usage.api_calls = Some(n);
+            }
+        }
     }
+    usage.store(&mut ep);
     if let Some(id) = v.get("instance_id").and_then(Value::as_str) {
         ep.meta
             .insert("instance_id".into(), Value::String(id.into()));

@@ -8,16 +8,33 @@ use super::{arguments_of, bad, episode, parse_json, sure, text_of, Conversation,
 use crate::error::Result;
 use crate::history::{Episode, Role};
 
+/// How an agent's OpenAI-form messages map onto items.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dialect {
+    /// The agent sends an assistant message's `reasoning_content` back with its turn (mini-swe-agent keeps
+    /// the provider's message as it came, reasoning included); otherwise reasoning is output only.
+    pub reasoning_sent_back: bool,
+    /// User messages after the first are environment output (an agent that runs commands from its text and
+    /// answers with their output as user messages).
+    pub observations: bool,
+}
+
 /// Converts a list of OpenAI chat messages; `at` names the list in errors (e.g. `messages`).
 ///
-/// Roles: `system`/`developer`, `user`, `assistant` (text, then `tool_calls`), `tool`/`function` (a result,
-/// matched by `tool_call_id`, or SWE-agent's `tool_call_ids`). `exit` (mini-swe-agent's submission) is not
-/// part of the context and is skipped.
+/// Roles: `system`/`developer`, `user`, `assistant` (`reasoning_content`, text, then `tool_calls`),
+/// `tool`/`function` (a result, matched by `tool_call_id`, or SWE-agent's `tool_call_ids`). `exit`
+/// (mini-swe-agent's submission) is not part of the context and is skipped.
 ///
 /// # Errors
 /// An unknown role or a message that is not an object, naming its index.
-pub fn convert(messages: &[Value], origin: &Path, at: &str) -> Result<Conversation> {
+pub fn convert(
+    messages: &[Value],
+    origin: &Path,
+    at: &str,
+    dialect: Dialect,
+) -> Result<Conversation> {
     let mut conv = Conversation::default();
+    let mut users = 0;
     for (i, m) in messages.iter().enumerate() {
         let Some(obj) = m.as_object() else {
             return Err(bad(
@@ -30,8 +47,18 @@ pub fn convert(messages: &[Value], origin: &Path, at: &str) -> Result<Conversati
         let content = obj.get("content").map_or_else(String::new, text_of);
         match role {
             "system" | "developer" => conv.message(Role::System, content),
-            "user" | "human" => conv.message(Role::User, content),
+            "user" | "human" => {
+                users += 1;
+                if dialect.observations && users > 1 {
+                    conv.observation("", content);
+                } else {
+                    conv.message(Role::User, content);
+                }
+            }
             "assistant" | "ai" => {
+                if let Some(reasoning) = obj.get("reasoning_content").and_then(Value::as_str) {
+                    conv.reasoning(reasoning, dialect.reasoning_sent_back);
+                }
                 conv.message(Role::Assistant, content);
                 let calls = obj.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
                 for (j, tc) in calls.iter().enumerate() {
@@ -94,19 +121,31 @@ pub(super) fn messages_of<'a>(
     }
 }
 
-/// A list of messages, or an object with `messages` (a chat-completions request body).
+/// A list of messages, or an object with `messages` (a chat-completions request body, with its `tools`). A
+/// request body is a call about to be made: when it ends after the last assistant turn, that call is a call
+/// point ([`Episode::stopped`] is left unset).
 ///
 /// # Errors
 /// Malformed JSON or messages.
 pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     let v = parse_json(text, origin)?;
     let (messages, at) = messages_of(&v, origin)?;
-    let conv = convert(messages, origin, at)?;
+    let conv = convert(messages, origin, at, Dialect::default())?;
     let mut ep = episode(origin, None, "openai", conv.into_items());
     if let Some(model) = v.get("model") {
         ep.meta.insert("model".into(), model.clone());
     }
+    ep.tools = tools_of(&v);
     Ok(vec![ep])
+}
+
+/// The tool definitions a request body or a trace records at its top level (`tools`).
+#[must_use]
+pub fn tools_of(v: &Value) -> Vec<Value> {
+    v.get("tools")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The openai format.

@@ -1,25 +1,111 @@
 //! OpenHands: an event-stream JSON array, eval output JSONL (one record per instance with `history`), or the
 //! older flattened resolver output (bare `{action…}` / `{observation…}` items, paired by order).
+//!
+//! Where an action keeps the model's reply (`tool_call_metadata.model_response`), its text and the arguments
+//! the model wrote are used, not the action's runtime fields (`is_input`, `blocking`, `cwd`…); the system
+//! event's tool schemas (`args.tools`) become the episode's tools; an observation whose `cause` names no
+//! action is an observation of its own.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{bad, episode, parse_json, parse_jsonl, sure, text_of, Conversation, Importer, Sniff};
+use super::{
+    arguments_of, bad, episode, parse_json, parse_jsonl, sure, text_of, Conversation, Importer,
+    Sniff,
+};
 use crate::error::Result;
+use crate::history::usage::{CallUsage, ProviderUsage};
 use crate::history::{Episode, Role};
 
 /// Actions that are bookkeeping, not part of the model's context.
 const SKIP_ACTIONS: [&str; 4] = ["change_agent_state", "recall", "null", "pause"];
 /// Observations that are bookkeeping.
 const SKIP_OBSERVATIONS: [&str; 4] = ["agent_state_changed", "null", "recall", "user_rejected"];
+/// An action's runtime fields, which OpenHands adds and the model never wrote (kept only where the model's own
+/// arguments are not recorded).
+const RUNTIME_FIELDS: [&str; 13] = [
+    "action",
+    "action_risk",
+    "is_confirmed",
+    "images_urls",
+    "wait_for_response",
+    "keep_prompt",
+    "is_input",
+    "blocking",
+    "hidden",
+    "confirmation_state",
+    "impl_source",
+    "translated_ipython_code",
+    "kernel_init_code",
+];
 
-fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Conversation> {
+/// What an event stream converts to: the conversation, the tool schemas of its system event, and the
+/// provider's usage of each model response it records.
+struct Converted {
+    conv: Conversation,
+    tools: Vec<Value>,
+    usage: Vec<CallUsage>,
+}
+
+/// The model's own reply behind an action (`tool_call_metadata.model_response`), when recorded: its id, its
+/// text, its usage, and the arguments it gave the call `tool_call_id`.
+struct ModelReply<'a> {
+    id: String,
+    text: String,
+    usage: Option<&'a Value>,
+    arguments: Option<String>,
+}
+
+fn model_reply(meta: &Value) -> Option<ModelReply<'_>> {
+    let response = meta.get("model_response")?;
+    let message = response.pointer("/choices/0/message")?;
+    let call_id = meta.get("tool_call_id").and_then(Value::as_str);
+    let arguments = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .and_then(|calls| {
+            calls
+                .iter()
+                .find(|c| c.get("id").and_then(Value::as_str) == call_id)
+        })
+        .and_then(|c| c.pointer("/function/arguments"))
+        .map(arguments_of);
+    Some(ModelReply {
+        id: response
+            .get("id")
+            .map_or_else(String::new, ToString::to_string),
+        text: message.get("content").map_or_else(String::new, text_of),
+        usage: response.get("usage"),
+        arguments,
+    })
+}
+
+/// The provider's count of one model response, from its OpenAI-form `usage` (litellm's, with Anthropic's cache
+/// fields beside).
+fn call_usage(u: &Value) -> CallUsage {
+    let n = |p: &str| u.pointer(p).and_then(Value::as_u64);
+    CallUsage {
+        input_tokens: n("/prompt_tokens").unwrap_or(0),
+        output_tokens: n("/completion_tokens").unwrap_or(0),
+        cache_read_tokens: n("/cache_read_input_tokens")
+            .or_else(|| n("/prompt_tokens_details/cached_tokens")),
+        cache_write_tokens: n("/cache_creation_input_tokens"),
+    }
+}
+
+#[allow(clippy::too_many_lines)] // one pass over the events, one arm per kind of event
+fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
     let mut conv = Conversation::default();
+    let mut tools = Vec::new();
+    let mut usage = Vec::new();
     // Event id → tool call id, so an observation finds its action through `cause`.
     let mut by_event: HashMap<String, String> = HashMap::new();
+    // The flattened resolver form has no event ids: an observation answers the last action.
+    let flattened = events.iter().all(|e| e.get("id").is_none());
     let mut last_call: Option<String> = None;
+    let mut last_response: Option<String> = None;
     let mut seen_message = false;
     for (i, e) in events.iter().enumerate() {
         let Some(obj) = e.as_object() else {
@@ -29,7 +115,7 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Conversation> {
                 format!("at `{at}[{i}]`: expected an event object"),
             ));
         };
-        // The flattened resolver form has no `source`: its first message is the user's task.
+        // The flattened form has no `source`: its first message is the user's task.
         let source = obj
             .get("source")
             .and_then(Value::as_str)
@@ -45,20 +131,20 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Conversation> {
                 .unwrap_or_else(|| {
                     // The flattened form keeps the arguments at the top level.
                     obj.iter()
-                        .filter(|(k, _)| {
-                            !matches!(
-                                k.as_str(),
-                                "action"
-                                    | "action_risk"
-                                    | "is_confirmed"
-                                    | "images_urls"
-                                    | "wait_for_response"
-                                    | "keep_prompt"
-                            )
-                        })
+                        .filter(|(k, _)| !RUNTIME_FIELDS.contains(&k.as_str()))
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect()
                 });
+            let meta = obj.get("tool_call_metadata").filter(|m| !m.is_null());
+            let reply = meta.and_then(model_reply);
+            // One model response may carry several actions: its text and usage count once.
+            let fresh = reply
+                .as_ref()
+                .is_some_and(|r| last_response.as_deref() != Some(r.id.as_str()));
+            if let Some(r) = reply.as_ref().filter(|_| fresh) {
+                last_response = Some(r.id.clone());
+                usage.extend(r.usage.map(call_usage));
+            }
             match action {
                 "message" => {
                     let content = args.get("content").map_or_else(
@@ -73,34 +159,50 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Conversation> {
                     conv.message(role, content);
                     seen_message = true;
                 }
-                "system" => conv.message(
-                    Role::System,
-                    args.get("content").map_or_else(String::new, text_of),
-                ),
+                "system" => {
+                    conv.message(
+                        Role::System,
+                        args.get("content").map_or_else(String::new, text_of),
+                    );
+                    if let Some(t) = args.get("tools").and_then(Value::as_array) {
+                        tools.clone_from(t);
+                    }
+                }
                 "finish" => {
-                    let text = args
-                        .get("final_thought")
-                        .or_else(|| args.get("thought"))
-                        .or_else(|| args.get("outputs").and_then(|o| o.get("content")))
-                        .map_or_else(String::new, text_of);
+                    let text = match reply.as_ref().filter(|_| fresh) {
+                        Some(r) if !r.text.trim().is_empty() => r.text.clone(),
+                        _ => args
+                            .get("final_thought")
+                            .or_else(|| args.get("thought"))
+                            .or_else(|| args.get("outputs").and_then(|o| o.get("content")))
+                            .map_or_else(String::new, text_of),
+                    };
                     conv.message(Role::Assistant, text);
                 }
                 _ => {
-                    if let Some(thought) = args.get("thought").map(text_of) {
-                        conv.message(Role::Assistant, thought);
+                    // The model's own text and arguments when the trace keeps its reply, else the action's.
+                    let (text, arguments) = match &reply {
+                        Some(r) => (fresh.then(|| r.text.clone()), r.arguments.clone()),
+                        None => (args.get("thought").map(text_of), None),
+                    };
+                    if let Some(text) = text {
+                        conv.message(Role::Assistant, text);
                     }
-                    let meta = obj.get("tool_call_metadata");
                     let name = meta
                         .and_then(|m| m.get("function_name"))
                         .and_then(Value::as_str)
                         .unwrap_or(action);
-                    let mut call_args = args.clone();
-                    call_args.remove("thought");
+                    let arguments = arguments.unwrap_or_else(|| {
+                        let mut call_args = args.clone();
+                        call_args.remove("thought");
+                        call_args.retain(|k, _| !RUNTIME_FIELDS.contains(&k.as_str()));
+                        Value::Object(call_args).to_string()
+                    });
                     let id = conv.call(
                         meta.and_then(|m| m.get("tool_call_id"))
                             .and_then(Value::as_str),
                         name,
-                        Value::Object(call_args).to_string(),
+                        arguments,
                     );
                     if let Some(eid) = obj.get("id") {
                         by_event.insert(eid.to_string(), id.clone());
@@ -113,16 +215,56 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Conversation> {
                 continue;
             }
             let content = obj.get("content").map_or_else(String::new, text_of);
-            let call = obj
-                .get("cause")
-                .and_then(|c| by_event.get(&c.to_string()).cloned())
-                .or_else(|| last_call.take());
+            let call = match obj.get("cause").filter(|c| !c.is_null()) {
+                Some(cause) => by_event.get(&cause.to_string()).cloned(),
+                None if flattened => last_call.take().filter(|id| !conv.is_answered(id)),
+                // An observation that answers no action (an error the runtime raised on its own) reaches the
+                // model as a message of its own, not as a second result of an earlier call.
+                None => None,
+            };
             let is_error =
                 observation == "error" || obj.get("success") == Some(&Value::Bool(false));
             conv.result(call.as_deref(), observation, content, is_error);
         }
     }
-    Ok(conv)
+    Ok(Converted { conv, tools, usage })
+}
+
+/// An episode from a converted event stream: its tools, its usage (from the records' own `token_usages`
+/// when given, else from the model responses the events keep), stopped at the end of the stream.
+fn finish(
+    origin: &Path,
+    suffix: Option<String>,
+    converted: Converted,
+    token_usages: Option<&Value>,
+) -> Episode {
+    let mut ep = episode(origin, suffix, "openhands", converted.conv.into_items());
+    ep.tools = converted.tools;
+    // The agent finished, or gave the user the turn: no call follows the last event.
+    ep.stopped = true;
+    let recorded: Vec<CallUsage> = token_usages
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|u| {
+                    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+                    CallUsage {
+                        input_tokens: n("prompt_tokens").unwrap_or(0),
+                        output_tokens: n("completion_tokens").unwrap_or(0),
+                        cache_read_tokens: n("cache_read_tokens"),
+                        cache_write_tokens: n("cache_write_tokens"),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if !recorded.is_empty() {
+        ProviderUsage::from_calls("metrics.token_usages", recorded).store(&mut ep);
+    } else if !converted.usage.is_empty() {
+        ProviderUsage::from_calls("tool_call_metadata.model_response.usage", converted.usage)
+            .store(&mut ep);
+    }
+    ep
 }
 
 /// Imports an event array, or an eval/resolver output JSONL with one `history` per record.
@@ -134,8 +276,8 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     if trimmed.starts_with('[') {
         let v = parse_json(text, origin)?;
         let events = v.as_array().map(Vec::as_slice).unwrap_or_default();
-        let conv = convert(events, origin, ".")?;
-        return Ok(vec![episode(origin, None, "openhands", conv.into_items())]);
+        let converted = convert(events, origin, ".")?;
+        return Ok(vec![finish(origin, None, converted, None)]);
     }
     let mut out = Vec::new();
     for (line, record) in parse_jsonl(text, origin)? {
@@ -143,7 +285,7 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             .get("history")
             .and_then(Value::as_array)
             .ok_or_else(|| bad(origin, line, "at `history`: expected a list of events"))?;
-        let conv = convert(history, origin, "history").map_err(|e| match e {
+        let converted = convert(history, origin, "history").map_err(|e| match e {
             crate::Error::Parse { path, message, .. } => crate::Error::Parse {
                 path,
                 line,
@@ -155,9 +297,15 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             .get("instance_id")
             .and_then(Value::as_str)
             .map_or_else(|| format!("line{line}"), str::to_owned);
-        let mut ep = episode(origin, Some(id), "openhands", conv.into_items());
-        if let Some(metrics) = record.get("metrics").filter(|m| !m.is_null()) {
-            ep.meta.insert("metrics".into(), metrics.clone());
+        let metrics = record.get("metrics").filter(|m| !m.is_null());
+        let mut ep = finish(
+            origin,
+            Some(id),
+            converted,
+            metrics.and_then(|m| m.get("token_usages")),
+        );
+        if let Some(cost) = metrics.and_then(|m| m.get("accumulated_cost")) {
+            ep.meta.insert("accumulated_cost".into(), cost.clone());
         }
         if let Some(instruction) = record.get("instruction").and_then(Value::as_str) {
             ep.task = instruction.chars().take(200).collect();

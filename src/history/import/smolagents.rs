@@ -1,7 +1,11 @@
 //! smolagents benchmark runs (one JSONL line per run): `intermediate_steps` is the agent's memory as chat
-//! messages with roles `system`, `user`, `assistant`, `tool-call` and `tool-response`. Tool calls are
-//! serialized as Python-literal text ("Calling tools: [{'id': …, 'function': {'name': …, 'arguments': …}}]"),
-//! so id and name are read with patterns and the arguments kept as text.
+//! messages with roles `system`, `user`, `assistant`, `tool-call` and `tool-response`.
+//!
+//! smolagents sends its memory as text: a `tool-call` message ("Calling tools: [{'id': …, 'function': …}]")
+//! goes to the model as assistant text and a `tool-response` ("Observation: …") as a user message. So they are
+//! imported as what the model reads — the call as part of the assistant's turn, the response as an
+//! observation named after the tool — not as structured calls the wire never carried. The run ends with its
+//! final answer; `token_counts` is its usage.
 
 use std::path::Path;
 
@@ -10,6 +14,7 @@ use serde_json::Value;
 
 use super::{bad, episode, parse_jsonl, sure, text_of, Conversation, Importer, Sniff};
 use crate::error::Result;
+use crate::history::usage::ProviderUsage;
 use crate::history::{Episode, Role};
 
 /// Imports every run of the file.
@@ -17,9 +22,7 @@ use crate::history::{Episode, Role};
 /// # Errors
 /// Malformed JSON lines or a run without `intermediate_steps`.
 pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
-    let id_re = Regex::new(r"'id':\s*'([^']+)'").expect("static pattern");
     let name_re = Regex::new(r"'name':\s*'([^']+)'").expect("static pattern");
-    let args_re = Regex::new(r"(?s)'arguments':\s*(.*)\}\s*\}\s*\]\s*$").expect("static pattern");
     let mut out = Vec::new();
     for (line, run) in parse_jsonl(text, origin)? {
         let steps = run
@@ -33,7 +36,7 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                 )
             })?;
         let mut conv = Conversation::default();
-        let mut pending: Option<(String, String)> = None;
+        let mut tool = String::new();
         for (i, m) in steps.iter().enumerate() {
             let role = m.get("role").and_then(Value::as_str).unwrap_or("");
             let content = m.get("content").map_or_else(String::new, text_of);
@@ -42,29 +45,13 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                 "user" => conv.message(Role::User, content),
                 "assistant" => conv.message(Role::Assistant, content),
                 "tool-call" => {
-                    let name = name_re
-                        .captures(&content)
-                        .map_or("tool", |c| c.get(1).map_or("tool", |m| m.as_str()));
-                    let args = args_re
+                    tool = name_re
                         .captures(&content)
                         .and_then(|c| c.get(1))
-                        .map_or_else(|| content.clone(), |m| m.as_str().trim().to_owned());
-                    let id = conv.call(
-                        id_re
-                            .captures(&content)
-                            .and_then(|c| c.get(1))
-                            .map(|m| m.as_str()),
-                        name,
-                        args,
-                    );
-                    pending = Some((id, name.to_owned()));
+                        .map_or_else(String::new, |m| m.as_str().to_owned());
+                    conv.message(Role::Assistant, content);
                 }
-                "tool-response" => {
-                    let (id, name) = pending
-                        .take()
-                        .map_or((None, "tool".to_owned()), |(i, n)| (Some(i), n));
-                    conv.result(id.as_deref(), &name, content, false);
-                }
+                "tool-response" => conv.observation(&tool, content),
                 other => {
                     return Err(bad(
                         origin,
@@ -80,17 +67,30 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             "smolagents",
             conv.into_items(),
         );
+        ep.stopped = true;
         for key in [
             "model_id",
             "agent_action_type",
             "source",
-            "token_counts",
             "true_answer",
             "answer",
         ] {
             if let Some(x) = run.get(key).filter(|x| !x.is_null()) {
                 ep.meta.insert(key.into(), x.clone());
             }
+        }
+        let count = |k: &str| {
+            run.pointer(&format!("/token_counts/{k}"))
+                .and_then(Value::as_u64)
+        };
+        if let Some(input) = count("input_tokens") {
+            ProviderUsage {
+                source: "token_counts".into(),
+                input_tokens: Some(input),
+                output_tokens: count("output_tokens"),
+                ..ProviderUsage::default()
+            }
+            .store(&mut ep);
         }
         if let Some(q) = run.get("question").and_then(Value::as_str) {
             ep.task = q.chars().take(200).collect();

@@ -5,11 +5,22 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{bad, episode, openai, parse_json, sure, Importer, Sniff};
+use super::openai::{self, Dialect};
+use super::{bad, episode, parse_json, sure, Importer, Sniff};
 use crate::error::Result;
-use crate::history::Episode;
+use crate::history::usage::ProviderUsage;
+use crate::history::{Episode, Item, Role};
 
 /// Imports one trajectory.
+///
+/// - `history[]` is what the model was sent. Its demonstrations (`is_demo`) are part of the fixed prompt and
+///   become system messages, so that the task is the first user message and no strategy drops them.
+/// - The first other user message is the task; every later one is the output of the agent's command (text
+///   mode), an observation named after the command.
+/// - Function-calling runs answer with `tool` messages (`tool_call_ids`), tool results.
+/// - The run ends with its submission. When the last step of `trajectory[]` is not in the history (some
+///   versions stop the history before the final `submit`), its reply is appended: that call was made.
+/// - `info.model_stats` (`tokens_sent`, `tokens_received`, `api_calls`) is the run's usage.
 ///
 /// # Errors
 /// Malformed JSON or a history that is not a message list.
@@ -19,23 +30,110 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         .get("history")
         .and_then(Value::as_array)
         .ok_or_else(|| bad(origin, 1, "at `history`: expected a list of messages"))?;
-    let conv = openai::convert(history, origin, "history")?;
-    let mut ep = episode(origin, None, "swe-agent", conv.into_items());
-    if let Some(info) = v.get("info") {
-        for key in ["exit_status", "model_stats"] {
-            if let Some(x) = info.get(key) {
-                ep.meta.insert(key.into(), x.clone());
+    let mut demos = 0;
+    let mut messages: Vec<Value> = Vec::with_capacity(history.len());
+    for m in history {
+        if m.get("is_demo").and_then(Value::as_bool) == Some(true) {
+            demos += 1;
+            let mut m = m.clone();
+            m["role"] = "system".into();
+            messages.push(m);
+        } else {
+            messages.push(m.clone());
+        }
+    }
+    let dialect = Dialect {
+        reasoning_sent_back: false,
+        observations: true,
+    };
+    let conv = openai::convert(&messages, origin, "history", dialect)?;
+    let mut items = conv.into_items();
+    name_observations(&mut items);
+    // The final step, when the history stops short of it.
+    let replies = history
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .count();
+    if let Some(steps) = v.get("trajectory").and_then(Value::as_array) {
+        for step in steps.iter().skip(replies) {
+            let reply = step
+                .get("response")
+                .and_then(Value::as_str)
+                .filter(|r| !r.trim().is_empty())
+                .or_else(|| step.get("action").and_then(Value::as_str))
+                .unwrap_or("");
+            if !reply.trim().is_empty() {
+                items.push(Item::assistant(reply));
             }
         }
     }
-    let demos = history
-        .iter()
-        .filter(|m| m.get("is_demo").and_then(Value::as_bool) == Some(true))
-        .count();
+    let mut ep = episode(origin, None, "swe-agent", items);
+    ep.stopped = true;
+    if let Some(info) = v.get("info") {
+        if let Some(x) = info.get("exit_status") {
+            ep.meta.insert("exit_status".into(), x.clone());
+        }
+        let stat = |k: &str| {
+            info.pointer(&format!("/model_stats/{k}"))
+                .and_then(Value::as_u64)
+        };
+        // Demonstration trajectories were replayed, not sent: their stats are zeros.
+        if stat("tokens_sent").is_some_and(|n| n > 0) {
+            ProviderUsage {
+                source: "info.model_stats".into(),
+                api_calls: stat("api_calls"),
+                input_tokens: stat("tokens_sent"),
+                output_tokens: stat("tokens_received"),
+                ..ProviderUsage::default()
+            }
+            .store(&mut ep);
+        }
+        if let Some(cost) = info.pointer("/model_stats/instance_cost") {
+            ep.meta.insert("instance_cost".into(), cost.clone());
+        }
+    }
     if demos > 0 {
         ep.meta.insert("demo_messages".into(), demos.into());
     }
     Ok(vec![ep])
+}
+
+/// Names each observation after the command that produced it: the first word of the action in the reply
+/// before it (a fenced block's first line, or the reply's last line).
+fn name_observations(items: &mut [Item]) {
+    let mut command = String::new();
+    for item in items.iter_mut() {
+        match item {
+            Item::Message {
+                role: Role::Assistant,
+                content,
+            } => command = command_of(content),
+            Item::Observation { name, .. } if name.is_empty() && !command.is_empty() => {
+                *name = command.as_str().into();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The command a text-mode reply runs: the first word of its last fenced block (after a language tag on the
+/// fence's own line, if any), else of its last line.
+fn command_of(reply: &str) -> String {
+    let block = reply.rsplit("```").nth(1);
+    let line = block
+        .and_then(|b| {
+            b.lines().filter(|l| !l.trim().is_empty()).nth(usize::from(
+                b.starts_with(|c: char| !c.is_whitespace()) && b.lines().count() > 1,
+            ))
+        })
+        .or_else(|| reply.lines().rev().find(|l| !l.trim().is_empty()));
+    line.and_then(|l| l.split_whitespace().next())
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The swe-agent format.
@@ -61,5 +159,21 @@ impl Importer for SweAgent {
 
     fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
         import(text, origin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_of_a_reply() {
+        assert_eq!(command_of("Let me look.\n```\nfile release\n```"), "file");
+        assert_eq!(
+            command_of("Run it:\n```bash\npython3 x.py\n```\n"),
+            "python3"
+        );
+        assert_eq!(command_of("submit"), "submit");
+        assert_eq!(command_of(""), "");
     }
 }

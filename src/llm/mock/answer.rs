@@ -181,6 +181,8 @@ fn count_key(item: &Item) -> (u128, u128) {
         Item::Message { role, .. } => *role as u128,
         Item::ToolCall { name, .. } => item_key(name),
         Item::ToolResult { .. } => 3,
+        Item::Observation { .. } => 4,
+        Item::Reasoning { .. } => 5,
     };
     (item_key(item.shared_text()), second)
 }
