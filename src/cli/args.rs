@@ -89,6 +89,11 @@ pub enum Command {
         /// Output dataset (JSONL).
         #[arg(long, short)]
         out: PathBuf,
+        /// Tool definitions (JSON array, as the provider APIs take them) the agent ran with, for traces that do
+        /// not record theirs (Claude Code, SWE-agent, mini-swe-agent, smolagents): every request then counts
+        /// them. Episodes whose trace records tools keep their own.
+        #[arg(long)]
+        tools: Option<PathBuf>,
     },
 }
 

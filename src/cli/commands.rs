@@ -148,21 +148,42 @@ pub(super) fn cmd_usage(
         )?;
     }
     if per_call {
-        for r in rows.iter().filter(|r| !r.calls.is_empty()) {
+        for r in &rows {
+            if r.calls.is_empty() {
+                writeln!(
+                    stdout,
+                    "\n{}: no per-call comparison ({})",
+                    r.episode,
+                    if r.recorded_calls.is_some_and(|n| n != r.call_points) {
+                        "the trace records a different number of calls than the replay has call points"
+                    } else {
+                        "the trace records only the run's totals"
+                    }
+                )?;
+                continue;
+            }
+            writeln!(stdout, "\n{} (encoding {})\n", r.episode, encoding.as_str())?;
             writeln!(
                 stdout,
-                "\n{} (encoding {}): call, replayed, recorded, ratio",
-                r.episode,
-                encoding.as_str()
+                "| call | replayed input | recorded input | of which cache read | of which cache write | recorded output | replay / recorded |"
             )?;
-            for (i, (replayed, recorded)) in r.calls.iter().enumerate() {
+            writeln!(stdout, "|---:|---:|---:|---:|---:|---:|---:|")?;
+            let dash = |n: Option<u64>| n.map_or_else(|| "–".to_owned(), |n| n.to_string());
+            for (i, (replayed, call)) in r.calls.iter().enumerate() {
                 #[allow(clippy::cast_precision_loss)]
-                let ratio = if *recorded > 0 {
-                    *replayed as f64 / *recorded as f64
+                let ratio = if call.input_tokens > 0 {
+                    format!("{:.3}", *replayed as f64 / call.input_tokens as f64)
                 } else {
-                    f64::NAN
+                    "–".to_owned()
                 };
-                writeln!(stdout, "  {i}\t{replayed}\t{recorded}\t{ratio:.3}")?;
+                writeln!(
+                    stdout,
+                    "| {i} | {replayed} | {} | {} | {} | {} | {ratio} |",
+                    call.input_tokens,
+                    dash(call.cache_read_tokens),
+                    dash(call.cache_write_tokens),
+                    call.output_tokens,
+                )?;
             }
         }
     }

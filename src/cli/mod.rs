@@ -107,11 +107,30 @@ pub fn run(cli: Cli) -> Result<bool> {
             )?;
             Ok(true)
         }
-        Command::Import { format, files, out } => {
+        Command::Import {
+            format,
+            files,
+            out,
+            tools,
+        } => {
+            let tools = tools
+                .map(|t| {
+                    crate::history::import::read_tools(&t)
+                        .map(|defs| (t, defs))
+                        .context("failed to read the tool definitions")
+                })
+                .transpose()?;
             let mut episodes = Vec::new();
+            let mut given_tools = 0;
             for f in &files {
-                let eps = crate::history::import::import_file(f, Some(&format))
+                let mut eps = crate::history::import::import_file(f, Some(&format))
                     .with_context(|| format!("failed to import '{}'", f.display()))?;
+                for ep in &mut eps {
+                    if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty()) {
+                        ep.tools.clone_from(defs);
+                        given_tools += 1;
+                    }
+                }
                 for ep in &eps {
                     if let Some(issue) = crate::history::validate::check_episode(ep)
                         .into_iter()
@@ -135,6 +154,15 @@ pub fn run(cli: Cli) -> Result<bool> {
                     )?;
                 }
                 episodes.extend(eps);
+            }
+            if let Some((path, defs)) = &tools {
+                writeln!(
+                    stdout,
+                    "gave the {} tool definitions of {} to {given_tools} of {} episodes (the others record their own)",
+                    defs.len(),
+                    path.display(),
+                    episodes.len()
+                )?;
             }
             let mut bytes = Vec::new();
             write_episodes(&mut bytes, &episodes)?;

@@ -9,9 +9,12 @@
 //!    - a path (a `/` and a letter, or a known file extension) or a URL: an *artifact* finding;
 //!    - a number of at least three digits: a *recall* finding;
 //!    - an identifier of at least six characters with a `_` or mixed case: a *recall* finding.
-//! 3. **Noise left out.** Line and column numbers (a number after `:` or after `line`), version strings (two
-//!    dots or more, or right after a `v`), MIME types (`text/html`), generic exception names (`ValueError`,
-//!    `TypeError`…), and JSON keys (a word written as `"word":` wherever this text has it).
+//! 3. **Noise left out.** Line and column numbers (a number after `:` or after `line`, or a file view's line
+//!    prefix such as `1475:` or `41|`), version strings (two dots or more, or right after a `v`), CSS colours
+//!    (`color: #888`), one-letter expressions (`a/b`), interpreter lines (`#!/usr/bin/env`), closing tags
+//!    (`</div>`), MIME types (`text/html`), generic exception names (`ValueError`, `TypeError`…), dunder names
+//!    (`__init__`), the agent's own tool names, and JSON keys (a word written as `"word":` wherever this text
+//!    has it). A leading `./` is not part of a path (`./App.css` is `App.css`).
 //! 4. **Needed later.** A candidate is a finding when the text that introduced it is the first to hold it and a
 //!    later assistant turn (its text or its tool calls' arguments) uses it again. Its *need points* are the
 //!    first items of those turns; it is labelled `from_task` when the task introduced it.
@@ -125,10 +128,11 @@ fn words(text: &str) -> Vec<Word<'_>> {
                 (None, true) => from = Some(i),
                 (Some(f), false) => {
                     let piece = &segment[f..i];
-                    let lead = piece.len() - piece.trim_start_matches('-').len();
-                    let word = piece
-                        .trim_start_matches('-')
-                        .trim_end_matches(['.', '-', '/']);
+                    // `./App.css` is `App.css`; `--flag` is `flag`.
+                    let trimmed = piece.trim_start_matches('-');
+                    let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
+                    let lead = piece.len() - trimmed.len();
+                    let word = trimmed.trim_end_matches(['.', '-', '/']);
                     if word.len() >= 3 {
                         out.push((rest + f + lead, word));
                     }
@@ -162,7 +166,11 @@ fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
         .is_some_and(|(stem, e)| !stem.is_empty() && EXTENSIONS.contains(&e.as_str()));
     if has_ext || (word.contains('/') && word.chars().any(char::is_alphabetic)) {
         let mime = MIME_TOPS.iter().any(|t| word.starts_with(t)) && word.matches('/').count() == 1;
-        return (!mime).then_some(FindingKind::Artifact);
+        // `a/b` is a division, `#!/usr/bin/env` an interpreter line, `</div>` a closing tag.
+        let expression = !has_ext && word.split('/').all(|part| part.chars().count() <= 1);
+        let shebang = before.ends_with("#!");
+        let tag = before.ends_with('<') && word.starts_with('/');
+        return (!mime && !expression && !shebang && !tag).then_some(FindingKind::Artifact);
     }
     let digits = word.chars().filter(char::is_ascii_digit).count();
     if digits >= 3
@@ -170,16 +178,30 @@ fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | ':'))
     {
-        let position = before.ends_with(':')
+        let after = &text[at + word.len()..];
+        // A file view's line prefix (`1475:` in SWE-agent, `41|` in OpenHands) or a position in a message.
+        let line_prefix = before
+            .rsplit('\n')
+            .next()
+            .is_some_and(|l| l.trim().is_empty())
+            && after.starts_with([':', '|']);
+        let position = line_prefix
+            || before.ends_with(':')
             || before.trim_end().to_ascii_lowercase().ends_with("line")
             || before.trim_end().to_ascii_lowercase().ends_with("lines");
         let version = word.matches('.').count() >= 2 || before.ends_with(['v', 'V']);
-        return (!position && !version).then_some(FindingKind::Recall);
+        // A CSS colour (`color: #888;`).
+        let colour = before.ends_with('#')
+            && matches!(word.len(), 3 | 6)
+            && before[..at - 1].trim_end().ends_with(':');
+        return (!position && !version && !colour).then_some(FindingKind::Recall);
     }
     let mixed =
         word.chars().any(char::is_lowercase) && word.chars().skip(1).any(char::is_uppercase);
     if word.len() >= 6 && word.chars().any(char::is_alphabetic) && (word.contains('_') || mixed) {
-        return (!GENERIC_EXCEPTIONS.contains(&word)).then_some(FindingKind::Recall);
+        // Dunder names (`__init__`, `__name__`) belong to the language, not to this task.
+        let dunder = word.starts_with("__") && word.ends_with("__");
+        return (!GENERIC_EXCEPTIONS.contains(&word) && !dunder).then_some(FindingKind::Recall);
     }
     None
 }
@@ -302,7 +324,20 @@ pub fn extract(ep: &mut Episode) {
             }
         }
     }
-    let mut taken: HashSet<&str> = HashSet::new();
+    // The agent's own tool names are in every request's schemas: naming one is not a finding.
+    let mut taken: HashSet<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall { name, .. } => Some(&**name),
+            _ => None,
+        })
+        .chain(ep.tools.iter().filter_map(|t| {
+            t.get("function")
+                .unwrap_or(t)
+                .get("name")
+                .and_then(serde_json::Value::as_str)
+        }))
+        .collect();
     let mut findings = Vec::new();
     let mut probes = Vec::new();
     'items: for (i, ws) in tokenized.iter().enumerate() {
@@ -449,6 +484,36 @@ mod tests {
                 ("1234", FindingKind::Recall),
                 ("handler.py", FindingKind::Artifact),
                 ("https://example.com/docs/api?id=77", FindingKind::Artifact),
+            ]
+        );
+    }
+
+    #[test]
+    fn file_views_css_dunders_and_tool_names_are_noise() {
+        let view = "[File: /repo/fields.py (1500 lines total)]\n\
+                    1475:        return int(value.total_seconds() / base_unit)\n\
+                      41|  color: #888;\n\
+                    if __name__ == '__main__': run_checks(a/b)\n\
+                    #!/usr/bin/env python3\n\
+                    <div>App</div>\n\
+                    import './App.css'";
+        let ep = episode(vec![
+            Item::user("fix the rounding"),
+            Item::tool_call("1", "open_file", "{}"),
+            Item::tool_result("1", "open_file", view),
+            Item::assistant(
+                "edit 1475 of /repo/fields.py: base_unit, value.total_seconds, 888, __name__, \
+                 run_checks, a/b, /usr/bin/env, /div, open_file and App.css",
+            ),
+        ]);
+        assert_eq!(
+            evidence(&ep),
+            vec![
+                ("/repo/fields.py", FindingKind::Artifact),
+                ("value.total_seconds", FindingKind::Recall),
+                ("base_unit", FindingKind::Recall),
+                ("run_checks", FindingKind::Recall),
+                ("App.css", FindingKind::Artifact),
             ]
         );
     }

@@ -156,9 +156,9 @@ pub fn warn_episode(ep: &Episode) -> Vec<Issue> {
             warnings.push(Issue {
                 field: "meta.usage".into(),
                 message: format!(
-                    "the trace records {recorded} model calls but the replay has {points} call points: \
-                     replayed tokens will not match the provider's (a call without its reply in the trace, a \
-                     retry, or a reply with no call)"
+                    "the trace records usage for {recorded} model call(s) but the replay has {points} call \
+                     point(s): replayed and recorded totals cover different calls (a reply whose usage the trace \
+                     does not keep, a call interrupted before its reply, or a retry)"
                 ),
             });
         }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::history::dataset::stream;
-use crate::history::usage::ProviderUsage;
+use crate::history::usage::{CallUsage, ProviderUsage};
 use crate::llm::mock::{MockConfig, MockLlm};
 use crate::replay::Replayer;
 use crate::strategy::{NamedStrategy, StrategyConfig};
@@ -36,8 +36,9 @@ pub struct EpisodeUsage {
     pub ratio: Option<f64>,
     /// Whether the recorded figures are rounded.
     pub approximate: bool,
-    /// Per call, when the trace records each call and there are as many as call points: (replayed, recorded).
-    pub calls: Vec<(usize, u64)>,
+    /// Per call, when the trace records each call and there are as many as call points: the replay's input
+    /// tokens and the provider's record (prompt, completion and cache figures).
+    pub calls: Vec<(usize, CallUsage)>,
 }
 
 /// Replays the baseline of every episode of `dataset` that records its usage and compares.
@@ -67,7 +68,7 @@ pub fn compare(dataset: &Path, tokenizer: &Arc<Tokenizer>) -> Result<Vec<Episode
         let calls = if usage.calls.len() == sent.len() {
             sent.iter()
                 .zip(&usage.calls)
-                .map(|(&r, c)| (r, c.input_tokens))
+                .map(|(&r, c)| (r, *c))
                 .collect()
         } else {
             Vec::new()

@@ -6,6 +6,7 @@ mod llm;
 mod props;
 mod reference;
 mod tokens;
+mod traces;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

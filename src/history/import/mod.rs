@@ -209,6 +209,52 @@ pub fn import_text(text: &str, origin: &Path, format: Option<&str>) -> Result<Ve
     Ok(episodes)
 }
 
+/// Reads tool definitions for traces that do not record theirs (`ctxbench import --tools`): a JSON array of
+/// definitions as the provider APIs take them (`{"type": "function", "function": {…}}`, a bare function or
+/// Anthropic's `{name, description, input_schema}`), or an object whose `tools` is one.
+///
+/// # Errors
+/// A file that cannot be read, is not JSON, or holds a definition without a name.
+pub fn read_tools(path: &Path) -> Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| crate::error::Error::io("read", path, e))?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| bad(path, e.line(), e.to_string()))?;
+    let tools =
+        match value {
+            Value::Array(tools) => tools,
+            Value::Object(mut o) => match o.remove("tools") {
+                Some(Value::Array(tools)) => tools,
+                _ => return Err(bad(
+                    path,
+                    1,
+                    "expected a JSON array of tool definitions, or an object whose `tools` is one",
+                )),
+            },
+            _ => {
+                return Err(bad(
+                    path,
+                    1,
+                    "expected a JSON array of tool definitions, or an object whose `tools` is one",
+                ))
+            }
+        };
+    for (i, tool) in tools.iter().enumerate() {
+        let f = tool.get("function").unwrap_or(tool);
+        if f.get("name").and_then(Value::as_str).is_none() {
+            return Err(bad(
+                path,
+                1,
+                format!(
+                    "tool definition {i} has no `name` (give `{{\"type\": \"function\", \"function\": {{\"name\": …, \
+                     \"parameters\": …}}}}` or Anthropic's `{{\"name\": …, \"input_schema\": …}}`)"
+                ),
+            ));
+        }
+    }
+    Ok(tools)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

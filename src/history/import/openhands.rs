@@ -168,7 +168,9 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                         tools.clone_from(t);
                     }
                 }
-                "finish" => {
+                // A finish the model called as a tool (the trace keeps its call) is that call, with no result;
+                // the text OpenHands shows the user afterwards is not the model's.
+                "finish" if meta.is_none() => {
                     let text = match reply.as_ref().filter(|_| fresh) {
                         Some(r) if !r.text.trim().is_empty() => r.text.clone(),
                         _ => args
