@@ -31,7 +31,7 @@ pub enum Command {
         /// Sweep grid (TOML); default: the built-in configs/sweep.toml.
         #[arg(long)]
         grid: Option<PathBuf>,
-        /// The lowest acceptable final retention, overriding the grid file's.
+        /// The lowest acceptable retention at need, overriding the grid file's.
         #[arg(long)]
         min_retention: Option<f64>,
         /// Output directory; default reports/<name>.

@@ -159,7 +159,9 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         "{task}. CI started failing on main yesterday; nothing else changed. Please find the root cause and fix it."
     )));
     let events = event_turns(turns, &[15, 35, 55, 62, 85]);
-    let mut found_failure = false;
+    // Findings by role, once introduced.
+    let (mut failure, mut setting, mut edit, mut decision, mut open) =
+        (None, None, None, None, None);
     for t in 0..turns {
         if t == events[0] {
             b.push(Item::assistant(format!(
@@ -194,16 +196,18 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "target": test_file }),
                 lines.join("\n"),
             );
-            b.finding(
+            failure = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("{test_fn} fails: assert {actual} == {expected}"),
                 vec![format!("AssertionError: assert {actual} == {expected}")],
-                format!("Which values did the AssertionError in {test_fn} compare?"),
-                format!("assert {actual} == {expected}"),
-            );
-            found_failure = true;
+                format!("What did {test_fn} get instead of the value it expected?"),
+                format!("{actual}"),
+            ));
         } else if t == events[1] {
+            if let Some(f) = failure {
+                b.need(f);
+            }
             b.push(Item::assistant(format!(
                 "The off-by-{} suggests a constant; let me read {settings}.",
                 actual - expected
@@ -213,16 +217,19 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 format!("{constant} = {const_value}  # changed in {lib} {major}.{minor} migration");
             plant(rng, &mut lines, format!("      {line}"), 55, 90);
             let at = b.tool("read_file", &json!({ "path": settings }), lines.join("\n"));
-            b.finding(
+            setting = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("{constant} is {const_value} in {settings}"),
                 vec![format!("{constant} = {const_value}")],
-                format!("What is {constant} set to in settings?"),
+                format!("What does {settings} set {constant} to?"),
                 format!("{constant} = {const_value}"),
-            );
+            ));
         } else if t == events[2] {
             let f = ident(rng);
+            if let Some(s) = setting {
+                b.need(s);
+            }
             b.push(Item::assistant(format!(
                 "{constant} = {const_value} is applied twice in {f}; I will remove the second adjustment in {src}."
             )));
@@ -233,14 +240,16 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "path": src, "old": old, "new": new }),
                 format!("Applied edit to {src} (+1 -1)"),
             );
-            b.finding(
+            edit = Some(b.finding(
                 FindingKind::Artifact,
                 at,
                 format!("edited {src} to drop the double {constant} adjustment"),
                 vec![format!("Applied edit to {src}")],
-                "Which file got the applied edit?".into(),
+                format!(
+                    "Which file did the agent edit to remove the double {constant} adjustment?"
+                ),
                 src.clone(),
-            );
+            ));
         } else if t == events[3] {
             let reason = rng.pick(&[
                 "it breaks the plugin API",
@@ -256,14 +265,14 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "target": test_file }),
                 test_log(rng, m, 20 + 5, 20 + 40).join("\n"),
             );
-            b.finding(
+            decision = Some(b.finding(
                 FindingKind::Decision,
                 at,
                 format!("keep {lib} {major}.{minor}"),
                 vec![format!("keep {lib} at {major}.{minor}")],
-                format!("Which {lib} version did the agent decide to keep?"),
+                format!("Which {lib} release did the agent settle on?"),
                 format!("{major}.{minor}"),
-            );
+            ));
         } else if t == events[4] {
             b.push(Item::assistant(
                 "Running the whole suite to check for regressions.".to_string(),
@@ -274,16 +283,18 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             ));
             b.tool("run_tests", &json!({ "target": "tests" }), lines.join("\n"));
             let at = b.push(Item::assistant(format!(
-                "The original failure is fixed. Remaining: {other_test} still fails with a TimeoutError in tests/test_{other_module}.py; next I will check the worker pool size."
+                "The original failure is fixed. Open problem: {other_test} in tests/test_{other_module}.py times out waiting for a worker; the pool size is the suspect, for a fix of its own."
             )));
-            b.finding(
+            open = Some(b.finding(
                 FindingKind::Continuation,
                 at,
-                format!("{other_test} still fails"),
-                vec![format!("{other_test} still fails")],
-                "Which test still fails with a TimeoutError?".into(),
+                format!("{other_test} times out and is left for a fix of its own"),
+                vec![format!(
+                    "{other_test} in tests/test_{other_module}.py times out"
+                )],
+                "Which one fails with a TimeoutError in the full run?".into(),
                 other_test.clone(),
-            );
+            ));
             b.tool(
                 "read_file",
                 &json!({ "path": format!("tests/test_{other_module}.py") }),
@@ -291,10 +302,12 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             );
         } else {
             let step = rng.range(0, 9);
-            let note = if found_failure && rng.percent(30) {
-                format!(" The failure is still assert {actual} == {expected}.")
-            } else {
-                String::new()
+            let note = match failure {
+                Some(f) if edit.is_none() && rng.percent(30) => {
+                    b.need(f);
+                    format!(" The check keeps getting {actual} instead of {expected}.")
+                }
+                _ => String::new(),
             };
             match step {
                 0..=3 => {
@@ -364,8 +377,11 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             }
         }
     }
+    for f in [setting, edit, decision, open].into_iter().flatten() {
+        b.need(f);
+    }
     b.push(Item::assistant(format!(
-        "Summary: {test_fn} now passes after removing the double {constant} adjustment in {src}. {other_test} still fails and needs a separate fix."
+        "Summary: {test_fn} passes since the double {constant} = {const_value} adjustment was removed from {src}; {lib} stays at {major}.{minor}. {other_test} in tests/test_{other_module}.py times out for an unrelated reason and gets a fix of its own."
     )));
     b.finish()
 }

@@ -117,7 +117,8 @@ impl Builder {
         self.push(Item::tool_result(id, name, output))
     }
 
-    /// Records a finding introduced at item `at`, with one probe asked a few items later and one at the end.
+    /// Records a finding introduced at item `at`, with one probe asked right after it and one at the end;
+    /// returns the finding's index, for [`Builder::need`].
     #[allow(clippy::too_many_arguments)]
     pub fn finding(
         &mut self,
@@ -127,7 +128,7 @@ impl Builder {
         evidence: Vec<String>,
         question: String,
         answer: String,
-    ) {
+    ) -> usize {
         let id = format!("f{}", self.episode.findings.len() + 1);
         self.episode.findings.push(Finding {
             id: id.clone(),
@@ -150,6 +151,17 @@ impl Builder {
             .push(probe(format!("p{}a", self.episode.findings.len()), at));
         self.end_probes
             .push(probe(format!("p{}z", self.episode.findings.len()), 0));
+        self.episode.findings.len() - 1
+    }
+
+    /// Records that the agent's next item (the assistant turn about to be pushed) uses finding `f`: a need
+    /// point of `f`.
+    pub fn need(&mut self, f: usize) {
+        let at = self.episode.items.len();
+        let needs = &mut self.episode.findings[f].needed_at;
+        if needs.last() != Some(&at) {
+            needs.push(at);
+        }
     }
 
     /// Records metadata.

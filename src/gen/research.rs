@@ -117,6 +117,8 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         "{task}. I need numbers I can quote, with the organisation and year for each."
     )));
     let events = event_turns(turns, &[20, 40, 50, 70, 88]);
+    // Findings by role, once introduced.
+    let (mut first, mut second, mut primary, mut notes, mut check) = (None, None, None, None, None);
     for t in 0..turns {
         if t == events[0] {
             let url = format!("https://{}/{year}/{}", rng.pick(&SITES), rng.hex(8));
@@ -127,14 +129,14 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             let fact = format!("According to the {org} {year} survey, {metric} reached {value} across the surveyed regions.");
             plant(rng, &mut lines, fact, 60, 95);
             let at = b.tool("fetch_page", &json!({ "url": url }), lines.join("\n\n"));
-            b.finding(
+            first = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("{metric} reached {value} ({org} {year})"),
                 vec![format!("{metric} reached {value}")],
-                format!("What value had {metric} reached according to the {org} survey?"),
+                format!("What figure did the {org} survey give for {metric}?"),
                 value.clone(),
-            );
+            ));
         } else if t == events[1] {
             b.push(Item::assistant(format!(
                 "Looking for a second source on {metric2}."
@@ -150,14 +152,14 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "url": format!("https://{}/data/{}", rng.pick(&SITES), rng.hex(6)) }),
                 lines.join("\n\n"),
             );
-            b.finding(
+            second = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("{metric2} fell by {pct}% ({org2})"),
                 vec![format!("{metric2} fell by {pct}%")],
-                format!("By how much did {metric2} fall according to {org2} data?"),
+                format!("By how much did {metric2} drop in the {org2} data?"),
                 format!("{pct}%"),
-            );
+            ));
         } else if t == events[2] {
             let text = format!(
                 "Decision: treat the {org} survey as the primary source because it is the only one with a documented sampling method."
@@ -168,49 +170,54 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "query": format!("{org} {topic} methodology") }),
                 results(rng, topic, 6),
             );
-            b.finding(
+            primary = Some(b.finding(
                 FindingKind::Decision,
                 at,
                 format!("{org} survey is the primary source"),
                 vec![format!("the {org} survey as the primary source")],
-                "Which survey did the agent decide to treat as the primary source?".into(),
+                "Whose survey does the brief rely on first?".into(),
                 org.to_string(),
-            );
+            ));
         } else if t == events[3] {
+            for f in [first, second, primary].into_iter().flatten() {
+                b.need(f);
+            }
             b.push(Item::assistant(
                 "Saving the figures gathered so far to the notes file.".to_string(),
             ));
             let path = format!("notes/{slug}.md");
             let at = b.tool(
                 "write_file",
-                &json!({ "path": path, "text": format!("# {topic}\n- {metric}: {value} ({org} {year})\n- {metric2}: -{pct}% ({org2})") }),
+                &json!({ "path": path, "text": format!("# {topic}\n- {metric} reached {value} ({org} {year})\n- {metric2} fell by {pct}% ({org2})\n- method: the {org} survey as the primary source") }),
                 format!("Wrote {} bytes to {path}", rng.range(200, 3000)),
             );
-            b.finding(
+            notes = Some(b.finding(
                 FindingKind::Artifact,
                 at,
                 format!("notes saved to {path}"),
                 vec![format!("to {path}")],
-                "Which notes file did the agent write the figures to?".into(),
+                format!("Under what path are the notes on {topic} saved?"),
                 path.clone(),
-            );
+            ));
         } else if t == events[4] {
             let at = b.push(Item::assistant(format!(
-                "Still to do: verify the {metric2} figure against the {org2} raw tables before the brief is final."
+                "Before the brief is final, the {metric2} figure has to be checked against the {org2} raw tables."
             )));
             b.tool(
                 "web_search",
                 &json!({ "query": format!("{org2} {metric2} raw data") }),
                 results(rng, topic, 8),
             );
-            b.finding(
+            check = Some(b.finding(
                 FindingKind::Continuation,
                 at,
-                format!("verify {metric2} against {org2}"),
-                vec![format!("verify the {metric2} figure against the {org2}")],
-                format!("Against which organisation's tables must the {metric2} figure still be verified?"),
-                org2.to_string(),
-            );
+                format!("check {metric2} against the {org2} raw tables"),
+                vec![format!(
+                    "the {metric2} figure has to be checked against the {org2} raw tables"
+                )],
+                format!("What is left to check on the {metric2} figure?"),
+                format!("{org2} raw tables"),
+            ));
         } else {
             match rng.range(0, 5) {
                 0 | 1 => {
@@ -245,8 +252,11 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             }
         }
     }
+    for f in [first, second, primary, notes, check].into_iter().flatten() {
+        b.need(f);
+    }
     b.push(Item::assistant(format!(
-        "Brief drafted: {metric} reached {value} ({org} {year}); {metric2} fell by {pct}% ({org2}). Notes are in notes/{slug}.md."
+        "Brief drafted from the {org} survey as the primary source: {metric} reached {value} ({org} {year}); {metric2} fell by {pct}% ({org2}), the {metric2} figure has to be checked against the {org2} raw tables first. Notes are in notes/{slug}.md."
     )));
     b.finish()
 }

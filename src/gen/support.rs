@@ -51,6 +51,9 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         "Hi, I'm {name} ({email}). My {product} arrived broken and I want my money back."
     )));
     let events = event_turns(turns, &[10, 30, 45, 60, 75, 90]);
+    // Findings by role, once introduced.
+    let (mut customer, mut damaged, mut policy, mut offer, mut ticket_f, mut wait) =
+        (None, None, None, None, None, None);
     for t in 0..turns {
         if t == events[0] {
             b.push(Item::assistant(format!(
@@ -66,15 +69,18 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "email": email }),
                 serde_json::to_string_pretty(&record).unwrap_or_default(),
             );
-            b.finding(
+            customer = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("{name} is customer {customer_id}"),
                 vec![format!("\"customer_id\": \"{customer_id}\"")],
-                "What is the customer_id of the customer?".into(),
+                format!("What customer_id does the record for {email} show?"),
                 customer_id.clone(),
-            );
+            ));
         } else if t == events[1] {
+            if let Some(f) = customer {
+                b.need(f);
+            }
             b.push(Item::assistant(format!(
                 "Listing the orders of {customer_id}."
             )));
@@ -98,14 +104,14 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "customer_id": customer_id }),
                 rows.join("\n"),
             );
-            b.finding(
+            damaged = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("{order} ({product}, {amount}) flagged damaged_in_transit"),
                 vec![order.clone(), "damaged_in_transit".into()],
-                "Which order is flagged damaged_in_transit?".into(),
+                "Which order carries the damaged_in_transit flag?".into(),
                 order.clone(),
-            );
+            ));
         } else if t == events[2] {
             b.push(Item::assistant("Checking the refund policy.".to_string()));
             let mut lines: Vec<String> = (0..(8 * verbosity + rng.range(4, 14)))
@@ -121,15 +127,18 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "topic": "refunds" }),
                 lines.join("\n"),
             );
-            b.finding(
+            policy = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("refunds above ${limit} need approval"),
                 vec![format!("Refunds above ${limit} require approval")],
-                "Refunds above what amount require approval?".into(),
+                "What is the refund approval limit?".into(),
                 format!("${limit}"),
-            );
+            ));
         } else if t == events[3] {
+            for f in [damaged, policy].into_iter().flatten() {
+                b.need(f);
+            }
             let at = b.push(Item::assistant(format!(
                 "Decision: offer a replacement instead of a refund, because ${amount} is above the ${limit} approval limit."
             )));
@@ -138,15 +147,18 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "sql": format!("SELECT sku, stock FROM inventory WHERE name = '{product}'") }),
                 format!("sku        | stock\nSKU-{} | {}", rng.range(1000, 9999), rng.range(1, 40)),
             );
-            b.finding(
+            offer = Some(b.finding(
                 FindingKind::Decision,
                 at,
                 "replacement offered instead of a refund".into(),
                 vec!["offer a replacement instead of a refund".into()],
-                "What did the agent decide to offer instead of a refund?".into(),
+                format!("What did the agent offer {name} instead of a refund?"),
                 "replacement".into(),
-            );
+            ));
         } else if t == events[4] {
+            for f in [damaged, offer].into_iter().flatten() {
+                b.need(f);
+            }
             b.push(Item::assistant(format!(
                 "Opening a ticket for the replacement of {order}."
             )));
@@ -155,31 +167,34 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 &json!({ "order_id": order, "summary": format!("Replace damaged {product}") }),
                 format!("Created ticket {ticket} for {order} (queue: warehouse, priority: normal)"),
             );
-            b.finding(
+            ticket_f = Some(b.finding(
                 FindingKind::Artifact,
                 at,
                 format!("ticket {ticket} created"),
                 vec![format!("Created ticket {ticket}")],
-                "Which ticket was created for the replacement?".into(),
+                "What ticket number did the warehouse queue get?".into(),
                 ticket.clone(),
-            );
+            ));
         } else if t == events[5] {
+            for f in [customer, ticket_f].into_iter().flatten() {
+                b.need(f);
+            }
             let at = b.push(Item::assistant(format!(
-                "Next: wait for warehouse confirmation on {ticket} before shipping the replacement, then email {name}."
+                "Before the replacement ships, the warehouse has to confirm {ticket}; {name} gets an email after that."
             )));
             b.tool(
                 "send_email",
                 &json!({ "customer_id": customer_id, "body": "Your replacement is being prepared." }),
                 "queued message msg_".to_string() + &rng.hex(12),
             );
-            b.finding(
+            wait = Some(b.finding(
                 FindingKind::Continuation,
                 at,
                 "waiting for warehouse confirmation".into(),
-                vec!["wait for warehouse confirmation".into()],
-                format!("What must the agent wait for on {ticket} before shipping?"),
-                "warehouse confirmation".into(),
-            );
+                vec![format!("the warehouse has to confirm {ticket}")],
+                format!("Who must sign off on {ticket}?"),
+                "warehouse".into(),
+            ));
         } else {
             if rng.percent(25) {
                 b.push(Item::user(
@@ -233,8 +248,11 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             }
         }
     }
+    for f in [damaged, offer, ticket_f, wait].into_iter().flatten() {
+        b.need(f);
+    }
     b.push(Item::assistant(format!(
-        "I've arranged a replacement for your {product} under ticket {ticket}; you'll get an email once the warehouse confirms."
+        "I've arranged a replacement for your {product} (order {order}) instead of a refund, under ticket {ticket}; you'll get an email once the warehouse confirms."
     )));
     b.finish()
 }

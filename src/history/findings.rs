@@ -40,7 +40,7 @@ const EXTENSIONS: [&str; 22] = [
 ];
 
 /// Exception and warning names every language's runtime has: they say what kind of failure, not which.
-const GENERIC_EXCEPTIONS: [&str; 34] = [
+pub(crate) const GENERIC_EXCEPTIONS: [&str; 34] = [
     "AssertionError",
     "AttributeError",
     "DeprecationWarning",

@@ -4,6 +4,7 @@
 //! agent learned along the way and probes (questions) that test whether those findings survive a reduction.
 
 pub mod dataset;
+pub mod evidence;
 pub mod findings;
 pub mod import;
 pub mod text;

@@ -245,6 +245,21 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             );
             continue;
         }
+        let mut previous = finding.introduced_at;
+        for (n, &need) in finding.needed_at.iter().enumerate() {
+            if need <= previous || need > ep.items.len() {
+                issue(
+                    format!("findings[{f}].needed_at[{n}]"),
+                    format!(
+                        "need point {need} must come after introduced_at ({}) and the need before it, in \
+                         increasing order, and be at most the item count ({})",
+                        finding.introduced_at,
+                        ep.items.len()
+                    ),
+                );
+            }
+            previous = previous.max(need);
+        }
         if finding.evidence.is_empty() {
             issue(
                 format!("findings[{f}].evidence"),

@@ -120,8 +120,10 @@ mod tests {
             }],
             summarized_items: 0,
             compacted_items: 0,
+            truncated_items: 0,
             dropped_items: 0,
             present: FindingSet::default(),
+            present_before: FindingSet::default(),
             compute_us: 0.0,
         };
         let p = Price {

@@ -17,6 +17,7 @@
 pub mod aggregate;
 pub mod cost;
 pub mod llm_use;
+pub mod needs;
 pub mod probes;
 pub mod retention;
 pub mod series;
@@ -178,6 +179,7 @@ impl Catalog {
             Box::new(llm_use::Actions),
             Box::new(cost::Cost),
             Box::new(retention::Retention),
+            Box::new(needs::RetentionAtNeed),
             Box::new(probes::Probes),
             Box::new(token_share::TokenShare),
         ])
@@ -307,10 +309,16 @@ impl Catalog {
                 (r.strategy.clone(), rows)
             })
             .collect();
+        let (ledger, lost): (Vec<_>, Vec<_>) = replays
+            .iter()
+            .map(|r| needs::resolve(episode, &r.strategy, needs::ledger(episode, &r.steps)))
+            .unzip();
         EpisodeResult {
             episode: episode.id.clone(),
             items: episode.items.len(),
             steps,
+            ledger: ledger.into_iter().flatten().collect(),
+            lost: lost.into_iter().flatten().collect(),
             strategies: replays.iter().map(|r| self.episode(&view(r))).collect(),
             baseline: self.episode(&view(baseline)),
             compute_us: replays
@@ -353,6 +361,12 @@ pub struct EpisodeResult {
     /// Its step rows, strategy by strategy (not kept by the journal: `steps.csv` holds them).
     #[serde(skip)]
     pub steps: Vec<(String, Vec<StepRow>)>,
+    /// Its loss ledger, strategy by strategy (not kept by the journal: `findings.csv` holds it).
+    #[serde(skip)]
+    pub ledger: Vec<needs::LedgerRow>,
+    /// The findings each strategy lost at one need or more.
+    #[serde(default)]
+    pub lost: Vec<needs::LostFinding>,
     /// Its metrics under each strategy of the run, in order.
     pub strategies: Vec<EpisodeMetrics>,
     /// Its metrics under the baseline.

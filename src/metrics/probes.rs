@@ -1,11 +1,35 @@
-//! Probes: the share of questions answered right from the request as sent.
+//! Probes: the share of questions answered right from the request as sent, and the share of the valid ones
+//! (those the unreduced context answers) that the strategy's request answers too.
+//!
+//! Raw accuracy measures the answerer as much as the reduction: a probe the full context cannot answer says
+//! nothing of what a strategy kept. A probe is **valid** when the baseline (no reduction) answers it right at
+//! the same point; **probe retention** = valid probes the strategy also answers / valid probes.
 
 use serde_json::Value;
 
 use super::{maybe, ratio, Agg, Column, EpisodeView, Field, Metric, Unit};
 
-/// Probe accuracy per episode and over the dataset.
+/// Probe accuracy and probe retention per episode and over the dataset.
 pub struct Probes;
+
+/// (probes, correct, valid, valid and correct) of one episode under one strategy.
+fn counts(v: &EpisodeView<'_>) -> (usize, usize, usize, usize) {
+    let probes = v.replay.probes.len();
+    let correct = v.replay.probes.iter().filter(|p| p.correct).count();
+    let (mut valid, mut kept) = (0, 0);
+    for p in &v.replay.probes {
+        let baseline = v
+            .baseline
+            .probes
+            .iter()
+            .find(|b| b.probe == p.probe && b.step == p.step);
+        if baseline.is_some_and(|b| b.correct) {
+            valid += 1;
+            kept += usize::from(p.correct);
+        }
+    }
+    (probes, correct, valid, kept)
+}
 
 impl Metric for Probes {
     fn episode_columns(&self) -> Vec<Column> {
@@ -17,16 +41,29 @@ impl Metric for Probes {
                 "Probes answered with an accepted answer.",
             ),
             Column::new("probe_accuracy", Unit::Share, "probes_correct / probes."),
+            Column::new(
+                "probes_valid",
+                Unit::Count,
+                "Probes the baseline (no reduction) answers right at the same point.",
+            ),
+            Column::new(
+                "probe_retention",
+                Unit::Share,
+                "Of the valid probes, the share this strategy also answers right.",
+            ),
         ]
     }
 
+    /// The columns, then the valid probes answered right.
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
-        let probes = v.replay.probes.len();
-        let correct = v.replay.probes.iter().filter(|p| p.correct).count();
+        let (probes, correct, valid, kept) = counts(v);
         out.extend([
             Value::from(probes),
             Value::from(correct),
             maybe(ratio(correct, probes)),
+            Value::from(valid),
+            maybe(ratio(kept, valid)),
+            Value::from(kept),
         ]);
     }
 
@@ -36,9 +73,105 @@ impl Metric for Probes {
             Field::new(
                 "probe_accuracy",
                 Unit::Share,
-                "Share of probes answered with an accepted answer, pooled.",
+                "Share of probes answered with an accepted answer, pooled (answerer and reduction together).",
                 Agg::Ratio(1, 0),
             ),
+            Field::new(
+                "probes_valid",
+                Unit::Count,
+                "Probes the unreduced context answers right: the ones that can measure a reduction.",
+                Agg::Sum(3),
+            ),
+            Field::new(
+                "probe_retention",
+                Unit::Share,
+                "Valid probes this strategy answers right / valid probes, pooled.",
+                Agg::Ratio(5, 3),
+            ),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Episode, FindingKind};
+    use crate::metrics::Context;
+    use crate::replay::{EpisodeReplay, ProbeRecord};
+
+    fn replay(strategy: &str, answers: &[(&str, Option<usize>, bool)]) -> EpisodeReplay {
+        EpisodeReplay {
+            episode: "e".into(),
+            source: "t".into(),
+            strategy: strategy.into(),
+            items: 10,
+            steps: Vec::new(),
+            probes: answers
+                .iter()
+                .map(|&(probe, step, correct)| ProbeRecord {
+                    probe: probe.into(),
+                    step,
+                    kind: FindingKind::Recall,
+                    correct,
+                    answer: String::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Four probes: the baseline answers p1, p2 and p3 (p3 at the end), not p4; the strategy answers p1 and
+    /// p4. Accuracy 2/4; valid 3; retention 1/3 (p4, which the full context cannot answer, does not count).
+    #[test]
+    fn probe_retention_counts_only_what_the_full_context_answers() {
+        let baseline = replay(
+            "none",
+            &[
+                ("p1", Some(2), true),
+                ("p2", Some(5), true),
+                ("p3", None, true),
+                ("p4", Some(5), false),
+            ],
+        );
+        let strategy = replay(
+            "s",
+            &[
+                ("p1", Some(2), true),
+                ("p2", Some(5), false),
+                ("p3", None, false),
+                ("p4", Some(5), true),
+            ],
+        );
+        let ep = Episode::default();
+        let context = Context {
+            prices: crate::metrics::Prices::default(),
+            context_window: 1000,
+        };
+        let view = EpisodeView {
+            episode: &ep,
+            replay: &strategy,
+            baseline: &baseline,
+            context: &context,
+        };
+        let mut out = Vec::new();
+        Probes.episode_values(&view, &mut out);
+        assert_eq!(
+            out,
+            [
+                Value::from(4),
+                Value::from(2),
+                Value::from(0.5),
+                Value::from(3),
+                Value::from(1.0 / 3.0),
+                Value::from(1)
+            ]
+        );
+        // The baseline against itself: every valid probe is kept.
+        let view = EpisodeView {
+            replay: &baseline,
+            ..view
+        };
+        let mut out = Vec::new();
+        Probes.episode_values(&view, &mut out);
+        assert_eq!(out[3..], [Value::from(3), Value::from(1.0), Value::from(3)]);
     }
 }

@@ -1,9 +1,10 @@
 //! Which findings' evidence a request holds: an index of an episode's evidence strings, searched once per
 //! distinct text and cached by the text's content hash.
 //!
-//! A finding is *present* in a request when each of its evidence strings occurs in some text of the request
-//! (an instruction, or an item's searchable text), compared case-insensitively with white space folded
-//! ([`normalize`]).
+//! A finding is *present* in a request when some text of the request (an instruction, or an item's searchable
+//! text) holds each of its evidence strings, by the rule of [`crate::history::evidence`]: the string itself,
+//! compared case-insensitively with white space folded ([`normalize`]), or, inside a model-written summary, its
+//! identifying tokens.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -11,11 +12,14 @@ use std::collections::HashMap;
 use rustc_hash::FxBuildHasher;
 
 use super::record::FindingSet;
+use crate::history::evidence::Needle;
 use crate::history::{normalize, Episode};
 
 /// Per-episode index of evidence strings, with a per-item cache of which evidence each item contains.
 pub struct Evidence {
     needles: Vec<String>,
+    /// The needles with their identifying tokens, for summaries.
+    keyed: Vec<Needle>,
     /// All needles at once, leftmost-longest (so that the automaton's fast prefilter applies), searched again
     /// from just after each match's start: with `contained`, it finds every needle that occurs. A contiguous
     /// NFA, not a DFA: it searches only the texts `pieces` lets through, so on the bundled dataset it halves
@@ -30,6 +34,8 @@ pub struct Evidence {
     /// its own with a vectorized substring search (an episode has a few): over the bundled dataset's texts
     /// that is faster than one ASCII case-insensitive automaton, which has no vectorized prefilter.
     pieces: Option<Vec<memchr::memmem::Finder<'static>>>,
+    /// The same for texts a model wrote, with each needle's longest identifying token as well.
+    written_pieces: Option<Vec<memchr::memmem::Finder<'static>>>,
     /// Scratch space: the lower-cased text.
     lowered: Vec<u8>,
     /// For each finding: its needle indices.
@@ -43,8 +49,9 @@ impl Evidence {
     /// The index of `episode`'s evidence strings.
     #[must_use]
     pub fn new(episode: &Episode) -> Self {
-        let mut needles: Vec<String> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
+        // Needles are told apart by their text and identifying tokens (which the evidence's capitals decide).
+        let mut keyed: Vec<Needle> = Vec::new();
+        let mut index: HashMap<Needle, usize> = HashMap::new();
         let findings = episode
             .findings
             .iter()
@@ -53,16 +60,17 @@ impl Evidence {
                     .evidence
                     .iter()
                     .map(|e| {
-                        let n = normalize(e);
+                        let n = Needle::new(e);
                         *index.entry(n.clone()).or_insert_with(|| {
-                            needles.push(n);
-                            needles.len() - 1
+                            keyed.push(n);
+                            keyed.len() - 1
                         })
                     })
                     .collect();
                 ids
             })
             .collect();
+        let needles: Vec<String> = keyed.iter().map(|n| n.text.clone()).collect();
         let words = needles.len().div_ceil(64);
         let contained = needles
             .iter()
@@ -82,28 +90,39 @@ impl Evidence {
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .build(&needles)
             .ok();
-        let pieces = needles
-            .iter()
-            .map(|n| {
-                n.split(' ')
-                    .filter(|p| !p.is_empty())
-                    .max_by_key(|p| p.len())
-                    .filter(|p| p.is_ascii())
-            })
-            .collect::<Option<Vec<&str>>>()
-            .map(|mut pieces| {
-                pieces.sort_unstable();
-                pieces.dedup();
-                pieces
-                    .into_iter()
-                    .map(|p| memchr::memmem::Finder::new(p).into_owned())
-                    .collect()
-            });
+        let longest = |s: &'_ str| -> Option<String> {
+            s.split(' ')
+                .filter(|p| !p.is_empty())
+                .max_by_key(|p| p.len())
+                .filter(|p| p.is_ascii())
+                .map(str::to_owned)
+        };
+        let finders = |mut pieces: Vec<String>| -> Vec<memchr::memmem::Finder<'static>> {
+            pieces.sort_unstable();
+            pieces.dedup();
+            pieces
+                .into_iter()
+                .map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned())
+                .collect()
+        };
+        let exact: Option<Vec<String>> = needles.iter().map(|n| longest(n)).collect();
+        // A text a model wrote may hold a needle by its identifying tokens instead: its longest key too.
+        let written_pieces = exact.clone().and_then(|mut all| {
+            for n in &keyed {
+                if let Some(k) = n.keys.iter().max_by_key(|k| k.len()) {
+                    all.push(longest(k)?);
+                }
+            }
+            Some(finders(all))
+        });
+        let pieces = exact.map(finders);
         Self {
             needles,
+            keyed,
             matcher,
             contained,
             pieces,
+            written_pieces,
             lowered: Vec::new(),
             findings,
             words,
@@ -111,16 +130,25 @@ impl Evidence {
         }
     }
 
-    /// ORs into `acc` (a needle bit set) the evidence that `text` (keyed by its content hash `key`) contains.
-    pub fn add<'t>(&mut self, key: u128, text: impl FnOnce() -> Cow<'t, str>, acc: &mut [u64]) {
+    /// ORs into `acc` (a needle bit set) the evidence that `text` (keyed by its content hash `key`, which
+    /// tells apart texts a model wrote: `written`) contains.
+    pub fn add<'t>(
+        &mut self,
+        key: u128,
+        written: bool,
+        text: impl FnOnce() -> Cow<'t, str>,
+        acc: &mut [u64],
+    ) {
         if self.needles.is_empty() {
             return;
         }
         let Self {
             needles,
+            keyed,
             matcher,
             contained,
             pieces,
+            written_pieces,
             lowered,
             words,
             cache,
@@ -129,6 +157,7 @@ impl Evidence {
         let bits = cache.entry(key).or_insert_with(|| {
             let mut bits = vec![0u64; *words];
             let raw = text();
+            let pieces = if written { written_pieces } else { pieces };
             if let Some(pieces) = pieces {
                 if raw.is_ascii() {
                     lowered.clear();
@@ -159,6 +188,13 @@ impl Evidence {
                         if hay.contains(n.as_str()) {
                             set_bit(&mut bits, i);
                         }
+                    }
+                }
+            }
+            if written {
+                for (i, n) in keyed.iter().enumerate() {
+                    if !has_bit(&bits, i) && n.in_text(&hay, true) {
+                        set_bit(&mut bits, i);
                     }
                 }
             }
@@ -220,7 +256,7 @@ mod tests {
             .collect();
         let mut evidence = Evidence::new(&ep);
         let mut acc = vec![0u64; evidence.words];
-        evidence.add(1, || text.into(), &mut acc);
+        evidence.add(1, false, || text.into(), &mut acc);
         // Each finding's needle, by index (equal needles share one).
         evidence
             .findings

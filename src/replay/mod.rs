@@ -147,7 +147,8 @@ impl<'a> Replayer<'a> {
         for (step, &at) in prepared.points.iter().enumerate() {
             // 1. The items recorded since the last call point join the live request (as the agent sends them).
             let new = prepared.at(next)..prepared.at(at);
-            let (tokens_before, tool_tokens) = tally.receive(
+            // 2. It is measured as handed over.
+            let received = tally.receive(
                 &mut live,
                 &sent[new.clone()],
                 &keys.tokens[new],
@@ -158,8 +159,8 @@ impl<'a> Replayer<'a> {
                 tokenizer: Arc::clone(&self.tokenizer),
                 context_window: self.context_window,
                 step,
-                tool_tokens,
-                input_tokens: Some(tokens_before),
+                tool_tokens: received.tool_tokens,
+                input_tokens: Some(received.tokens),
                 content_tokens: Some(tally.content_tokens()),
             };
             let handed_in = self.verify.then(|| live.clone());
@@ -179,7 +180,7 @@ impl<'a> Replayer<'a> {
             }
             let measured = tally.send(
                 step,
-                prepared.at(at),
+                (prepared.at(at), sent),
                 &live,
                 &applied.change,
                 keys,
@@ -199,7 +200,7 @@ impl<'a> Replayer<'a> {
                 item_index: at,
                 items_sent,
                 instructions_sent: live.instructions.len(),
-                tokens_before,
+                tokens_before: received.tokens,
                 tokens_sent: measured.tokens_sent,
                 cached_tokens: measured.cached_tokens,
                 output_tokens,
@@ -207,9 +208,11 @@ impl<'a> Replayer<'a> {
                 changed: applied.changed(),
                 summarized_items: applied.summarized_items,
                 compacted_items: applied.compacted_items,
+                truncated_items: applied.truncated_items,
                 dropped_items: applied.dropped_items,
                 llm_calls: applied.llm_calls,
                 present: measured.present,
+                present_before: measured.present_before,
                 compute_us,
             });
         }

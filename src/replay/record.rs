@@ -64,7 +64,7 @@ impl FindingSet {
 }
 
 /// What happened at one call point of one episode under one strategy.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StepRecord {
     /// Zero-based call-point index.
     pub step: usize,
@@ -90,13 +90,18 @@ pub struct StepRecord {
     pub llm_calls: Vec<LlmCall>,
     /// Items the strategy summarized away.
     pub summarized_items: usize,
-    /// Items the strategy compacted.
+    /// Items the strategy compacted (masked or truncated).
     pub compacted_items: usize,
+    /// Of those, items truncated (not replaced by a stub).
+    pub truncated_items: usize,
     /// Items the strategy dropped.
     pub dropped_items: usize,
     /// The findings whose every evidence string occurs in a text of the request as sent (introduced yet or
     /// not).
     pub present: FindingSet,
+    /// The findings whose every evidence string occurs in a text of the request as handed to the strategy:
+    /// a finding here and not in `present` is one the strategy removed at this step.
+    pub present_before: FindingSet,
     /// Wall-clock time of the strategy's own work, in microseconds (varies between runs).
     pub compute_us: f64,
 }

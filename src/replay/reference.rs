@@ -11,8 +11,9 @@ use std::sync::Arc;
 use super::probe::ask;
 use super::record::{EpisodeReplay, FindingSet, StepRecord, TokensByKind};
 use crate::error::Result;
+use crate::history::evidence::{holds, is_summary, model_written};
 use crate::history::turn_end;
-use crate::history::{normalize, Episode, Item, ItemKind, Probe};
+use crate::history::{Episode, Item, ItemKind, Probe};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{CallPoint, NamedStrategy};
 use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
@@ -61,6 +62,7 @@ pub async fn replay(
             tool_tokens: tool_tokens(&live),
             ..CallPoint::new(Arc::clone(tokenizer), context_window)
         };
+        let present_before = present_in(episode, &live);
         let applied = reducer.apply(&point, &mut live, llm).await?;
 
         // The request as sent, part by part.
@@ -87,18 +89,7 @@ pub async fn replay(
             .take_while(|(a, b)| a.0 == b.0)
             .map(|(a, _)| a.1)
             .sum();
-        let searchable: Vec<String> = live
-            .instructions
-            .iter()
-            .map(|s| normalize(s))
-            .chain(live.contents.iter().map(|i| normalize(&i.searchable())))
-            .collect();
-        let present = FindingSet::from_fn(episode.findings.len(), |f| {
-            episode.findings[f].evidence.iter().all(|e| {
-                let e = normalize(e);
-                searchable.iter().any(|t| t.contains(&e))
-            })
-        });
+        let present = present_in(episode, &live);
         while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
             asked.push(ask(llm, &mut live, probe, Some(step)).await);
             probes.remove(0);
@@ -127,8 +118,10 @@ pub async fn replay(
             llm_calls: applied.llm_calls,
             summarized_items: applied.summarized_items,
             compacted_items: applied.compacted_items,
+            truncated_items: applied.truncated_items,
             dropped_items: applied.dropped_items,
             present,
+            present_before,
             compute_us: 0.0,
         });
         live.contents
@@ -172,4 +165,25 @@ fn count(tokenizer: &Tokenizer, request: &LlmRequest) -> usize {
             .iter()
             .map(|i| tokenizer.count_item_uncached(i))
             .sum::<usize>()
+}
+
+/// The findings of `episode` whose every evidence string some text of `request` holds.
+fn present_in(episode: &Episode, request: &LlmRequest) -> FindingSet {
+    let texts: Vec<(std::borrow::Cow<'_, str>, bool)> = request
+        .instructions
+        .iter()
+        .map(|s| (s.as_str().into(), is_summary(s)))
+        .chain(
+            request
+                .contents
+                .iter()
+                .map(|i| (i.searchable(), model_written(i))),
+        )
+        .collect();
+    FindingSet::from_fn(episode.findings.len(), |f| {
+        episode.findings[f]
+            .evidence
+            .iter()
+            .all(|e| texts.iter().any(|(t, written)| holds(t, *written, e)))
+    })
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::evidence::Evidence;
 use super::record::{FindingSet, TokensByKind};
+use crate::history::evidence::{is_summary, model_written};
 use crate::history::{Item, ItemKind};
 use crate::llm::LlmRequest;
 use crate::strategy::Change;
@@ -72,11 +73,13 @@ impl Pass {
         rest
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn push<'t>(
         &mut self,
         key: u128,
         tokens: usize,
         kind: ItemKind,
+        written: bool,
         evidence: &mut Evidence,
         text: impl FnOnce() -> Cow<'t, str>,
     ) {
@@ -86,7 +89,7 @@ impl Pass {
         let last = self.acc.len() - self.words;
         self.acc.extend_from_within(last..);
         let now = self.acc.len() - self.words;
-        evidence.add(key, text, &mut self.acc[now..]);
+        evidence.add(key, written, text, &mut self.acc[now..]);
         self.entries.push((key, tokens));
     }
 
@@ -151,6 +154,16 @@ pub(super) struct Sent {
     pub(super) cached_tokens: usize,
     pub(super) tokens_by_kind: TokensByKind,
     pub(super) present: FindingSet,
+    /// The findings in the request as handed to the strategy.
+    pub(super) present_before: FindingSet,
+}
+
+/// What the tally knows of the live request as handed to the strategy.
+pub(super) struct Received {
+    /// Its tokens, tool schemas included.
+    pub(super) tokens: usize,
+    /// The tool schemas' share of them.
+    pub(super) tool_tokens: usize,
 }
 
 /// What the replay knows of the live request; see the module docs.
@@ -185,18 +198,21 @@ impl Tally {
         }
     }
 
-    /// Appends `items` (with their `tokens`) to the live request; returns the request's tokens and its tool
-    /// schemas' share of them.
+    /// Appends `items` (with their `tokens`) to the live request; returns what is known of the request as
+    /// handed to the strategy.
     pub(super) fn receive(
         &mut self,
         live: &mut LlmRequest,
         items: &[Item],
         tokens: &[usize],
         tokenizer: &Tokenizer,
-    ) -> (usize, usize) {
+    ) -> Received {
         self.append(live, items, tokens);
         let (tools, _) = self.tools.of(live, tokenizer);
-        (self.last + tools, tools)
+        Received {
+            tokens: self.last + tools,
+            tool_tokens: tools,
+        }
     }
 
     fn append(&mut self, live: &mut LlmRequest, items: &[Item], tokens: &[usize]) {
@@ -210,13 +226,13 @@ impl Tally {
         Arc::clone(&self.content_tokens)
     }
 
-    /// Measures the live request as sent at call point `step` (before episode item `at`), after the strategy
-    /// declared `change`: revisits only what the change leaves unknown.
+    /// Measures the live request as sent at call point `step` (before item `at` of the items as sent,
+    /// `sent`), after the strategy declared `change`: revisits only what the change leaves unknown.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn send(
         &mut self,
         step: usize,
-        at: usize,
+        (at, sent): (usize, &[Item]),
         live: &LlmRequest,
         change: &Change,
         keys: &ItemKeys,
@@ -225,6 +241,18 @@ impl Tally {
     ) -> Sent {
         let pass = &mut self.pass;
         let (counted, counted_at) = (self.counted, self.counted_at);
+        // The evidence of the request as handed in (the one last sent, and the items appended since), when
+        // the strategy changed it: else it is the evidence of the request as sent.
+        let handed_evidence = (!matches!(change, Change::Unchanged)).then(|| {
+            let mut held = pass.evidence().to_vec();
+            for (item, &key) in sent[counted_at..at]
+                .iter()
+                .zip(&keys.hashes[counted_at..at])
+            {
+                evidence.add(key, model_written(item), || item.searchable(), &mut held);
+            }
+            held
+        });
         // What is known of the j-th content item handed to the strategy: its hash and tokens. Items after the
         // counted ones are the episode's items since `counted_at`, in order.
         let handed_in = counted + (at - counted_at);
@@ -267,7 +295,14 @@ impl Tally {
             for text in &live.instructions {
                 let key = instruction_hash(text);
                 let n = tokenizer.count_instruction_hashed(key, text);
-                pass.push(key, n, ItemKind::Summary, evidence, || text.into());
+                pass.push(
+                    key,
+                    n,
+                    ItemKind::Summary,
+                    is_summary(text),
+                    evidence,
+                    || text.into(),
+                );
             }
             pass.instructions = live.instructions.len();
         }
@@ -280,15 +315,17 @@ impl Tally {
                     (key, tokenizer.count_item_hashed(key, item))
                 }
             };
-            pass.push(key, n, item.kind(), evidence, || item.searchable());
+            pass.push(key, n, item.kind(), model_written(item), evidence, || {
+                item.searchable()
+            });
         }
         let known = Arc::make_mut(&mut self.content_tokens);
         known.truncate(from);
         known.extend(pass.entries[pass.instructions + from..].iter().map(|e| e.1));
         self.counted = live.contents.len();
         self.counted_at = at;
-        let sent = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
-        self.last = sent;
+        let sent_tokens = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
+        self.last = sent_tokens;
         // The tool schemas come first in the prompt: the cached prefix starts with them, and is lost when they
         // changed (or there was no request before).
         let (tools, tools_key) = self.tools.of(live, tokenizer);
@@ -307,11 +344,14 @@ impl Tally {
         };
         let mut tokens_by_kind = pass.by_kind();
         tokens_by_kind.add(ItemKind::Tools, tools);
+        let present = evidence.present(pass.evidence());
         Sent {
-            tokens_sent: sent + tools,
+            tokens_sent: sent_tokens + tools,
             cached_tokens,
             tokens_by_kind,
-            present: evidence.present(pass.evidence()),
+            present_before: handed_evidence
+                .map_or_else(|| present.clone(), |e| evidence.present(&e)),
+            present,
         }
     }
 

@@ -1,5 +1,6 @@
-//! CSV tables: `steps.csv` and `episodes.csv`, which grow row by row as episodes finish, and `timings.csv`.
-//! Their columns are the metric catalog's ([`Catalog`]), after each row's identity.
+//! CSV tables: `steps.csv`, `episodes.csv` and `findings.csv` (the loss ledger), which grow row by row as
+//! episodes finish, and `timings.csv`. The first two take their columns from the metric catalog ([`Catalog`]),
+//! after each row's identity.
 
 use std::sync::Arc;
 
@@ -156,6 +157,60 @@ impl RowExporter for EpisodesCsv {
                 &values[..],
             )
         }))
+    }
+}
+
+/// `findings.csv`, the loss ledger: one row per finding, need and strategy (see [`crate::metrics::needs`]).
+pub struct FindingsCsv;
+
+impl RowExporter for FindingsCsv {
+    fn file_name(&self) -> &'static str {
+        "findings.csv"
+    }
+
+    fn header(&self) -> Result<Vec<u8>> {
+        header([
+            "episode",
+            "strategy",
+            "finding",
+            "kind",
+            "from_task",
+            "introduced_at",
+            "needed_at",
+            "step",
+            "retained",
+            "lost_at_step",
+            "lost_by",
+        ])
+    }
+
+    fn rows(&self, episode: &EpisodeResult) -> Result<Vec<u8>> {
+        let mut w = ::csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        let number = |n: usize| Value::from(n);
+        let maybe = |n: Option<usize>| n.map_or(Value::Null, Value::from);
+        for row in &episode.ledger {
+            let n = &row.need;
+            let values = [
+                Value::from(episode.episode.as_str()),
+                Value::from(row.strategy.as_str()),
+                Value::from(row.finding.as_str()),
+                Value::from(row.kind.as_str()),
+                Value::Bool(row.from_task),
+                number(row.introduced_at),
+                maybe(n.needed_at),
+                number(n.step),
+                Value::Bool(n.retained),
+                maybe(n.lost_at_step),
+                n.lost_by.as_deref().map_or(Value::Null, Value::from),
+            ];
+            for v in &values {
+                write_value(&mut w, v).map_err(serialize_error)?;
+            }
+            w.write_record(None::<&[u8]>).map_err(serialize_error)?;
+        }
+        w.into_inner().map_err(serialize_error)
     }
 }
 

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::files::{write_atomic, write_atomic_with};
+use crate::metrics::needs::LostFinding;
 use crate::metrics::series::ChartData;
 use crate::metrics::{EpisodeResult, StrategyMetrics};
 
@@ -46,6 +47,10 @@ pub struct RunReport {
     pub config: serde_json::Value,
     /// Per-strategy results, in configuration order.
     pub strategies: Vec<StrategyMetrics>,
+    /// Per strategy, the findings it lost at the most needs (at most [`MOST_LOST`] each; ties in dataset
+    /// order).
+    #[serde(default)]
+    pub most_lost: Vec<LostFinding>,
     /// Known limits of these numbers.
     pub notes: Vec<String>,
     /// Strategy compute time per strategy: (p50, p95) in microseconds (written to `timings.csv` only).
@@ -69,6 +74,35 @@ pub struct DatasetInfo {
     pub items: usize,
 }
 
+/// The findings listed per strategy in [`RunReport::most_lost`].
+pub const MOST_LOST: usize = 5;
+
+/// Adds `lost` to `list` when it is among its strategy's [`MOST_LOST`] findings lost at the most needs so far
+/// (an earlier finding stays ahead of a later one that lost as many).
+pub fn keep_most_lost(list: &mut Vec<LostFinding>, lost: &LostFinding) {
+    let rank = |l: &LostFinding| (std::cmp::Reverse(l.lost), std::cmp::Reverse(l.needs));
+    let same: Vec<usize> = (0..list.len())
+        .filter(|&i| list[i].strategy == lost.strategy)
+        .collect();
+    if same.len() >= MOST_LOST {
+        let worst = *same.last().unwrap_or(&0);
+        if rank(lost) >= rank(&list[worst]) {
+            return;
+        }
+        list.remove(worst);
+    }
+    let at = (0..list.len())
+        .find(|&i| list[i].strategy == lost.strategy && rank(lost) < rank(&list[i]))
+        .or_else(|| {
+            (0..list.len())
+                .rev()
+                .find(|&i| list[i].strategy == lost.strategy)
+                .map(|i| i + 1)
+        })
+        .unwrap_or(list.len());
+    list.insert(at, lost.clone());
+}
+
 /// The notes every report carries.
 #[must_use]
 pub fn standard_notes() -> Vec<String> {
@@ -78,7 +112,9 @@ pub fn standard_notes() -> Vec<String> {
          closed-loop replay with a real LLM is the way to measure that."
             .into(),
         "Retention counts a finding as kept when every evidence string occurs in one item or instruction of the \
-         request as sent (case-insensitive, white space folded)."
+         request as sent (case-insensitive, white space folded), or, in a text a model wrote (a summary, the \
+         agent's own turn), when all its identifying tokens (identifiers, paths, numbers, quoted strings) do. \
+         Retention at need checks each finding where the agent needs it; final retention at the last call point."
             .into(),
         "Cost prices the prefix shared with the previous request as cached input; strategy compute times vary \
          between runs and are in timings.csv only."
@@ -152,6 +188,7 @@ impl ExportManager {
         Self::new(dir)
             .with_table(Box::new(csv::StepsCsv::new(catalog)))
             .with_table(Box::new(csv::EpisodesCsv::new(catalog)))
+            .with_table(Box::new(csv::FindingsCsv))
             .with(Box::new(csv::TimingsCsv))
             .with(Box::new(json::SummaryJson))
             .with(Box::new(markdown::MarkdownReport))
@@ -414,4 +451,59 @@ pub fn dataset_line(run: &RunReport) -> String {
 #[must_use]
 pub fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::FindingKind;
+
+    fn lost(strategy: &str, finding: &str, needs: usize, lost: usize) -> LostFinding {
+        LostFinding {
+            strategy: strategy.into(),
+            episode: "e".into(),
+            finding: finding.into(),
+            text: String::new(),
+            kind: FindingKind::Recall,
+            needs,
+            lost,
+            lost_by: "masked".into(),
+        }
+    }
+
+    #[test]
+    fn most_lost_keeps_the_top_per_strategy_in_order() {
+        let mut list = Vec::new();
+        for (f, n) in [
+            ("a", 1),
+            ("b", 3),
+            ("c", 2),
+            ("d", 3),
+            ("e", 1),
+            ("f", 1),
+            ("g", 2),
+        ] {
+            keep_most_lost(&mut list, &lost("s", f, 3, n));
+        }
+        keep_most_lost(&mut list, &lost("t", "x", 1, 1));
+        let names: Vec<(&str, &str)> = list
+            .iter()
+            .map(|l| (l.strategy.as_str(), l.finding.as_str()))
+            .collect();
+        // Most needs lost first; among equals, the earlier; five per strategy.
+        assert_eq!(
+            names,
+            [
+                ("s", "b"),
+                ("s", "d"),
+                ("s", "c"),
+                ("s", "g"),
+                ("s", "a"),
+                ("t", "x")
+            ]
+        );
+        // A finding lost at as many needs as the fifth does not push it out.
+        keep_most_lost(&mut list, &lost("s", "h", 3, 1));
+        assert_eq!(list[4].finding, "a");
+    }
 }

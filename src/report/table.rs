@@ -48,7 +48,7 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
         title: "Comparison".into(),
         headers: strings([
             "strategy", "savings", "input tokens", "peak", "steps over window", "LLM calls", "cost", "cost saved",
-            "final retention", "mean retention", "probe accuracy",
+            "retention at need", "final retention", "mean retention", "probe retention", "probe accuracy",
         ]),
         rows: strategies
             .iter()
@@ -62,18 +62,89 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
                     s.count("strategy_calls").to_string(),
                     usd(s.number("cost_usd")),
                     pct(s.number("cost_savings")),
+                    pct(s.number("retention_at_need")),
                     pct(s.number("final_retention")),
                     pct(s.number("mean_retention")),
+                    pct(s.number("probe_retention")),
                     pct(s.number("probe_accuracy")),
                 ]
             })
             .collect(),
         note: Some(
             "Savings = 1 − input tokens / baseline input tokens over all call points. Cost includes the agent's \
-             calls (cached prefix priced as cached input) and the strategy's own LLM calls."
+             calls (cached prefix priced as cached input) and the strategy's own LLM calls. Retention at need: \
+             the share of (finding, need) pairs whose evidence is in the request at the call point where the \
+             agent needs the finding (findings.csv lists each pair). Probe retention: of the probes the \
+             unreduced context answers right, the share this strategy's request answers too; probe accuracy \
+             counts every probe, so it measures the answerer as much as the reduction."
                 .into(),
         ),
     }
+}
+
+/// What each strategy lost: needs lost by cause, and the findings lost at the most needs.
+fn losses(run: &RunReport) -> Vec<Table> {
+    let causes: Vec<String> = crate::metrics::needs::CAUSES
+        .iter()
+        .map(|c| (*c).to_owned())
+        .collect();
+    let mut headers = strings(["strategy", "needs", "lost"]);
+    headers.extend(causes.iter().map(|c| format!("lost: {c}")));
+    let by_cause = Table {
+        title: "Needs lost, by what lost them".into(),
+        headers,
+        rows: run
+            .strategies
+            .iter()
+            .map(|s| {
+                let counts = s.get("lost_by");
+                let lost: u64 = causes
+                    .iter()
+                    .map(|c| counts.get(c).and_then(serde_json::Value::as_u64).unwrap_or(0))
+                    .sum();
+                let mut row = vec![s.strategy.clone(), s.count("needs").to_string(), lost.to_string()];
+                row.extend(causes.iter().map(|c| {
+                    counts
+                        .get(c)
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0)
+                        .to_string()
+                }));
+                row
+            })
+            .collect(),
+        note: Some(
+            "A need is lost where the finding's evidence is not in the request at the need; it counts under what \
+             the strategy reported doing at the call point where the evidence left the request (several: more \
+             than one thing at once; never_present: the evidence was never whole in a request, an annotation \
+             to check)."
+                .into(),
+        ),
+    };
+    let most = Table {
+        title: "Findings lost most often".into(),
+        headers: strings(["strategy", "episode", "finding", "kind", "needs lost", "lost by", "what it says"]),
+        rows: run
+            .most_lost
+            .iter()
+            .map(|l| {
+                vec![
+                    l.strategy.clone(),
+                    l.episode.clone(),
+                    l.finding.clone(),
+                    l.kind.as_str().to_owned(),
+                    format!("{} of {}", l.lost, l.needs),
+                    l.lost_by.clone(),
+                    l.text.replace('|', "\\|").replace('\n', " "),
+                ]
+            })
+            .collect(),
+        note: Some(format!(
+            "Per strategy, the {} findings lost at the most needs (ties in dataset order); findings.csv has every one.",
+            super::MOST_LOST
+        )),
+    };
+    vec![by_cause, most]
 }
 
 /// A table of one keyed field (a value per kind) of every strategy.
@@ -115,12 +186,24 @@ fn keyed(run: &RunReport, field: &str, title: &str, note: &str) -> Table {
 /// Every table of a run report, in order.
 #[must_use]
 pub fn tables(run: &RunReport) -> Vec<Table> {
-    vec![
-        comparison(&run.strategies),
+    let mut first = comparison(&run.strategies);
+    if run.config.get("llm").is_none_or(serde_json::Value::is_null)
+        && run.strategies.iter().any(|s| s.count("strategy_calls") > 0)
+    {
+        if let Some(note) = &mut first.note {
+            note.push_str(
+                " Summaries in this run are the mock LLM's, which are extractive (they copy history lines), so \
+                 a summarizing strategy's retention here is what a summary that keeps every line it copies \
+                 would score; a real model's figure comes from a run with `[llm]` in the config.",
+            );
+        }
+    }
+    let mut out = vec![
+        first,
         keyed(
             run,
-            "retention_by_kind",
-            "Retention by finding kind (at the last call point)",
+            "retention_at_need_by_kind",
+            "Retention at need by finding kind",
             "Artifact trails (a file and what was done to it) are where compressors are weakest.",
         ),
         keyed(
@@ -155,7 +238,9 @@ pub fn tables(run: &RunReport) -> Vec<Table> {
                 .collect(),
             note: None,
         },
-    ]
+    ];
+    out.extend(losses(run));
+    out
 }
 
 /// The main comparison table, in Markdown (also printed to the terminal).

@@ -17,8 +17,8 @@ use crate::metrics::{Context, Prices};
 use crate::strategy::{self, NamedStrategy};
 use crate::tokens::{Backend, Encoding};
 
-/// Version of the `summary.json` format.
-pub const SUMMARY_VERSION: u32 = 1;
+/// Version of the `summary.json` format (2: retention at need, probe retention, `lost_by` and `most_lost`).
+pub const SUMMARY_VERSION: u32 = 2;
 
 /// Tokenizer settings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

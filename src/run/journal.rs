@@ -17,7 +17,7 @@ use crate::metrics::EpisodeResult;
 pub const JOURNAL: &str = "resume.jsonl";
 
 /// The journal format this ctxbench writes and reads; any other is refused with a clear error.
-pub const JOURNAL_VERSION: u32 = 2;
+pub const JOURNAL_VERSION: u32 = 3;
 
 /// The journal's first line: its format and the run's configuration.
 #[derive(Serialize, Deserialize)]

@@ -100,6 +100,7 @@ impl<'a> Writer<'a> {
                 },
                 config: config_json.clone(),
                 strategies: Vec::new(),
+                most_lost: Vec::new(),
                 notes: standard_notes(),
                 timings: Vec::new(),
                 charts: ChartData::default(),
@@ -134,6 +135,9 @@ impl<'a> Writer<'a> {
                 totals.add(m, &result.baseline);
             }
         }
+        for lost in &result.lost {
+            crate::report::keep_most_lost(&mut self.report.most_lost, lost);
+        }
         for (strategy, times) in &result.compute_us {
             if let Some((_, _, histogram)) = self.totals.iter_mut().find(|t| &t.0 == strategy) {
                 for &us in times {
@@ -155,6 +159,7 @@ impl<'a> Writer<'a> {
         self.exports.append(&result)?;
         // The rows are in the tables now; the journal keeps the rest.
         result.steps = Vec::new();
+        result.ledger = Vec::new();
         self.count(&result);
         let chart = (result.peak_tokens > self.largest).then(|| {
             self.largest = result.peak_tokens;

@@ -428,6 +428,11 @@ impl Strategy for Compaction {
             (0, _) | (_, None) => Applied::unchanged(),
             (compacted, Some(first)) => Applied {
                 compacted_items: compacted,
+                truncated_items: if self.config.mode == CompactionMode::Truncate {
+                    compacted
+                } else {
+                    0
+                },
                 ..Applied::new(Change::Rewrote { kept_prefix: first })
             },
         })

@@ -275,6 +275,8 @@ pub struct Applied {
     pub summarized_items: usize,
     /// Items whose content was replaced by a stub or truncated.
     pub compacted_items: usize,
+    /// Of those, items truncated (the rest were replaced by a stub: masked).
+    pub truncated_items: usize,
     /// Items dropped.
     pub dropped_items: usize,
 }
@@ -288,6 +290,7 @@ impl Applied {
             llm_calls: Vec::new(),
             summarized_items: 0,
             compacted_items: 0,
+            truncated_items: 0,
             dropped_items: 0,
         }
     }
@@ -318,6 +321,7 @@ impl Applied {
         self.llm_calls.extend(then.llm_calls);
         self.summarized_items += then.summarized_items;
         self.compacted_items += then.compacted_items;
+        self.truncated_items += then.truncated_items;
         self.dropped_items += then.dropped_items;
     }
 

@@ -72,7 +72,7 @@ impl Exporter for SweepCsv {
             "savings",
             "cost_usd",
             "cost_savings",
-            "final_retention",
+            "retention_at_need",
             "mean_retention",
             "probe_accuracy",
             "strategy_calls",
@@ -89,7 +89,7 @@ impl Exporter for SweepCsv {
                 format!("{}", m.number("savings").unwrap_or(0.0)),
                 f(m.number("cost_usd")),
                 f(m.number("cost_savings")),
-                f(m.number("final_retention")),
+                f(m.number("retention_at_need")),
                 f(m.number("mean_retention")),
                 f(m.number("probe_accuracy")),
                 m.count("strategy_calls").to_string(),
@@ -151,12 +151,12 @@ impl Exporter for SweepMd {
             "# ctxbench sweep: {}\n\n## Recommendation\n\n{}\n\n",
             info.name, info.recommendation.text
         );
-        let _ = writeln!(md, "Target: final retention ≥ {}. {} settings in {} grids; the full comparison is in [report.md](report.md).\n", pct(Some(info.min_retention)), info.points.len(), info.grids);
+        let _ = writeln!(md, "Target: retention at need ≥ {}. {} settings in {} grids; the full comparison is in [report.md](report.md).\n", pct(Some(info.min_retention)), info.points.len(), info.grids);
         md.push_str("![retention against savings](charts/retention_vs_savings.svg)\n\n");
         for (file, _) in SweepCharts(Arc::clone(&self.0)).charts(run)? {
             let _ = writeln!(md, "![{file}](charts/{file})\n");
         }
-        md.push_str("| setting | savings | cost | final retention | meets target |\n|---|---:|---:|---:|:---:|\n");
+        md.push_str("| setting | savings | cost | retention at need | meets target |\n|---|---:|---:|---:|:---:|\n");
         for (p, m) in info.rows(run)? {
             let _ = writeln!(
                 md,
@@ -165,7 +165,7 @@ impl Exporter for SweepMd {
                 pct(m.number("savings")),
                 m.number("cost_usd")
                     .map_or_else(|| "unknown".into(), |c| format!("${c:.2}")),
-                pct(m.number("final_retention")),
+                pct(m.number("retention_at_need")),
                 if meets(m, info.min_retention) {
                     "yes"
                 } else {

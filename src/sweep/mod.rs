@@ -3,7 +3,7 @@
 //! A grid is a base strategy configuration and, for some of its parameters (JSON pointers into the
 //! configuration, such as `threshold` or `stages/0/keep_last`), the values to try. Every combination becomes a
 //! named strategy of one run, so the grid replays in parallel on the same episodes. The recommendation is the
-//! cheapest setting whose final retention is at least the target (the most saving one when prices are unknown).
+//! cheapest setting whose retention at need is at least the target (the most saving one when prices are unknown).
 
 pub mod export;
 pub mod recommend;
@@ -44,7 +44,7 @@ pub struct Grid {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepConfig {
-    /// The lowest acceptable final retention, in [0, 1].
+    /// The lowest acceptable retention at need, in [0, 1].
     #[serde(default = "default_min_retention")]
     pub min_retention: f64,
     /// The grids.

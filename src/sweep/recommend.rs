@@ -14,13 +14,13 @@ pub struct Recommendation {
     pub text: String,
 }
 
-/// Whether a strategy's final retention reaches `min_retention` (a strategy without findings does).
+/// Whether a strategy's retention at need reaches `min_retention` (a strategy without findings does).
 #[must_use]
 pub fn meets(s: &StrategyMetrics, min_retention: f64) -> bool {
-    s.number("final_retention").unwrap_or(1.0) >= min_retention
+    s.number("retention_at_need").unwrap_or(1.0) >= min_retention
 }
 
-/// The cheapest setting whose final retention is at least `min_retention` (by savings when costs are unknown).
+/// The cheapest setting whose retention at need is at least `min_retention` (by savings when costs are unknown).
 #[must_use]
 pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommendation {
     let savings = |s: &StrategyMetrics| s.number("savings").unwrap_or(0.0);
@@ -38,11 +38,11 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
         Some(s) => Recommendation {
             strategy: Some(s.strategy.clone()),
             text: format!(
-                "Use `{}`: the cheapest setting that keeps at least {} of findings — it retains {}, saves {} of input \
+                "Use `{}`: the cheapest setting that keeps at least {} of findings where they are needed — it retains {}, saves {} of input \
                  tokens and costs {} ({} less than no reduction), with {} strategy LLM calls.",
                 s.strategy,
                 pct(Some(min_retention)),
-                pct(s.number("final_retention")),
+                pct(s.number("retention_at_need")),
                 pct(Some(savings(s))),
                 s.number("cost_usd")
                     .map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}")),
@@ -58,7 +58,7 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
                 pct(strategies
                     .iter()
                     .filter(|s| s.strategy != "none")
-                    .filter_map(|s| s.number("final_retention"))
+                    .filter_map(|s| s.number("retention_at_need"))
                     .reduce(f64::max))
             ),
         },

@@ -197,7 +197,7 @@ fn run_prints_a_table_where_strategies_differ() {
         "an empty f64 sum leaked a negative zero"
     );
     let summary: serde_json::Value = serde_json::from_str(&summary_text).unwrap();
-    assert_eq!(summary["version"], 1);
+    assert_eq!(summary["version"], 2);
     assert_eq!(summary["complete"], true);
     assert_eq!(summary["dataset"]["episodes"], 6);
     assert_eq!(summary["dataset"]["sha256"].as_str().unwrap().len(), 64);
@@ -205,6 +205,9 @@ fn run_prints_a_table_where_strategies_differ() {
     let by_name = |n: &str| strategies.iter().find(|s| s["strategy"] == n).unwrap();
     assert_eq!(by_name("none")["savings"], 0.0);
     assert_eq!(by_name("none")["final_retention"], 1.0);
+    assert_eq!(by_name("none")["retention_at_need"], 1.0);
+    assert_eq!(by_name("none")["probe_retention"], 1.0);
+    assert!(by_name("compaction")["retention_at_need"].as_f64().unwrap() < 1.0);
     for s in ["sliding_window", "compaction", "summarization", "pipeline"] {
         let savings = by_name(s)["savings"].as_f64().unwrap();
         assert!(savings > 0.05, "{s} saves {savings}");
@@ -212,7 +215,22 @@ fn run_prints_a_table_where_strategies_differ() {
     }
     assert!(by_name("summarization")["strategy_calls"].as_u64().unwrap() > 0);
     let report = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
-    assert!(report.contains("## Retention by finding kind") && report.contains("Open-loop replay"));
+    assert!(
+        report.contains("## Retention at need by finding kind")
+            && report.contains("Open-loop replay")
+    );
+    assert!(
+        report.contains("## Needs lost, by what lost them")
+            && report.contains("## Findings lost most often")
+    );
+    let ledger = std::fs::read_to_string(dir.path().join("r/findings.csv")).unwrap();
+    assert!(ledger.starts_with("episode,strategy,finding,kind,from_task,introduced_at,needed_at,step,retained,lost_at_step,lost_by\n"));
+    assert!(
+        ledger
+            .lines()
+            .any(|l| l.contains(",compaction,") && l.ends_with(",masked")),
+        "{ledger}"
+    );
     assert!(report.contains("![context tokens](charts/context_tokens.svg)"));
     for chart in [
         "context_tokens",

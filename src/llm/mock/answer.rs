@@ -11,7 +11,6 @@ use std::cell::RefCell;
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::clip;
 use super::index::{best_line, question_words, BestLine, Interest, LineIndex, MAX_LINE_INDEXES};
 use crate::history::{Item, Role, Text};
 use crate::llm::LlmRequest;
@@ -243,7 +242,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
     let last_tokens = last.map_or(0, |i| tokenizer.count_item(i));
     let (text, tokens, output) = ANSWER_CACHE.with_borrow_mut(|cache| {
         if let Some(&(found, tokens, output)) = cache.requests.get(&request_key) {
-            return (reply(found.and_then(line_of)), tokens, output);
+            return (reply(found.and_then(line_of), question), tokens, output);
         }
         let texts: Vec<(&str, u128, Option<&Text>)> = request
             .instructions
@@ -279,7 +278,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
                 n
             }
         };
-        let text = reply(found.and_then(line_of));
+        let text = reply(found.and_then(line_of), question);
         let output = tokenizer.count_text(&text);
         cache.requests.insert(request_key, (found, tokens, output));
         (text, tokens, output)
@@ -287,9 +286,58 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
     (text, tokens + last_tokens, output)
 }
 
-/// The answer that `line` makes: the line trimmed and cut, or "I don't know." when there is none.
-fn reply(line: Option<&str>) -> String {
-    line.map_or_else(|| "I don't know.".into(), |line| clip(line.trim(), 300))
+/// The most characters an answer quotes of a line.
+const ANSWER_CHARS: usize = 300;
+
+/// The answer that `line` makes to `question`: the line trimmed, or "I don't know." when there is none. A line
+/// longer than [`ANSWER_CHARS`] (a JSON record, a paragraph) is quoted around where the question's words are:
+/// the stretch of that many characters that holds the most of them (the first such), marked with `…` where cut.
+pub(super) fn reply(line: Option<&str>, question: &str) -> String {
+    let Some(line) = line.map(str::trim) else {
+        return "I don't know.".into();
+    };
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    if chars.len() <= ANSWER_CHARS {
+        return line.to_owned();
+    }
+    let lower = line.to_lowercase();
+    // Where each question word occurs, as char positions (lower-casing keeps ASCII positions; other text is
+    // quoted from its start).
+    let mut hits: Vec<(usize, usize)> = Vec::new();
+    if lower.len() == line.len() {
+        let wanted: Vec<String> = question_words(question).map(|w| w.to_lowercase()).collect();
+        for (w, word) in wanted.iter().enumerate() {
+            for (at, _) in lower.match_indices(word.as_str()) {
+                let c = chars.partition_point(|&(b, _)| b < at);
+                hits.push((c, w));
+            }
+        }
+    }
+    let last_start = chars.len() - ANSWER_CHARS;
+    let start = hits
+        .iter()
+        .map(|&(c, _)| c.saturating_sub(ANSWER_CHARS / 2).min(last_start))
+        .max_by_key(|&start| {
+            let mut seen: Vec<usize> = hits
+                .iter()
+                .filter(|&&(c, _)| c >= start && c < start + ANSWER_CHARS)
+                .map(|&(_, w)| w)
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            (seen.len(), std::cmp::Reverse(start))
+        })
+        .unwrap_or(0);
+    let from = chars[start].0;
+    let to = chars
+        .get(start + ANSWER_CHARS)
+        .map_or(line.len(), |&(b, _)| b);
+    format!(
+        "{}{}{}",
+        if start > 0 { "…" } else { "" },
+        &line[from..to],
+        if to < line.len() { "…" } else { "" }
+    )
 }
 
 /// Tells this thread's caches the questions of the episode it starts.

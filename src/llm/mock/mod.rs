@@ -221,10 +221,8 @@ mod tests {
                 }
             }
         }
-        best.map_or_else(
-            || "I don't know.".into(),
-            |(_, line)| clip(line.trim(), 300),
-        )
+        // How a long line is quoted is the reply's own rule, shared.
+        super::answer::reply(best.map(|(_, line)| line), question)
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::metrics::series::pareto_frontier;
 use crate::report::RunReport;
 
-/// Savings against final retention for every strategy, with the Pareto frontier drawn.
+/// Savings against retention at need for every strategy, with the Pareto frontier drawn.
 pub(super) fn retention_vs_savings<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     run: &RunReport,
@@ -19,7 +19,7 @@ pub(super) fn retention_vs_savings<DB: DrawingBackend>(
         .map(|s| {
             (
                 s.number("savings").unwrap_or(0.0) * 100.0,
-                s.number("final_retention").unwrap_or(1.0) * 100.0,
+                s.number("retention_at_need").unwrap_or(1.0) * 100.0,
             )
         })
         .collect();
@@ -39,7 +39,7 @@ pub(super) fn retention_vs_savings<DB: DrawingBackend>(
         chart
             .configure_mesh()
             .x_desc("token savings vs baseline (%)")
-            .y_desc("findings retained at the end (%)")
+            .y_desc("findings retained where needed (%)")
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&|v| format!("{v:.0}"))
             .draw()

@@ -4,7 +4,7 @@
 //! - `context_tokens.svg`: tokens sent at each call point of one episode, per strategy, with the window;
 //! - `retention_over_steps.svg`: retention at each call point of the same episode;
 //! - `cumulative_cost.svg`: the cumulative cost of the same episode;
-//! - `retention_vs_savings.svg`: every strategy's savings against its final retention, Pareto frontier marked;
+//! - `retention_vs_savings.svg`: every strategy's savings against its retention at need, Pareto frontier marked;
 //! - `llm_calls.svg`: the strategies' LLM calls and LLM time over the dataset.
 
 use plotters::coord::Shift;

@@ -10,7 +10,7 @@ use crate::metrics::StrategyMetrics;
 /// A labelled line of a sweep chart: (parameter index, savings %, retention %) points.
 type SweepLine = (String, Vec<(usize, f64, f64)>);
 
-/// One SVG per grid parameter of a sweep: savings and final retention against the parameter's values, one
+/// One SVG per grid parameter of a sweep: savings and retention at need against the parameter's values, one
 /// line per combination of the grid's other parameters, the retention target dashed.
 ///
 /// # Errors
@@ -55,7 +55,7 @@ pub fn sweep_charts(
                 let point = (
                     x,
                     m.number("savings").unwrap_or(0.0) * 100.0,
-                    m.number("final_retention").unwrap_or(1.0) * 100.0,
+                    m.number("retention_at_need").unwrap_or(1.0) * 100.0,
                 );
                 match lines.iter_mut().find(|(k2, _)| *k2 == key) {
                     Some((_, pts)) => pts.push(point),
