@@ -94,6 +94,10 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     )?;
     write!(stdout, "{}", comparison_table(&r.strategies))?;
     writeln!(stdout)?;
+    for line in crate::report::table::reading(r) {
+        writeln!(stdout, "{}", line.replace('`', ""))?;
+    }
+    writeln!(stdout)?;
     for (s, p50, p95) in &r.timings {
         writeln!(
             stdout,

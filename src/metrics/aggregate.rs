@@ -24,6 +24,12 @@ pub enum Agg {
     /// 1 − Σ a / Σ a of the baseline on the same episodes; null when either sum is null or the baseline's
     /// is not above 0.
     SavingOverBaseline(usize),
+    /// 1 − Σ a / Σ b over any numbers; null when either sum is null or Σ b is not above 0.
+    FloatSaving(usize, usize),
+    /// The 95% paired-bootstrap interval `[lo, hi]` of a [`Agg::Saving`], [`Agg::FloatSaving`] or
+    /// [`Agg::Ratio`] ([`super::bootstrap`]); null when it is undefined. The metric's totals keep each
+    /// replicate's sums for it.
+    Ci95(Box<Agg>),
     /// An object of named aggregations (a value per kind, keyed by the kind's name).
     Keyed(Vec<(String, Agg)>),
 }
@@ -118,9 +124,53 @@ pub fn maybe(v: Option<f64>) -> Value {
 pub struct Totals {
     values: Vec<Acc>,
     baseline: Vec<Acc>,
+    /// Per value, its bootstrap replicates' weighted sums (`None` once a value was null), when the metric
+    /// has an interval field; empty otherwise.
+    replicates: Vec<Option<Vec<f64>>>,
+    /// Whether to keep [`Totals::replicates`].
+    bootstrap: bool,
 }
 
 impl Totals {
+    /// Totals that also keep the bootstrap replicates' sums (for a metric with [`Agg::Ci95`] fields).
+    #[must_use]
+    pub fn with_bootstrap() -> Self {
+        Self {
+            bootstrap: true,
+            ..Self::default()
+        }
+    }
+
+    /// Adds one episode with its bootstrap `weights` (one per replicate; see [`super::bootstrap::weights`]).
+    pub fn add_weighted(&mut self, values: &[Value], baseline: &[Value], weights: &[u8]) {
+        self.add(values, baseline);
+        if !self.bootstrap {
+            return;
+        }
+        if self.replicates.len() < values.len() {
+            self.replicates
+                .resize(values.len(), Some(vec![0.0; weights.len()]));
+        }
+        for (reps, v) in self.replicates.iter_mut().zip(values) {
+            match (reps.as_mut(), v.as_f64()) {
+                (Some(reps), Some(x)) => {
+                    for (r, &w) in reps.iter_mut().zip(weights) {
+                        *r += f64::from(w) * x;
+                    }
+                }
+                (Some(_), None) if v.is_null() => *reps = None,
+                (Some(reps), None) => {
+                    // A flag counts as 0 or 1.
+                    let x = f64::from(u8::from(v.as_bool().unwrap_or(false)));
+                    for (r, &w) in reps.iter_mut().zip(weights) {
+                        *r += f64::from(w) * x;
+                    }
+                }
+                (None, _) => {}
+            }
+        }
+    }
+
     /// Adds one episode: this strategy's values of the metric, and the baseline's on the same episode.
     pub fn add(&mut self, values: &[Value], baseline: &[Value]) {
         for (accs, vs) in [(&mut self.values, values), (&mut self.baseline, baseline)] {
@@ -158,6 +208,17 @@ impl Totals {
                     _ => Value::Null,
                 }
             }
+            Agg::FloatSaving(a, b) => match (acc(*a).sum_f64(), acc(*b).sum_f64()) {
+                (Some(x), Some(y)) if y > 0.0 => float(1.0 - x / y),
+                _ => Value::Null,
+            },
+            Agg::Ci95(inner) => match self.replicate_values(inner) {
+                Some(values) => super::bootstrap::interval(values)
+                    .map_or(Value::Null, |(lo, hi)| {
+                        Value::from(vec![float(lo), float(hi)])
+                    }),
+                None => Value::Null,
+            },
             Agg::Keyed(parts) => Value::Object(
                 parts
                     .iter()
@@ -165,6 +226,25 @@ impl Totals {
                     .collect(),
             ),
         }
+    }
+}
+
+impl Totals {
+    /// The value of `agg` (a saving or a ratio) in each bootstrap replicate, `None` for a replicate where it
+    /// is undefined; `None` in all when the totals keep no replicates or a value was null.
+    #[must_use]
+    pub fn replicate_values(&self, agg: &Agg) -> Option<Vec<Option<f64>>> {
+        let reps = |i: usize| self.replicates.get(i).and_then(Option::as_ref);
+        let pairs = |a: usize, b: usize| Some(reps(a)?.iter().zip(reps(b)?));
+        Some(match agg {
+            Agg::Saving(a, b) | Agg::FloatSaving(a, b) => pairs(*a, *b)?
+                .map(|(x, y)| (*y > 0.0).then(|| 1.0 - x / y))
+                .collect(),
+            Agg::Ratio(a, b) => pairs(*a, *b)?
+                .map(|(x, y)| (*y > 0.0).then(|| x / y))
+                .collect(),
+            _ => return None,
+        })
     }
 }
 

@@ -1,5 +1,6 @@
-//! Cost in USD: the agent's calls, with the prefix equal to the previous request priced as cached input, plus
-//! the strategy's own calls.
+//! Cost in USD, in two views: with the provider's prompt cache (the prefix equal to the previous request read
+//! from the cache, the rest written to it, per the model's cache rules in `pricing.toml`), and with no cache
+//! (every input token at the input price). Both add the strategy's own calls, which share no prefix.
 
 use serde_json::Value;
 
@@ -17,7 +18,19 @@ pub struct Prices {
 }
 
 impl Prices {
-    /// Cost of one step in USD: the agent call plus the strategy's calls; `None` when a needed price is unknown.
+    /// The strategy's calls at one step, in USD (no cache); `None` when they need an unknown price.
+    fn strategy_cost(&self, s: &StepRecord) -> Option<f64> {
+        if s.llm_calls.is_empty() {
+            return Some(0.0);
+        }
+        Some(self.strategy?.cost_usd_no_cache(
+            s.llm_calls.iter().map(|c| c.input_tokens).sum(),
+            s.llm_calls.iter().map(|c| c.output_tokens).sum(),
+        ))
+    }
+
+    /// Cost of one step in USD with the prompt cache: the agent call plus the strategy's calls; `None` when a
+    /// needed price is unknown.
     #[must_use]
     pub fn step_cost(&self, s: &StepRecord) -> Option<f64> {
         let agent = self.agent?.cost_usd(
@@ -25,19 +38,19 @@ impl Prices {
             s.cached_tokens as u64,
             s.output_tokens as u64,
         );
-        let strategy = if s.llm_calls.is_empty() {
-            0.0
-        } else {
-            self.strategy?.cost_usd(
-                s.llm_calls.iter().map(|c| c.input_tokens).sum(),
-                0,
-                s.llm_calls.iter().map(|c| c.output_tokens).sum(),
-            )
-        };
-        Some(agent + strategy)
+        Some(agent + self.strategy_cost(s)?)
     }
 
-    /// Cost of an episode's steps in USD, `None` when a price is unknown.
+    /// Cost of one step in USD with no cache.
+    #[must_use]
+    pub fn step_cost_no_cache(&self, s: &StepRecord) -> Option<f64> {
+        let agent = self
+            .agent?
+            .cost_usd_no_cache(s.tokens_sent as u64, s.output_tokens as u64);
+        Some(agent + self.strategy_cost(s)?)
+    }
+
+    /// Cost of an episode's steps in USD with the cache, `None` when a price is unknown.
     #[must_use]
     pub fn episode_cost(&self, steps: &[StepRecord]) -> Option<f64> {
         steps
@@ -45,9 +58,18 @@ impl Prices {
             .map(|s| self.step_cost(s))
             .try_fold(0.0, |a, b| b.map(|b| a + b))
     }
+
+    /// Cost of an episode's steps in USD with no cache, `None` when a price is unknown.
+    #[must_use]
+    pub fn episode_cost_no_cache(&self, steps: &[StepRecord]) -> Option<f64> {
+        steps
+            .iter()
+            .map(|s| self.step_cost_no_cache(s))
+            .try_fold(0.0, |a, b| b.map(|b| a + b))
+    }
 }
 
-/// Cost per step, per episode, and saved against the baseline.
+/// Cost per step, per episode, and saved against the baseline, in both views.
 pub struct Cost;
 
 impl Metric for Cost {
@@ -55,7 +77,8 @@ impl Metric for Cost {
         vec![Column::new(
             "cost_usd",
             Unit::Usd,
-            "Cost of the call point: the agent's call (cached prefix at the cached price) and the strategy's calls.",
+            "Cost of the call point: the agent's call (cached prefix at the cached price, the rest at the \
+             cache-write price) and the strategy's calls.",
         )]
     }
 
@@ -64,15 +87,24 @@ impl Metric for Cost {
     }
 
     fn episode_columns(&self) -> Vec<Column> {
-        vec![Column::new(
-            "cost_usd",
-            Unit::Usd,
-            "Cost of the episode's call points; empty when a price is unknown.",
-        )]
+        vec![
+            Column::new(
+                "cost_usd",
+                Unit::Usd,
+                "Cost of the episode's call points with the prompt cache; empty when a price is unknown.",
+            ),
+            Column::new(
+                "cost_usd_no_cache",
+                Unit::Usd,
+                "Cost of the episode's call points with every input token at the input price.",
+            ),
+        ]
     }
 
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
-        out.push(maybe(v.context.prices.episode_cost(&v.replay.steps)));
+        let prices = &v.context.prices;
+        out.push(maybe(prices.episode_cost(&v.replay.steps)));
+        out.push(maybe(prices.episode_cost_no_cache(&v.replay.steps)));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -80,14 +112,28 @@ impl Metric for Cost {
             Field::new(
                 "cost_usd",
                 Unit::Usd,
-                "Cost over the dataset: the agent's calls (cached prefix at the cached price) and the strategy's.",
+                "Cost over the dataset with the prompt cache: the agent's calls (cached prefix at the cached \
+                 price, the rest at the cache-write price, requests under the model's minimum uncached) and the \
+                 strategy's.",
                 Agg::Sum(0),
             ),
             Field::new(
                 "cost_savings",
                 Unit::Share,
-                "1 − cost / the baseline's cost on the same episodes.",
+                "1 − cost / the baseline's cost on the same episodes, with the prompt cache.",
                 Agg::SavingOverBaseline(0),
+            ),
+            Field::new(
+                "cost_usd_no_cache",
+                Unit::Usd,
+                "Cost over the dataset with every input token at the input price.",
+                Agg::Sum(1),
+            ),
+            Field::new(
+                "cost_savings_no_cache",
+                Unit::Share,
+                "1 − cost / the baseline's cost on the same episodes, with no cache.",
+                Agg::SavingOverBaseline(1),
             ),
         ]
     }
@@ -126,11 +172,7 @@ mod tests {
             present_before: FindingSet::default(),
             compute_us: 0.0,
         };
-        let p = Price {
-            input: 1.0,
-            cached_input: 0.5,
-            output: 2.0,
-        };
+        let p = Price::new(1.0, 0.5, 2.0);
         assert_eq!(
             Prices {
                 agent: Some(p),

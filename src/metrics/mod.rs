@@ -14,8 +14,13 @@
 //! strategy's calls; retention = share of the findings introduced so far whose evidence is all in the request
 //! as sent.
 
+pub mod acted;
 pub mod aggregate;
+pub mod bootstrap;
+#[cfg(test)]
+mod by_hand;
 pub mod cost;
+pub mod intervals;
 pub mod llm_use;
 pub mod needs;
 pub mod probes;
@@ -180,6 +185,8 @@ impl Catalog {
             Box::new(cost::Cost),
             Box::new(retention::Retention),
             Box::new(needs::RetentionAtNeed),
+            Box::new(acted::Acted),
+            Box::new(intervals::Intervals),
             Box::new(probes::Probes),
             Box::new(token_share::TokenShare),
         ])
@@ -222,6 +229,21 @@ impl Catalog {
         self.fields.iter().flatten()
     }
 
+    /// The paired difference `b` − `a` of two strategies (retention at need, cost saving) with its interval,
+    /// when the catalog has the [`intervals::Intervals`] metric.
+    #[must_use]
+    pub fn paired(
+        &self,
+        a: (&str, &StrategyTotals),
+        b: (&str, &StrategyTotals),
+    ) -> Option<intervals::PairedDifference> {
+        let at = self
+            .fields
+            .iter()
+            .position(|f| f.iter().any(|f| f.column.name == "retention_at_need_ci95"))?;
+        intervals::paired(a, b, at)
+    }
+
     /// The metrics of one episode under one strategy.
     #[must_use]
     pub fn episode(&self, view: &EpisodeView<'_>) -> EpisodeMetrics {
@@ -255,9 +277,26 @@ impl Catalog {
     /// Running totals for one strategy, empty.
     #[must_use]
     pub fn totals(&self) -> StrategyTotals {
+        fn interval(agg: &Agg) -> bool {
+            match agg {
+                Agg::Ci95(_) => true,
+                Agg::Keyed(parts) => parts.iter().any(|(_, a)| interval(a)),
+                _ => false,
+            }
+        }
         StrategyTotals {
             episodes: 0,
-            metrics: vec![Totals::default(); self.metrics.len()],
+            metrics: self
+                .fields
+                .iter()
+                .map(|fields| {
+                    if fields.iter().any(|f| interval(&f.agg)) {
+                        Totals::with_bootstrap()
+                    } else {
+                        Totals::default()
+                    }
+                })
+                .collect(),
         }
     }
 
@@ -401,14 +440,21 @@ impl StrategyTotals {
     /// Adds one episode's metrics, with the baseline's metrics on the same episode.
     pub fn add(&mut self, episode: &EpisodeMetrics, baseline: &EpisodeMetrics) {
         self.episodes += 1;
+        let weights = bootstrap::weights(&episode.episode);
         for ((t, values), base) in self
             .metrics
             .iter_mut()
             .zip(&episode.values)
             .zip(&baseline.values)
         {
-            t.add(values, base);
+            t.add_weighted(values, base, &weights);
         }
+    }
+
+    /// The running totals of the catalog's `metric`-th metric.
+    #[must_use]
+    pub fn metric(&self, metric: usize) -> Option<&Totals> {
+        self.metrics.get(metric)
     }
 
     /// Episodes added.

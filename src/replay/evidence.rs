@@ -231,16 +231,16 @@ mod tests {
     use super::*;
     use crate::history::{Finding, FindingKind};
 
-    /// Which needles `text` holds, by the definition: each normalized needle searched in the normalized text.
-    fn naive_evidence(needles: &[String], text: &str) -> Vec<bool> {
-        let hay = normalize(text);
+    /// Which needles `text` (written by a model when `written`) holds, by the definition of
+    /// [`crate::history::evidence::holds`].
+    fn naive_evidence(needles: &[String], text: &str, written: bool) -> Vec<bool> {
         needles
             .iter()
-            .map(|n| hay.contains(normalize(n).as_str()))
+            .map(|n| crate::history::evidence::holds(text, written, n))
             .collect()
     }
 
-    fn found_evidence(needles: &[String], text: &str) -> Vec<bool> {
+    fn found_evidence(needles: &[String], text: &str, written: bool) -> Vec<bool> {
         let mut ep = crate::replay::tests::episode();
         ep.findings = needles
             .iter()
@@ -256,7 +256,7 @@ mod tests {
             .collect();
         let mut evidence = Evidence::new(&ep);
         let mut acc = vec![0u64; evidence.words];
-        evidence.add(1, false, || text.into(), &mut acc);
+        evidence.add(1, written, || text.into(), &mut acc);
         // Each finding's needle, by index (equal needles share one).
         evidence
             .findings
@@ -296,13 +296,35 @@ mod tests {
                 "KİND",
                 "",
             ] {
-                assert_eq!(
-                    found_evidence(&needles, text),
-                    naive_evidence(&needles, text),
-                    "{needles:?} in {text:?}"
-                );
+                for written in [false, true] {
+                    assert_eq!(
+                        found_evidence(&needles, text, written),
+                        naive_evidence(&needles, text, written),
+                        "{needles:?} in {text:?} (written: {written})"
+                    );
+                }
             }
         }
+    }
+
+    /// A finding is present when every one of its evidence strings is, not one of them.
+    #[test]
+    fn a_finding_needs_all_its_evidence() {
+        let mut ep = crate::replay::tests::episode();
+        ep.findings = vec![Finding {
+            id: "f".into(),
+            text: "t".into(),
+            evidence: vec!["ORD-1234".into(), "damaged_in_transit".into()],
+            introduced_at: 0,
+            kind: FindingKind::Recall,
+            ..Finding::default()
+        }];
+        let mut evidence = Evidence::new(&ep);
+        let mut acc = vec![0u64; evidence.words];
+        evidence.add(1, false, || "ORD-1234 | delivered".into(), &mut acc);
+        assert!(!evidence.present(&acc).contains(0));
+        evidence.add(2, false, || "flag: damaged_in_transit".into(), &mut acc);
+        assert!(evidence.present(&acc).contains(0));
     }
 
     proptest::proptest! {
@@ -314,10 +336,12 @@ mod tests {
             let needles: Vec<String> =
                 needles.into_iter().filter(|n| !normalize(n).is_empty()).collect();
             proptest::prop_assume!(!needles.is_empty());
-            proptest::prop_assert_eq!(
-                found_evidence(&needles, &text),
-                naive_evidence(&needles, &text)
-            );
+            for written in [false, true] {
+                proptest::prop_assert_eq!(
+                    found_evidence(&needles, &text, written),
+                    naive_evidence(&needles, &text, written)
+                );
+            }
         }
     }
 }

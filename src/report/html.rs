@@ -52,6 +52,14 @@ impl Exporter for HtmlReport {
             out.push_str("<p class=\"warn\"><b>Incomplete run</b>: these results cover only the episodes that finished.</p>\n");
         }
         let _ = writeln!(out, "<p>{}</p>", escape(&super::dataset_line(run)));
+        let reading = super::table::reading(run);
+        if !reading.is_empty() {
+            out.push_str("<h2>Reading</h2>\n<ul>");
+            for line in reading {
+                let _ = write!(out, "<li>{}</li>", escape(&line.replace('`', "")));
+            }
+            out.push_str("</ul>\n");
+        }
         let rendered = if run.charts.series.is_empty() {
             Vec::new()
         } else {

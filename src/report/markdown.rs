@@ -23,6 +23,14 @@ impl Exporter for MarkdownReport {
             );
         }
         let _ = writeln!(out, "{}\n", super::dataset_line(run));
+        let reading = super::table::reading(run);
+        if !reading.is_empty() {
+            out.push_str("## Reading\n\n");
+            for line in reading {
+                let _ = writeln!(out, "- {line}");
+            }
+            out.push('\n');
+        }
         for (i, t) in tables(run).iter().enumerate() {
             let _ = writeln!(out, "## {}\n\n{}", t.title, t.to_markdown());
             if let Some(n) = &t.note {

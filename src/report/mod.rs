@@ -51,6 +51,10 @@ pub struct RunReport {
     /// order).
     #[serde(default)]
     pub most_lost: Vec<LostFinding>,
+    /// Paired differences between neighbours on the Pareto frontier of savings and retention at need, with
+    /// their 95% intervals.
+    #[serde(default)]
+    pub comparisons: Vec<crate::metrics::intervals::PairedDifference>,
     /// Known limits of these numbers.
     pub notes: Vec<String>,
     /// Strategy compute time per strategy: (p50, p95) in microseconds (written to `timings.csv` only).

@@ -101,6 +101,7 @@ impl<'a> Writer<'a> {
                 config: config_json.clone(),
                 strategies: Vec::new(),
                 most_lost: Vec::new(),
+                comparisons: Vec::new(),
                 notes: standard_notes(),
                 timings: Vec::new(),
                 charts: ChartData::default(),
@@ -187,6 +188,7 @@ impl<'a> Writer<'a> {
                 .iter()
                 .map(|(name, totals, _)| self.catalog.strategy(name, totals))
                 .collect();
+            self.report.comparisons = self.frontier_differences();
             self.report.timings = self
                 .totals
                 .iter()
@@ -196,6 +198,33 @@ impl<'a> Writer<'a> {
             self.tables_due = std::time::Instant::now() + TABLES_EVERY;
         }
         Ok(())
+    }
+
+    /// The paired differences between neighbours on the Pareto frontier of (savings, retention at need),
+    /// the baseline (the first strategy) left out, in order of savings.
+    fn frontier_differences(&self) -> Vec<crate::metrics::intervals::PairedDifference> {
+        let candidates: Vec<(usize, (f64, f64))> = self
+            .report
+            .strategies
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(i, s)| Some((i, (s.number("savings")?, s.number("retention_at_need")?))))
+            .collect();
+        let points: Vec<(f64, f64)> = candidates.iter().map(|c| c.1).collect();
+        let mut frontier: Vec<(usize, (f64, f64))> =
+            crate::metrics::series::pareto_frontier(&points)
+                .into_iter()
+                .map(|k| candidates[k])
+                .collect();
+        frontier.sort_by(|x, y| x.1 .0.total_cmp(&y.1 .0).then(x.0.cmp(&y.0)));
+        frontier
+            .windows(2)
+            .filter_map(|w| {
+                let (a, b) = (&self.totals[w[0].0], &self.totals[w[1].0]);
+                self.catalog.paired((&a.0, &a.1), (&b.0, &b.1))
+            })
+            .collect()
     }
 
     /// Ends a complete run: the last tables, then the journal goes.

@@ -1,0 +1,83 @@
+//! Where a strategy acted: the episodes in which it changed the request at least once, and its savings, cost
+//! saving and retention at need over those episodes alone. A pooled figure mixes the episodes a strategy
+//! reduced with those it left alone (a pipeline that only acts on long episodes "keeps" every finding of the
+//! short ones); this one says what it does when it does something.
+
+use serde_json::Value;
+
+use super::{needs, Agg, Column, EpisodeView, Field, Metric, Unit};
+
+/// (input tokens, cost with the cache, needs, needs retained) of one replay of an episode.
+pub(super) fn totals(
+    v: &EpisodeView<'_>,
+    replay: &crate::replay::EpisodeReplay,
+) -> (usize, Value, usize, usize) {
+    let input = replay.steps.iter().map(|s| s.tokens_sent).sum();
+    let cost = super::maybe(v.context.prices.episode_cost(&replay.steps));
+    let rows = needs::ledger(v.episode, &replay.steps);
+    let retained = rows.iter().filter(|r| r.retained).count();
+    (input, cost, rows.len(), retained)
+}
+
+/// Episodes acted on, and the figures over them.
+pub struct Acted;
+
+impl Metric for Acted {
+    fn episode_columns(&self) -> Vec<Column> {
+        vec![Column::new(
+            "acted",
+            Unit::Flag,
+            "Whether the strategy changed the request at least once in the episode.",
+        )]
+    }
+
+    /// The flag, then — when it acted, else zeros — input tokens, the baseline's, cost, the baseline's,
+    /// needs and needs retained.
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+        let acted = v.replay.steps.iter().any(|s| s.changed);
+        out.push(Value::Bool(acted));
+        if acted {
+            let (input, cost, needs, retained) = totals(v, v.replay);
+            let (base_input, base_cost, _, _) = totals(v, v.baseline);
+            out.extend([
+                Value::from(input),
+                Value::from(base_input),
+                cost,
+                base_cost,
+                Value::from(needs),
+                Value::from(retained),
+            ]);
+        } else {
+            out.extend([0, 0, 0, 0, 0, 0].map(Value::from));
+        }
+    }
+
+    fn strategy_fields(&self) -> Vec<Field> {
+        vec![
+            Field::new(
+                "episodes_acted",
+                Unit::Count,
+                "Episodes where the strategy changed the request at least once.",
+                Agg::Sum(0),
+            ),
+            Field::new(
+                "savings_acted",
+                Unit::Share,
+                "Savings over the episodes the strategy acted on (null when it acted on none).",
+                Agg::FloatSaving(1, 2),
+            ),
+            Field::new(
+                "cost_savings_acted",
+                Unit::Share,
+                "Cost saving (with the prompt cache) over the episodes the strategy acted on.",
+                Agg::FloatSaving(3, 4),
+            ),
+            Field::new(
+                "retention_at_need_acted",
+                Unit::Share,
+                "Retention at need over the episodes the strategy acted on.",
+                Agg::Ratio(6, 5),
+            ),
+        ]
+    }
+}

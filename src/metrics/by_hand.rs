@@ -1,0 +1,209 @@
+//! Every headline figure of a tiny episode, worked out by hand (the arithmetic is in the comments) and
+//! compared with what the replay and the metrics compute.
+//!
+//! The episode, with each item's tokens by OpenAI's chat accounting (3 per message + 1 for the role + the
+//! content; a one-word content is one token, checked below):
+//!
+//! | item | what | tokens |
+//! |---:|---|---:|
+//! | 0 | system "fix" | 5 |
+//! | 1 | user "go" | 5 |
+//! | 2 | assistant "run" (call point 0) | 5 |
+//! | 3 | observation "zebra found" (3 content tokens) | 7 |
+//! | 4 | assistant "read" (call point 1) | 5 |
+//! | 5 | observation "lines" | 5 |
+//! | 6 | assistant "patch zebra" (call point 2; 2 content tokens) | 6 |
+//! | 7 | observation "ok" | 5 |
+//! | 8 | assistant "done" (call point 3; the agent stopped after it) | 5 |
+//!
+//! A request is its items plus 3 tokens of reply priming; a turn's output is its tokens less 3. One finding,
+//! "zebra", introduced by item 3 and needed at item 6; one probe, "What was found?", asked after item 5.
+//! Prices: $1 per input token, $0.50 per cached token, $2 per output token, no minimum prefix.
+
+use std::sync::Arc;
+
+use crate::llm::mock::{MockConfig, MockLlm};
+use crate::llm::pricing::Price;
+use crate::metrics::{Catalog, Context, Prices};
+use crate::replay::Replayer;
+use crate::strategy::sliding_window::SlidingWindowConfig;
+use crate::strategy::{NamedStrategy, StrategyConfig};
+use crate::{Episode, Finding, FindingKind, Item, Probe, Tokenizer};
+
+fn episode() -> Episode {
+    Episode {
+        id: "tiny".into(),
+        source: "hand".into(),
+        items: vec![
+            Item::system("fix"),
+            Item::user("go"),
+            Item::assistant("run"),
+            Item::observation("run", "zebra found"),
+            Item::assistant("read"),
+            Item::observation("cat", "lines"),
+            Item::assistant("patch zebra"),
+            Item::observation("edit", "ok"),
+            Item::assistant("done"),
+        ],
+        stopped: true,
+        findings: vec![Finding {
+            id: "f1".into(),
+            text: "a zebra was found".into(),
+            evidence: vec!["zebra".into()],
+            introduced_at: 3,
+            needed_at: vec![6],
+            kind: FindingKind::Recall,
+            ..Finding::default()
+        }],
+        probes: vec![Probe {
+            id: "p1".into(),
+            after_item: 5,
+            question: "What was found?".into(),
+            answers: vec!["zebra".into()],
+            finding: Some("f1".into()),
+            kind: FindingKind::Recall,
+        }],
+        ..Episode::default()
+    }
+}
+
+#[test]
+fn every_headline_figure_of_a_tiny_episode_by_hand() {
+    let tok = Tokenizer::shared_default().unwrap();
+    let ep = episode();
+    // The token counts the table above assumes.
+    let counts: Vec<usize> = ep.items.iter().map(|i| tok.count_item(i)).collect();
+    assert_eq!(counts, [5, 5, 5, 7, 5, 5, 6, 5, 5]);
+
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+    let replayer = Replayer::new(Arc::clone(&tok), &llm, 128_000);
+    let window = SlidingWindowConfig {
+        max_items: Some(2),
+        ..SlidingWindowConfig::default()
+    };
+    let strategies = [
+        NamedStrategy::new("none", StrategyConfig::None),
+        NamedStrategy::new("window", StrategyConfig::SlidingWindow(window)),
+    ];
+    let out = pollster::block_on(replayer.replay_all(&ep, &strategies)).unwrap();
+    let steps = |i: usize| -> Vec<(usize, usize, usize)> {
+        out[i]
+            .steps
+            .iter()
+            .map(|s| (s.tokens_sent, s.cached_tokens, s.output_tokens))
+            .collect()
+    };
+    // Baseline, (sent, cached, output) per call point:
+    // 0: items 0-1 = 10 + 3 = 13, nothing cached; "run" = 5 - 3 = 2 out.
+    // 1: items 0-3 = 22 + 3 = 25, items 0-1 cached = 10; "read" 2 out.
+    // 2: items 0-5 = 32 + 3 = 35, items 0-3 cached = 22; "patch zebra" 6 - 3 = 3 out.
+    // 3: items 0-7 = 43 + 3 = 46, items 0-5 cached = 32; "done" 2 out.
+    assert_eq!(
+        steps(0),
+        [(13, 0, 2), (25, 10, 2), (35, 22, 3), (46, 32, 2)]
+    );
+    // Sliding window, at most 2 items after the system and first user messages:
+    // 0 and 1 as the baseline (at most 2 items after the head);
+    // 2: keeps 0, 1, 4, 5 = 20 + 3 = 23, only 0-1 cached = 10;
+    // 3: the live request 0, 1, 4, 5, 6, 7 keeps 0, 1, 6, 7 = 21 + 3 = 24, 0-1 cached = 10.
+    assert_eq!(
+        steps(1),
+        [(13, 0, 2), (25, 10, 2), (23, 10, 3), (24, 10, 2)]
+    );
+    let changed: Vec<bool> = out[1].steps.iter().map(|s| s.changed).collect();
+    assert_eq!(changed, [false, false, true, true]);
+
+    let price = Price {
+        input: 1e6,
+        cached_input: 0.5e6,
+        output: 2e6,
+        cache_write: None,
+        min_cached_prefix: 0,
+    };
+    let context = Context {
+        prices: Prices {
+            agent: Some(price),
+            strategy: Some(price),
+        },
+        context_window: 128_000,
+    };
+    // Cost per step, with the cache = (sent - cached) × 1 + cached × 0.5 + output × 2:
+    // baseline 13 + 0 + 4 = 17, 15 + 5 + 4 = 24, 13 + 11 + 6 = 30, 14 + 16 + 4 = 34: 105 in all;
+    // window 17, 24, 13 + 5 + 6 = 24, 14 + 5 + 4 = 23: 88.
+    let cost = |i: usize| -> Vec<f64> {
+        out[i]
+            .steps
+            .iter()
+            .map(|s| context.prices.step_cost(s).unwrap())
+            .collect()
+    };
+    assert_eq!(cost(0), [17.0, 24.0, 30.0, 34.0]);
+    assert_eq!(cost(1), [17.0, 24.0, 24.0, 23.0]);
+    // No cache = sent + output × 2: baseline 17 + 29 + 41 + 50 = 137; window 17 + 29 + 29 + 28 = 103.
+    let no_cache = |i: usize| -> f64 {
+        out[i]
+            .steps
+            .iter()
+            .map(|s| context.prices.step_cost_no_cache(s).unwrap())
+            .sum()
+    };
+    assert_eq!((no_cache(0), no_cache(1)), (137.0, 103.0));
+
+    let catalog = Catalog::standard();
+    let result = catalog.episode_result(&ep, &out, &out[0], &context);
+    let mut totals = catalog.totals();
+    totals.add(&result.strategies[1], &result.baseline);
+    let s = catalog.strategy("window", &totals);
+    let close = |field: &str, want: f64| {
+        let got = s.number(field).unwrap_or_else(|| panic!("{field} is null"));
+        assert!(
+            (got - want).abs() < 1e-12,
+            "{field}: {got} against {want} by hand"
+        );
+    };
+    // Input: baseline 13 + 25 + 35 + 46 = 119, window 13 + 25 + 23 + 24 = 85.
+    assert_eq!(s.count("input_tokens"), 85);
+    close("savings", 1.0 - 85.0 / 119.0);
+    close("cost_usd", 88.0);
+    close("cost_savings", 1.0 - 88.0 / 105.0);
+    close("cost_usd_no_cache", 103.0);
+    close("cost_savings_no_cache", 1.0 - 103.0 / 137.0);
+    // The finding is needed at item 6 (call point 2), where the window has dropped item 3: lost. At the
+    // last call point the agent's own "patch zebra" holds it: final retention 1.
+    assert_eq!(s.count("needs"), 1);
+    close("retention_at_need", 0.0);
+    close("final_retention", 1.0);
+    // The probe, asked at call point 2: the baseline's request has "zebra found" (the line with the
+    // question's word "found"), the window's does not. One valid probe, not kept.
+    close("probe_accuracy", 0.0);
+    assert_eq!(s.count("probes_valid"), 1);
+    close("probe_retention", 0.0);
+    // It acted (changed the request) on this one episode: the acted-on figures are the pooled ones.
+    assert_eq!(s.count("episodes_acted"), 1);
+    close("savings_acted", 1.0 - 85.0 / 119.0);
+    close("retention_at_need_acted", 0.0);
+    // The ledger: lost at call point 2, dropped.
+    let row = result
+        .ledger
+        .iter()
+        .find(|r| r.strategy == "window")
+        .unwrap();
+    assert_eq!(
+        (
+            row.need.step,
+            row.need.retained,
+            row.need.lost_at_step,
+            row.need.lost_by.as_deref()
+        ),
+        (2, false, Some(2), Some("dropped"))
+    );
+    // The baseline keeps everything.
+    let base = {
+        let mut t = catalog.totals();
+        t.add(&result.baseline, &result.baseline);
+        catalog.strategy("none", &t)
+    };
+    assert_eq!(base.number("retention_at_need"), Some(1.0));
+    assert_eq!(base.number("probe_accuracy"), Some(1.0));
+    assert_eq!(base.number("cost_usd"), Some(105.0));
+}
