@@ -106,7 +106,14 @@ fn main() -> anyhow::Result<()> {
         baseline_only.push(replay(&unprobed, &baseline)?);
         in_memory.push(replay(&episodes, &config.strategies)?);
         let start = Instant::now();
-        run(&config, &dataset, out.path(), "floor", &(), false)?;
+        run(
+            &config,
+            &dataset,
+            out.path(),
+            "floor",
+            &(),
+            &ctxbench::run::RunOptions::default(),
+        )?;
         full.push(start.elapsed());
     }
     let ratios: Vec<f64> = {

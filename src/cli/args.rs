@@ -125,4 +125,16 @@ pub struct RunArgs {
     /// it finished.
     #[arg(long)]
     pub resume: bool,
+    /// With a real LLM: go on past an episode whose LLM call failed after its retries; it is left out of every
+    /// figure, named in the report, and the run exits 1.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// With a real LLM: print the requests, tokens and USD the run would cost, per strategy and for probes,
+    /// without calling the endpoint or writing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With a real LLM: send no call that could take the run's spend past this many USD (the run stops there,
+    /// resumable).
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
 }

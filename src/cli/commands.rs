@@ -48,6 +48,9 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         window,
         no_cache,
         resume,
+        keep_going,
+        dry_run,
+        max_cost,
     } = args;
     let (dataset, config_path) = (dataset.as_path(), config_path.as_deref());
     let mut config = match config_path {
@@ -76,15 +79,32 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     if name.contains(['/', '\\']) || name.starts_with('.') {
         bail!("run name '{name}' must not contain a path separator or start with '.'");
     }
+    if max_cost.is_some_and(|c| !c.is_finite() || c < 0.0) {
+        bail!("--max-cost must be a number of USD, 0 or more");
+    }
+    if dry_run {
+        let estimate = run::dry_run(&config, dataset)?;
+        write!(stdout, "{}", estimate.to_markdown())?;
+        return Ok(true);
+    }
     let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
     let bar = progress_bar();
-    let outcome =
-        run::run(&config, dataset, &out, &name, &Bar(bar.clone()), resume).with_context(|| {
-            format!(
-                "run '{name}' failed; finished episodes are in '{}'",
+    let options = run::RunOptions {
+        resume,
+        keep_going,
+        max_cost,
+    };
+    let outcome = match run::run(&config, dataset, &out, &name, &Bar(bar.clone()), &options) {
+        Ok(outcome) => outcome,
+        Err(e) if out.join(run::journal::JOURNAL).exists() => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "run '{name}' stopped; the episodes it finished are in '{}' (`ctxbench run --resume` with the \
+                 same arguments continues it)",
                 out.display()
-            )
-        })?;
+            )))
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("run '{name}' failed"))),
+    };
     bar.finish_and_clear();
     let r = &outcome.report;
     writeln!(
@@ -98,13 +118,55 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         writeln!(stdout, "{}", line.replace('`', ""))?;
     }
     writeln!(stdout)?;
-    for (s, p50, p95) in &r.timings {
+    for t in &r.timings {
+        write!(
+            stdout,
+            "strategy compute {}: p50 {:.0} µs, p95 {:.0} µs",
+            t.strategy, t.compute_p50_us, t.compute_p95_us
+        )?;
+        if t.llm_calls > 0 {
+            write!(
+                stdout,
+                "; {} LLM calls: p50 {:.0} ms, p95 {:.0} ms",
+                t.llm_calls, t.llm_p50_ms, t.llm_p95_ms
+            )?;
+        }
+        writeln!(stdout)?;
+    }
+    if let Some(s) = &outcome.llm {
         writeln!(
             stdout,
-            "strategy compute {s}: p50 {p50:.0} µs, p95 {p95:.0} µs"
+            "\nLLM: {} calls, {} distinct requests: {} from the cache, {} shared with an identical one; {} HTTP \
+             requests sent ({} retries), {} failed, {} without usage (counted){}{}",
+            s.calls,
+            s.unique,
+            s.cached,
+            s.shared,
+            s.sent,
+            s.retries,
+            s.failed,
+            s.estimated,
+            s.mean_in_flight.map_or_else(String::new, |m| format!(
+                "; {m:.2} of {} in flight on average ({:.0}%)",
+                s.max_concurrency,
+                100.0 * m / s.max_concurrency as f64
+            )),
+            s.spent_usd
+                .map_or_else(String::new, |usd| format!("; ${usd:.4} spent")),
         )?;
     }
     writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
+    if !r.failed.is_empty() {
+        writeln!(
+            stdout,
+            "\n{} episode(s) left out of every figure because an LLM call failed (see the report):",
+            r.failed.len()
+        )?;
+        for f in &r.failed {
+            writeln!(stdout, "  {}: {}", f.episode, f.error)?;
+        }
+        return Ok(false);
+    }
     Ok(true)
 }
 

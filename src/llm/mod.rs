@@ -56,6 +56,29 @@ pub struct LlmResponse {
     pub usage: Usage,
     /// Time the call took (measured for a real LLM, modelled for the mock), in milliseconds.
     pub latency_ms: f64,
+    /// How the call went on the wire, when it went on one.
+    #[serde(default)]
+    pub meta: CallMeta,
+}
+
+/// How a call to a real endpoint went: what `llm_calls.jsonl` records beside the answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallMeta {
+    /// SHA-256 of the endpoint and the request body (the response cache's key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_hash: Option<String>,
+    /// The HTTP status of the last attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Attempts made (0: answered from the cache or by another identical request in flight).
+    #[serde(default)]
+    pub attempts: u32,
+    /// Answered from the response cache.
+    #[serde(default)]
+    pub cached: bool,
+    /// The usage was counted with the tokenizer: the response had none.
+    #[serde(default)]
+    pub estimated: bool,
 }
 
 /// A chat model.

@@ -182,6 +182,34 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     assert_eq!(s.count("episodes_acted"), 1);
     close("savings_acted", 1.0 - 85.0 / 119.0);
     close("retention_at_need_acted", 0.0);
+    // The steps.csv rows: one per call point, every catalog column filled, the figures above.
+    let rows = &result.steps.iter().find(|(s, _)| s == "window").unwrap().1;
+    let column = |name: &str| {
+        catalog
+            .step_columns()
+            .iter()
+            .position(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no step column {name}"))
+    };
+    let values = |name: &str| -> Vec<f64> {
+        rows.iter()
+            .map(|r| r.values[column(name)].as_f64().unwrap())
+            .collect()
+    };
+    assert!(rows
+        .iter()
+        .all(|r| r.values.len() == catalog.step_columns().len()));
+    assert_eq!(values("tokens_sent"), [13.0, 25.0, 23.0, 24.0]);
+    assert_eq!(values("cached_tokens"), [0.0, 10.0, 10.0, 10.0]);
+    assert_eq!(values("cost_usd"), [17.0, 24.0, 24.0, 23.0]);
+    // Retention at each call point of the findings introduced before it: none yet, then the finding kept,
+    // dropped, and back in the agent's own words.
+    assert_eq!(
+        rows.iter()
+            .map(|r| r.values[column("retention")].as_f64())
+            .collect::<Vec<_>>(),
+        [None, Some(1.0), Some(0.0), Some(1.0)]
+    );
     // The ledger: lost at call point 2, dropped.
     let row = result
         .ledger

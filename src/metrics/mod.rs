@@ -348,6 +348,37 @@ impl Catalog {
                 (r.strategy.clone(), rows)
             })
             .collect();
+        let mut calls: Vec<(String, Vec<crate::replay::calls::CallRecord>)> = replays
+            .iter()
+            .map(|r| (r.strategy.clone(), r.calls.clone()))
+            .collect();
+        if !replays.iter().any(|r| r.strategy == baseline.strategy) {
+            calls.insert(0, (baseline.strategy.clone(), baseline.calls.clone()));
+        }
+        let examples = calls
+            .iter()
+            .filter_map(|(strategy, calls)| {
+                let c = calls.iter().find(|c| {
+                    c.purpose == crate::replay::calls::Purpose::Strategy && !c.text.is_empty()
+                })?;
+                Some(ExampleCall {
+                    strategy: strategy.clone(),
+                    episode: episode.id.clone(),
+                    step: c.step,
+                    model: c.model.clone(),
+                    text: c.text.clone(),
+                })
+            })
+            .collect();
+        let llm_ms = calls
+            .iter()
+            .map(|(strategy, calls)| {
+                (
+                    strategy.clone(),
+                    calls.iter().map(|c| c.latency_ms).collect(),
+                )
+            })
+            .collect();
         let (ledger, lost): (Vec<_>, Vec<_>) = replays
             .iter()
             .map(|r| needs::resolve(episode, &r.strategy, needs::ledger(episode, &r.steps)))
@@ -357,6 +388,8 @@ impl Catalog {
             items: episode.items.len(),
             steps,
             ledger: ledger.into_iter().flatten().collect(),
+            calls,
+            examples,
             lost: lost.into_iter().flatten().collect(),
             strategies: replays.iter().map(|r| self.episode(&view(r))).collect(),
             baseline: self.episode(&view(baseline)),
@@ -369,6 +402,7 @@ impl Catalog {
                     )
                 })
                 .collect(),
+            llm_ms,
             peak_tokens: baseline
                 .steps
                 .iter()
@@ -403,6 +437,12 @@ pub struct EpisodeResult {
     /// Its loss ledger, strategy by strategy (not kept by the journal: `findings.csv` holds it).
     #[serde(skip)]
     pub ledger: Vec<needs::LedgerRow>,
+    /// Its LLM calls, strategy by strategy (not kept by the journal: `llm_calls.jsonl` holds them).
+    #[serde(skip)]
+    pub calls: Vec<(String, Vec<crate::replay::calls::CallRecord>)>,
+    /// The first thing each strategy had a model write in this episode (a summary), for the report.
+    #[serde(default)]
+    pub examples: Vec<ExampleCall>,
     /// The findings each strategy lost at one need or more.
     #[serde(default)]
     pub lost: Vec<needs::LostFinding>,
@@ -412,8 +452,26 @@ pub struct EpisodeResult {
     pub baseline: EpisodeMetrics,
     /// Each strategy's compute time per step, in microseconds.
     pub compute_us: Vec<(String, Vec<f64>)>,
+    /// Each strategy's LLM call latencies (probes included), in milliseconds, as the client measured them.
+    #[serde(default)]
+    pub llm_ms: Vec<(String, Vec<f64>)>,
     /// The baseline's largest request: the episode with the largest is drawn step by step.
     pub peak_tokens: usize,
+}
+
+/// What a strategy had a model write (its first call with an answer in an episode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExampleCall {
+    /// The strategy.
+    pub strategy: String,
+    /// The episode.
+    pub episode: String,
+    /// The call point.
+    pub step: Option<usize>,
+    /// The model.
+    pub model: String,
+    /// What it wrote.
+    pub text: String,
 }
 
 /// The metric values of one episode under one strategy, per metric of the catalog.

@@ -106,6 +106,7 @@ mod tests {
             strategy: strategy.into(),
             items: 10,
             steps: Vec::new(),
+            calls: Vec::new(),
             probes: answers
                 .iter()
                 .map(|&(probe, step, correct)| ProbeRecord {

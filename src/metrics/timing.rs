@@ -22,6 +22,12 @@ impl ComputeTimes {
         let _ = self.0.record((us * 1e3).round() as u64);
     }
 
+    /// Times recorded.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
     /// The time at quantile `q` in microseconds, 0 when nothing was recorded.
     #[must_use]
     pub fn quantile_us(&self, q: f64) -> f64 {

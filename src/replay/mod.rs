@@ -13,6 +13,7 @@
 //! points, as far as the strategy's declared [`Change`](crate::strategy::Change) allows; [`reference`] replays
 //! the same episode recounting everything, and a property test holds the two equal.
 
+pub mod calls;
 pub mod evidence;
 pub mod probe;
 pub mod record;
@@ -31,6 +32,7 @@ use crate::history::{Episode, Item};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{Applied, CallPoint, NamedStrategy, Strategy};
 use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE};
+use calls::Recorder;
 use evidence::Evidence;
 use probe::Probes;
 use tally::{ItemKeys, Tally};
@@ -139,6 +141,22 @@ impl<'a> Replayer<'a> {
         evidence: &mut Evidence,
     ) -> Result<EpisodeReplay> {
         let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
+        let recorder = Recorder::new(self.llm);
+        let llm: &dyn Llm = &recorder;
+        let failed = |at: &str| -> Result<()> {
+            match recorder.failure() {
+                Some(call) => Err(Error::Llm(format!(
+                    "episode '{}', strategy '{name}', {at}: a {} call failed: {}",
+                    episode.id,
+                    match call.purpose {
+                        calls::Purpose::Strategy => "strategy",
+                        calls::Purpose::Probe => "probe",
+                    },
+                    call.error.unwrap_or_default()
+                ))),
+                None => Ok(()),
+            }
+        };
         let mut probes = Probes::new(&episode.probes);
         let mut live = LlmRequest::default();
         let mut tally = Tally::new(evidence, prepared.tools);
@@ -164,15 +182,23 @@ impl<'a> Replayer<'a> {
                 content_tokens: Some(tally.content_tokens()),
             };
             let handed_in = self.verify.then(|| live.clone());
+            recorder.expect(calls::Purpose::Strategy, Some(step));
             let started = Instant::now();
-            let applied = strategy
-                .apply(&point, &mut live, self.llm)
-                .await
-                .map_err(|e| Error::Strategy {
-                    strategy: name.to_owned(),
-                    message: format!("episode '{}', step {step}: {e}", episode.id),
-                })?;
-            let compute_us = started.elapsed().as_secs_f64() * 1e6;
+            let applied =
+                strategy
+                    .apply(&point, &mut live, llm)
+                    .await
+                    .map_err(|e| Error::Strategy {
+                        strategy: name.to_owned(),
+                        message: format!("episode '{}', step {step}: {e}", episode.id),
+                    })?;
+            // The strategy's own work: the time its LLM calls took is theirs.
+            let compute_us = started
+                .elapsed()
+                .saturating_sub(recorder.take_wall())
+                .as_secs_f64()
+                * 1e6;
+            failed(&format!("step {step}"))?;
             // The tally updates the item counts in place: the strategy holds no copy of them any more.
             drop(point);
             if let Some(before) = handed_in {
@@ -187,7 +213,9 @@ impl<'a> Replayer<'a> {
                 &self.tokenizer,
                 evidence,
             );
-            probes.ask_due(at, step, &mut live, self.llm).await;
+            recorder.expect(calls::Purpose::Probe, Some(step));
+            probes.ask_due(at, step, &mut live, llm).await;
+            failed(&format!("step {step}"))?;
             // 4. The recorded assistant turn is appended, whatever the strategy did.
             let end = crate::history::turn_end(items, at);
             let turn = prepared.at(at)..prepared.at(end);
@@ -216,13 +244,17 @@ impl<'a> Replayer<'a> {
                 compute_us,
             });
         }
+        recorder.expect(calls::Purpose::Probe, None);
+        let probes = probes.finish(&mut live, llm).await;
+        failed("after the last step")?;
         Ok(EpisodeReplay {
             episode: episode.id.clone(),
             source: episode.source.clone(),
             strategy: name.to_owned(),
             items: items.len(),
             steps,
-            probes: probes.finish(&mut live, self.llm).await,
+            probes,
+            calls: recorder.finish(),
         })
     }
 }

@@ -136,4 +136,6 @@ pub struct EpisodeReplay {
     pub steps: Vec<StepRecord>,
     /// One record per probe.
     pub probes: Vec<ProbeRecord>,
+    /// Every LLM call made, in order.
+    pub calls: Vec<super::calls::CallRecord>,
 }

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use super::calls::{Purpose, Recorder};
 use super::probe::ask;
 use super::record::{EpisodeReplay, FindingSet, StepRecord, TokensByKind};
 use crate::error::Result;
@@ -42,6 +43,7 @@ pub async fn replay(
     llm.start_episode(&EpisodeHint {
         questions: &questions,
     });
+    let recorder = Recorder::new(llm);
     let mut reducer = strategy.config.build();
     let mut probes: Vec<&Probe> = episode.probes.iter().collect();
     probes.sort_by_key(|p| p.after_item);
@@ -63,7 +65,8 @@ pub async fn replay(
             ..CallPoint::new(Arc::clone(tokenizer), context_window)
         };
         let present_before = present_in(episode, &live);
-        let applied = reducer.apply(&point, &mut live, llm).await?;
+        recorder.expect(Purpose::Strategy, Some(step));
+        let applied = reducer.apply(&point, &mut live, &recorder).await?;
 
         // The request as sent, part by part.
         let mut texts: Vec<(Text, usize)> = Vec::new();
@@ -91,7 +94,8 @@ pub async fn replay(
             .sum();
         let present = present_in(episode, &live);
         while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
-            asked.push(ask(llm, &mut live, probe, Some(step)).await);
+            recorder.expect(Purpose::Probe, Some(step));
+            asked.push(ask(&recorder, &mut live, probe, Some(step)).await);
             probes.remove(0);
         }
 
@@ -129,8 +133,9 @@ pub async fn replay(
         previous = texts;
         next = end;
     }
+    recorder.expect(Purpose::Probe, None);
     for probe in probes {
-        asked.push(ask(llm, &mut live, probe, None).await);
+        asked.push(ask(&recorder, &mut live, probe, None).await);
     }
     Ok(EpisodeReplay {
         episode: episode.id.clone(),
@@ -139,6 +144,7 @@ pub async fn replay(
         items: items.len(),
         steps,
         probes: asked,
+        calls: recorder.finish(),
     })
 }
 

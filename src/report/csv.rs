@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::{Exporter, RowExporter, RunReport};
@@ -214,15 +213,9 @@ impl RowExporter for FindingsCsv {
     }
 }
 
-/// `timings.csv`: strategy compute time per strategy (wall clock, varies between runs).
+/// `timings.csv`: per strategy, its compute time per call point (its LLM calls' time left out) and its LLM
+/// calls' latency (wall clock and network: varies between runs).
 pub struct TimingsCsv;
-
-#[derive(Serialize)]
-struct TimingRow<'a> {
-    strategy: &'a str,
-    compute_p50_us: f64,
-    compute_p95_us: f64,
-}
 
 impl Exporter for TimingsCsv {
     fn file_name(&self) -> &'static str {
@@ -230,11 +223,15 @@ impl Exporter for TimingsCsv {
     }
     fn serialize(&self, run: &RunReport) -> Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
-        for (s, p50, p95) in &run.timings {
-            w.serialize(TimingRow {
-                strategy: s,
-                compute_p50_us: (p50 * 10.0).round() / 10.0,
-                compute_p95_us: (p95 * 10.0).round() / 10.0,
+        let tenth = |x: f64| (x * 10.0).round() / 10.0;
+        for t in &run.timings {
+            w.serialize(super::Timing {
+                strategy: t.strategy.clone(),
+                compute_p50_us: tenth(t.compute_p50_us),
+                compute_p95_us: tenth(t.compute_p95_us),
+                llm_calls: t.llm_calls,
+                llm_p50_ms: tenth(t.llm_p50_ms),
+                llm_p95_ms: tenth(t.llm_p95_ms),
             })
             .map_err(serialize_error)?;
         }

@@ -52,6 +52,23 @@ impl Exporter for HtmlReport {
             out.push_str("<p class=\"warn\"><b>Incomplete run</b>: these results cover only the episodes that finished.</p>\n");
         }
         let _ = writeln!(out, "<p>{}</p>", escape(&super::dataset_line(run)));
+        if !run.failed.is_empty() {
+            let _ = write!(
+                out,
+                "<p class=\"warn\"><b>{} episode(s) left out of every figure</b>: an LLM call failed after its \
+                 retries (--keep-going). <code>ctxbench run --resume</code> tries them again.</p>\n<ul>",
+                run.failed.len()
+            );
+            for f in &run.failed {
+                let _ = write!(
+                    out,
+                    "<li><code>{}</code>: {}</li>",
+                    escape(&f.episode),
+                    escape(&f.error)
+                );
+            }
+            out.push_str("</ul>\n");
+        }
         let reading = super::table::reading(run);
         if !reading.is_empty() {
             out.push_str("<h2>Reading</h2>\n<ul>");
@@ -91,6 +108,23 @@ impl Exporter for HtmlReport {
                         name.trim_end_matches(".svg")
                     );
                 }
+            }
+        }
+        if !run.examples.is_empty() {
+            out.push_str("<h2>What the summarizing strategies' model wrote</h2>\n<p>One example per strategy: its first summary, in dataset order (every call is in llm_calls.jsonl).</p>\n");
+            for e in &run.examples {
+                let _ = writeln!(
+                    out,
+                    "<p><b>{}</b>, episode <code>{}</code>, {} ({}):</p>\n<pre>{}</pre>",
+                    escape(&e.strategy),
+                    escape(&e.episode),
+                    e.step.map_or_else(
+                        || "after the last call point".to_owned(),
+                        |s| format!("call point {s}")
+                    ),
+                    escape(&e.model),
+                    escape(&e.text)
+                );
             }
         }
         let _ = write!(

@@ -23,6 +23,18 @@ impl Exporter for MarkdownReport {
             );
         }
         let _ = writeln!(out, "{}\n", super::dataset_line(run));
+        if !run.failed.is_empty() {
+            let _ = writeln!(
+                out,
+                "> **{} episode(s) left out of every figure**: an LLM call failed after its retries \
+                 (`--keep-going`). `ctxbench run --resume` tries them again.\n",
+                run.failed.len()
+            );
+            for f in &run.failed {
+                let _ = writeln!(out, "> - `{}`: {}", f.episode, f.error);
+            }
+            out.push('\n');
+        }
         let reading = super::table::reading(run);
         if !reading.is_empty() {
             out.push_str("## Reading\n\n");
@@ -43,6 +55,23 @@ impl Exporter for MarkdownReport {
                      ![context tokens](charts/context_tokens.svg)\n\n![retention over steps](charts/retention_over_steps.svg)\n\n\
                      ![cumulative cost](charts/cumulative_cost.svg)\n\nOver the dataset:\n\n![retention against savings](charts/retention_vs_savings.svg)\n\n![strategy LLM calls](charts/llm_calls.svg)\n",
                     run.charts.episode
+                );
+            }
+        }
+        if !run.examples.is_empty() {
+            out.push_str("## What the summarizing strategies' model wrote\n\nOne example per strategy: its first summary, in dataset order (every call is in llm_calls.jsonl).\n\n");
+            for e in &run.examples {
+                let _ = writeln!(
+                    out,
+                    "**{}**, episode `{}`, {} ({}):\n\n```text\n{}\n```\n",
+                    e.strategy,
+                    e.episode,
+                    e.step.map_or_else(
+                        || "after the last call point".to_owned(),
+                        |s| format!("call point {s}")
+                    ),
+                    e.model,
+                    e.text.replace("```", "'''")
                 );
             }
         }

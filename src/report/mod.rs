@@ -55,14 +55,47 @@ pub struct RunReport {
     /// their 95% intervals.
     #[serde(default)]
     pub comparisons: Vec<crate::metrics::intervals::PairedDifference>,
+    /// One thing each summarizing strategy had its model write (the first, in dataset order).
+    #[serde(default)]
+    pub examples: Vec<crate::metrics::ExampleCall>,
+    /// Episodes left out of every figure because an LLM call failed (`--keep-going`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedEpisode>,
     /// Known limits of these numbers.
     pub notes: Vec<String>,
-    /// Strategy compute time per strategy: (p50, p95) in microseconds (written to `timings.csv` only).
+    /// Time per strategy (written to `timings.csv` only).
     #[serde(skip)]
-    pub timings: Vec<(String, f64, f64)>,
+    pub timings: Vec<Timing>,
     /// Per-step series for the charts (of the episode with the largest baseline context).
     #[serde(skip)]
     pub charts: ChartData,
+}
+
+/// An episode left out because an LLM call failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedEpisode {
+    /// The episode.
+    pub episode: String,
+    /// The failure.
+    pub error: String,
+}
+
+/// One strategy's times: its own compute per call point (LLM calls excluded) and its LLM calls (probes
+/// included) as the client measured them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timing {
+    /// The strategy.
+    pub strategy: String,
+    /// Median compute time of a call point, in microseconds.
+    pub compute_p50_us: f64,
+    /// 95th percentile of it.
+    pub compute_p95_us: f64,
+    /// LLM calls.
+    pub llm_calls: u64,
+    /// Median LLM call latency, in milliseconds.
+    pub llm_p50_ms: f64,
+    /// 95th percentile of it.
+    pub llm_p95_ms: f64,
 }
 
 /// The dataset a run read.
@@ -167,6 +200,11 @@ pub trait RowExporter: Send + Sync {
     /// # Errors
     /// When serialization fails.
     fn rows(&self, episode: &EpisodeResult) -> Result<Vec<u8>>;
+
+    /// Whether the table is JSON Lines (each line an object with an `episode` field) rather than CSV.
+    fn json_lines(&self) -> bool {
+        false
+    }
 }
 
 /// An open table and its exporter.
@@ -193,6 +231,7 @@ impl ExportManager {
             .with_table(Box::new(csv::StepsCsv::new(catalog)))
             .with_table(Box::new(csv::EpisodesCsv::new(catalog)))
             .with_table(Box::new(csv::FindingsCsv))
+            .with_table(Box::new(json::LlmCallsJsonl))
             .with(Box::new(csv::TimingsCsv))
             .with(Box::new(json::SummaryJson))
             .with(Box::new(markdown::MarkdownReport))
@@ -247,6 +286,10 @@ impl ExportManager {
                 None => {
                     let header = t.exporter.header()?;
                     write_atomic(&t.path, &header)?;
+                    std::fs::OpenOptions::new().append(true).open(&t.path)
+                }
+                Some(finished) if t.exporter.json_lines() => {
+                    keep_lines(&t.path, finished)?;
                     std::fs::OpenOptions::new().append(true).open(&t.path)
                 }
                 Some(finished) => {
@@ -363,6 +406,34 @@ fn keep_rows(path: &Path, finished: &HashSet<String>) -> Result<()> {
             }
         }
         kept.flush()
+    })
+}
+
+/// Keeps the lines of a JSON Lines table whose `episode` is a finished one (a missing table is a new empty
+/// one).
+fn keep_lines(path: &Path, finished: &HashSet<String>) -> Result<()> {
+    use std::io::BufRead as _;
+    let Ok(file) = std::fs::File::open(path) else {
+        return write_atomic(path, b"");
+    };
+    let lines = std::io::BufReader::new(file).lines();
+    write_atomic_with(path, |out| {
+        let mut out = std::io::BufWriter::new(out);
+        for line in lines {
+            let Ok(line) = line else { break };
+            let episode = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| {
+                    v.get("episode")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_owned)
+                });
+            if episode.is_some_and(|ep| finished.contains(&ep)) {
+                out.write_all(line.as_bytes())?;
+                out.write_all(b"\n")?;
+            }
+        }
+        out.flush()
     })
 }
 

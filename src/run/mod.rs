@@ -9,6 +9,7 @@
 //! does not grow with the number of episodes.
 
 pub mod config;
+mod dry;
 pub mod journal;
 mod pipeline;
 pub mod usage;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 pub use config::{dataset_sha256, PricingConfig, RunConfig, TokenizerConfig, SUMMARY_VERSION};
+pub use dry::{dry_run, DryRow, DryRun};
 
 use crate::error::{Error, Result};
 use crate::history::dataset::stream;
@@ -52,6 +54,19 @@ pub struct RunOutcome {
     pub report: RunReport,
     /// The run directory.
     pub dir: PathBuf,
+    /// What the real LLM's client did, when the run had one.
+    pub llm: Option<crate::llm::openai::LlmStats>,
+}
+
+/// How a run goes besides its configuration.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunOptions {
+    /// Continue the interrupted run in the output directory.
+    pub resume: bool,
+    /// Go on past an episode whose LLM call failed: it is left out of every figure and named in the report.
+    pub keep_going: bool,
+    /// With a real LLM: send no call that could take the run's spend past this many USD.
+    pub max_cost: Option<f64>,
 }
 
 /// Runs the comparison on `dataset` and writes the run directory `out`.
@@ -65,9 +80,32 @@ pub fn run(
     out: &Path,
     name: &str,
     progress: &dyn Progress,
-    resume: bool,
+    options: &RunOptions,
 ) -> Result<RunOutcome> {
     config.validate()?;
+    let resume = options.resume;
+    // A real LLM's client is checked (its key, its endpoint, its model) before anything is written.
+    let tokenizer = Arc::new(Tokenizer::new(
+        config.tokenizer.encoding,
+        config.tokenizer.backend,
+    )?);
+    let openai = match &config.llm {
+        Some(l) => {
+            let price = config.prices().strategy;
+            if options.max_cost.is_some() && price.is_none() {
+                return Err(Error::Config(format!(
+                    "--max-cost needs the price of model '{}': add it to [pricing.models] in the config",
+                    l.model
+                )));
+            }
+            let client = OpenAiLlm::new(l.clone())?
+                .with_tokenizer(Arc::clone(&tokenizer))
+                .with_budget(price, options.max_cost);
+            client.preflight()?;
+            Some(client)
+        }
+        None => None,
+    };
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
     let config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
         what: "config",
@@ -94,8 +132,6 @@ pub fn run(
         .build()
         .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
     let episodes = stream(dataset)?;
-    // A real LLM's client is checked (its key, its cache) before anything is written.
-    let openai = config.llm.clone().map(OpenAiLlm::new).transpose()?;
     let window = Window::new(threads.max(1) * 8);
     let checkpoint_every = threads.max(1) * 4;
 
@@ -107,19 +143,22 @@ pub fn run(
         let (episode_tx, episode_rx) = std::sync::mpsc::sync_channel(window.size);
         let window = &window;
         scope.spawn(move || read_episodes(episodes, finished_ids, window, &episode_tx));
-        let (result_tx, result_rx) = std::sync::mpsc::channel::<(usize, Result<Replayed>)>();
+        let (result_tx, result_rx) =
+            std::sync::mpsc::channel::<(usize, Option<String>, Result<Replayed>)>();
+        let openai = openai.as_ref();
+        let tokenizer = &tokenizer;
         // Episodes replay on the pool as they arrive, each on the first free worker; results come back
         // tagged with their place in the dataset.
         let workers = scope.spawn(move || -> Result<()> {
-            let tokenizer = Arc::new(Tokenizer::new(
-                config.tokenizer.encoding,
-                config.tokenizer.backend,
-            )?);
-            let llm: Box<dyn Llm> = match openai {
-                Some(l) => Box::new(l),
-                None => Box::new(MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer))),
+            let mock;
+            let llm: &dyn Llm = match openai {
+                Some(l) => l,
+                None => {
+                    mock = MockLlm::new(config.mock.clone(), Arc::clone(tokenizer));
+                    &mock
+                }
             };
-            let replayer = Replayer::new(tokenizer, llm.as_ref(), config.context_window);
+            let replayer = Replayer::new(Arc::clone(tokenizer), llm, config.context_window);
             pool.install(|| {
                 episode_rx.into_iter().par_bridge().for_each_with(
                     result_tx,
@@ -127,11 +166,12 @@ pub fn run(
                         if window.stopped() {
                             return;
                         }
+                        let id = episode.as_ref().ok().map(|ep| ep.id.clone());
                         let replayed = episode.and_then(|ep| {
                             replay_episode(&replayer, &ep, &config.strategies).map(|r| (ep, r))
                         });
                         // The receiver is gone only when the run has stopped.
-                        let _ = tx.send((index, replayed));
+                        let _ = tx.send((index, id, replayed));
                     },
                 );
             });
@@ -150,15 +190,21 @@ pub fn run(
         };
         let mut writer = Writer::start(config, &config_json, target)?;
         // Results are written in dataset order: the ones that arrive early wait here.
-        let mut early: BTreeMap<usize, Result<Replayed>> = BTreeMap::new();
+        let mut early: BTreeMap<usize, (Option<String>, Result<Replayed>)> = BTreeMap::new();
         let mut next = 0;
-        for (index, replayed) in result_rx {
-            early.insert(index, replayed);
-            while let Some(replayed) = early.remove(&next) {
+        for (index, id, replayed) in result_rx {
+            early.insert(index, (id, replayed));
+            while let Some((id, replayed)) = early.remove(&next) {
                 next += 1;
                 window.advance(next);
                 let (episode, replays) = match replayed {
                     Ok(r) => r,
+                    // Under --keep-going an episode whose LLM call failed is left out and named.
+                    Err(Error::Llm(message)) if options.keep_going => {
+                        writer.fail(id.unwrap_or_default(), message);
+                        progress.advance(1);
+                        continue;
+                    }
                     Err(e) => {
                         // A bad episode or a failing strategy stops the run here, after everything before
                         // it was written.
@@ -180,6 +226,7 @@ pub fn run(
         Ok(RunOutcome {
             report: writer.finish()?,
             dir: out.to_owned(),
+            llm: openai.map(OpenAiLlm::stats),
         })
     })
 }

@@ -30,8 +30,8 @@ pub(super) struct Writer<'a> {
     pub(super) report: RunReport,
     exports: ExportManager,
     journal: Journal,
-    /// Each strategy's running totals and compute times, in config order.
-    totals: Vec<(String, StrategyTotals, ComputeTimes)>,
+    /// Each strategy's running totals, compute times and LLM call times, in config order.
+    totals: Vec<(String, StrategyTotals, ComputeTimes, ComputeTimes)>,
     /// The peak baseline context so far: its episode is drawn step by step in the charts.
     largest: usize,
     /// Finished episodes not journaled yet.
@@ -84,7 +84,14 @@ impl<'a> Writer<'a> {
             totals: config
                 .strategies
                 .iter()
-                .map(|s| (s.name.clone(), catalog.totals(), ComputeTimes::default()))
+                .map(|s| {
+                    (
+                        s.name.clone(),
+                        catalog.totals(),
+                        ComputeTimes::default(),
+                        ComputeTimes::default(),
+                    )
+                })
                 .collect(),
             catalog,
             report: RunReport {
@@ -102,6 +109,8 @@ impl<'a> Writer<'a> {
                 strategies: Vec::new(),
                 most_lost: Vec::new(),
                 comparisons: Vec::new(),
+                examples: Vec::new(),
+                failed: Vec::new(),
                 notes: standard_notes(),
                 timings: Vec::new(),
                 charts: ChartData::default(),
@@ -132,20 +141,45 @@ impl<'a> Writer<'a> {
         self.report.dataset.items += result.items;
         for m in &result.strategies {
             // A strategy the config does not name has no totals: a journal's config is this run's.
-            if let Some((_, totals, _)) = self.totals.iter_mut().find(|t| t.0 == m.strategy) {
+            if let Some((_, totals, _, _)) = self.totals.iter_mut().find(|t| t.0 == m.strategy) {
                 totals.add(m, &result.baseline);
+            }
+        }
+        for example in &result.examples {
+            if !self
+                .report
+                .examples
+                .iter()
+                .any(|e| e.strategy == example.strategy)
+            {
+                self.report.examples.push(example.clone());
             }
         }
         for lost in &result.lost {
             crate::report::keep_most_lost(&mut self.report.most_lost, lost);
         }
         for (strategy, times) in &result.compute_us {
-            if let Some((_, _, histogram)) = self.totals.iter_mut().find(|t| &t.0 == strategy) {
+            if let Some((_, _, histogram, _)) = self.totals.iter_mut().find(|t| &t.0 == strategy) {
                 for &us in times {
                     histogram.record(us);
                 }
             }
         }
+        for (strategy, times) in &result.llm_ms {
+            if let Some((_, _, _, histogram)) = self.totals.iter_mut().find(|t| &t.0 == strategy) {
+                for &ms in times {
+                    histogram.record(ms * 1e3);
+                }
+            }
+        }
+    }
+
+    /// Leaves out an episode whose LLM call failed (under `--keep-going`): named in the report, in no figure,
+    /// not journaled (a resumed run tries it again).
+    pub(super) fn fail(&mut self, episode: String, error: String) {
+        self.report
+            .failed
+            .push(crate::report::FailedEpisode { episode, error });
     }
 
     /// Adds one replayed episode: its metrics, rows and chart series.
@@ -161,6 +195,7 @@ impl<'a> Writer<'a> {
         // The rows are in the tables now; the journal keeps the rest.
         result.steps = Vec::new();
         result.ledger = Vec::new();
+        result.calls = Vec::new();
         self.count(&result);
         let chart = (result.peak_tokens > self.largest).then(|| {
             self.largest = result.peak_tokens;
@@ -186,13 +221,20 @@ impl<'a> Writer<'a> {
             self.report.strategies = self
                 .totals
                 .iter()
-                .map(|(name, totals, _)| self.catalog.strategy(name, totals))
+                .map(|(name, totals, _, _)| self.catalog.strategy(name, totals))
                 .collect();
             self.report.comparisons = self.frontier_differences();
             self.report.timings = self
                 .totals
                 .iter()
-                .map(|(name, _, h)| (name.clone(), h.quantile_us(0.5), h.quantile_us(0.95)))
+                .map(|(name, _, compute, llm)| crate::report::Timing {
+                    strategy: name.clone(),
+                    compute_p50_us: compute.quantile_us(0.5),
+                    compute_p95_us: compute.quantile_us(0.95),
+                    llm_calls: llm.count(),
+                    llm_p50_ms: llm.quantile_us(0.5) / 1e3,
+                    llm_p95_ms: llm.quantile_us(0.95) / 1e3,
+                })
                 .collect();
             self.exports.write_all(&self.report)?;
             self.tables_due = std::time::Instant::now() + TABLES_EVERY;
@@ -227,11 +269,15 @@ impl<'a> Writer<'a> {
             .collect()
     }
 
-    /// Ends a complete run: the last tables, then the journal goes.
+    /// Ends the run: the last tables, then the journal goes.
+    /// Episodes left out under `--keep-going` leave the run incomplete, its journal kept: `--resume` tries
+    /// them again.
     pub(super) fn finish(mut self) -> Result<RunReport> {
-        self.report.complete = true;
+        self.report.complete = self.report.failed.is_empty();
         self.checkpoint(true)?;
-        self.journal.finish()?;
+        if self.report.complete {
+            self.journal.finish()?;
+        }
         Ok(self.report)
     }
 }

@@ -220,6 +220,7 @@ mod tests {
                 text: format!("S{}", seen.len()),
                 usage: Usage::default(),
                 latency_ms: 0.0,
+                meta: Default::default(),
             })
         }
     }

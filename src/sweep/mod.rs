@@ -197,7 +197,14 @@ pub fn run(
     config.strategies = std::iter::once(NamedStrategy::new("none", StrategyConfig::None))
         .chain(points.iter().map(|p| p.strategy.clone()))
         .collect();
-    let outcome = run::run(&config, dataset, out, name, progress, false)?;
+    let outcome = run::run(
+        &config,
+        dataset,
+        out,
+        name,
+        progress,
+        &run::RunOptions::default(),
+    )?;
     let recommendation = recommend(&outcome.report.strategies, sweep.min_retention);
     let info = Arc::new(SweepInfo {
         name: name.to_owned(),

@@ -280,7 +280,7 @@ fn every_shared_trace_imports_validates_and_replays() {
         &tmp.path().join("run"),
         "traces",
         &(),
-        false,
+        &ctxbench::run::RunOptions::default(),
     )
     .unwrap();
     assert_eq!(out.report.dataset.episodes, episodes.len());

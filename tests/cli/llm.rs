@@ -52,15 +52,24 @@ struct Seen {
 
 /// Serves the scripted replies in order, then the last one forever; returns the base URL and what it saw.
 fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Seen>>) {
+    server_fn(move |n, _| Some(script[n.min(script.len() - 1)].clone()))
+}
+
+/// Serves what `respond` makes of each request (its number and body); `None` hangs up without an answer, as
+/// a server that was killed. Returns the base URL and what it saw.
+fn server_fn(
+    respond: impl Fn(usize, &str) -> Option<Reply> + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Seen>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Seen::default()));
     let log = Arc::clone(&seen);
+    let respond = Arc::new(respond);
     std::thread::spawn(move || {
-        for (n, stream) in listener.incoming().enumerate() {
+        for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
-            let reply = script[n.min(script.len() - 1)].clone();
             let log = Arc::clone(&log);
+            let respond = Arc::clone(&respond);
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut length = 0;
@@ -80,13 +89,17 @@ fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Seen>>) {
                 }
                 let mut body = vec![0; length];
                 let _ = reader.read_exact(&mut body);
-                {
+                let body = String::from_utf8_lossy(&body).into_owned();
+                let n = {
                     let mut seen = log.lock().unwrap();
                     seen.requests += 1;
                     seen.authorization.push(auth);
-                    seen.bodies
-                        .push(String::from_utf8_lossy(&body).into_owned());
-                }
+                    seen.bodies.push(body.clone());
+                    seen.requests - 1
+                };
+                let Some(reply) = respond(n, &body) else {
+                    return;
+                };
                 std::thread::sleep(reply.delay);
                 let _ = write!(
                     stream,
@@ -157,6 +170,9 @@ fn answers_with_usage_and_honours_retry_after() {
         body["messages"][2]["tool_calls"][0]["function"]["name"],
         "run"
     );
+    // An assistant turn with only tool calls has an empty content, not null: llama-cpp-python's server
+    // refuses null.
+    assert_eq!(body["messages"][2]["content"], "");
     assert_eq!(body["messages"][3]["tool_call_id"], "c1");
     assert!(!format!("{llm:?}").contains(SECRET));
 }
@@ -188,7 +204,7 @@ fn malformed_json_is_not_retried_and_a_slow_answer_times_out() {
         body: "{\"choices\": [".into(),
         ..ok("")
     }]);
-    let llm = OpenAiLlm::new(client(&url, "CTXBENCH_TEST_UNSET", cache.path())).unwrap();
+    let llm = OpenAiLlm::new(client(&url, "", cache.path())).unwrap();
     let err = llm.complete(&request("q")).unwrap_err().to_string();
     assert!(
         err.contains("not JSON") && err.contains("after 1 attempt"),
@@ -198,14 +214,14 @@ fn malformed_json_is_not_retried_and_a_slow_answer_times_out() {
     assert_eq!(
         seen.lock().unwrap().authorization[0],
         "",
-        "no key when the variable is unset"
+        "no key with `api_key_env = \"\"`"
     );
 
     let (url, seen) = server(vec![Reply {
         delay: Duration::from_secs(3),
         ..ok("late")
     }]);
-    let mut config = client(&url, "CTXBENCH_TEST_UNSET", cache.path());
+    let mut config = client(&url, "", cache.path());
     config.timeout_s = 0.3;
     config.max_retries = 1;
     let err = OpenAiLlm::new(config)
@@ -255,7 +271,7 @@ fn llm_config(dir: &std::path::Path, name: &str, url: &str, llm_extra: &str) -> 
     std::fs::write(
         &path,
         format!(
-            "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"CTXBENCH_TEST_UNSET\"\n\
+            "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"\"\n\
              cache_dir = \"{}\"\n{llm_extra}\
              [[strategies]]\nname = \"none\"\ntype = \"none\"\n[[strategies]]\nname = \"summarize\"\ntype = \"pipeline\"\n\
              threshold = 0.5\n[[strategies.stages]]\ntype = \"summarization\"\n",
@@ -286,8 +302,8 @@ fn a_run_with_a_real_llm_is_served_from_the_cache_on_rerun() {
     let second = run(&[]);
     assert_eq!(
         seen.lock().unwrap().requests,
-        calls,
-        "the re-run was served from the cache"
+        calls + 1,
+        "the re-run sent its preflight request only: the rest came from the cache"
     );
     let table = |s: &str| {
         s.lines()
@@ -419,5 +435,294 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
         text(&out.stderr).contains("nothing to resume"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// The text and usage marks of a server reply without `usage`.
+fn no_usage(text: &str) -> Reply {
+    Reply {
+        body: format!(
+            r#"{{"choices":[{{"index":0,"message":{{"role":"assistant","content":{}}}}}]}}"#,
+            serde_json::to_string(text).unwrap()
+        ),
+        ..ok(text)
+    }
+}
+
+/// An unset key variable is an error before any request; a refused key stops the run at its preflight
+/// request, not retried, with exit 2 and the endpoint named; a dead endpoint likewise, and nothing is written.
+#[test]
+fn unset_keys_refused_keys_and_dead_endpoints_stop_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 2);
+    let (url, seen) = server(vec![status(401, "")]);
+    let cfg = llm_config(dir.path(), "refused", &url, "");
+    let keyed = std::fs::read_to_string(&cfg).unwrap().replace(
+        "api_key_env = \"\"",
+        "api_key_env = \"CTXBENCH_TEST_NEVER_SET\"",
+    );
+    std::fs::write(&cfg, keyed).unwrap();
+    let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("a"), &[], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("CTXBENCH_TEST_NEVER_SET is not set"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(seen.lock().unwrap().requests, 0);
+
+    let cfg = llm_config(dir.path(), "refused", &url, "");
+    let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("b"), &[], None);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("preflight") && err.contains("401") && err.contains(&url),
+        "{err}"
+    );
+    assert_eq!(
+        seen.lock().unwrap().requests,
+        1,
+        "a refused key is not retried"
+    );
+    assert!(!dir.path().join("b").exists(), "nothing is written");
+
+    let dead = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
+    drop(dead);
+    let cfg = llm_config(dir.path(), "dead", &dead_url, "max_retries = 0\n");
+    let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("c"), &[], None);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot connect") && err.contains(&dead_url),
+        "{err}"
+    );
+}
+
+/// A server that goes away mid-run: the episode fails, the run stops with exit 2 and keeps its journal, and
+/// `--resume` finishes it once the server is back; under `--keep-going` the failed episodes are left out,
+/// named, and the run exits 1.
+#[test]
+fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 6);
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (url, _) = {
+        let (up, served) = (Arc::clone(&up), Arc::clone(&served));
+        server_fn(move |_, _| {
+            // Down after 40 answers, as if killed, until put back up.
+            let n = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (up.load(std::sync::atomic::Ordering::SeqCst) && n < 40 || n >= 1_000_000)
+                .then(|| ok("foo.h"))
+        })
+    };
+    let cfg = llm_config(
+        dir.path(),
+        "lost",
+        &url,
+        "max_retries = 1\nbackoff_ms = 5\nmax_concurrency = 1\n",
+    );
+    let out_dir = dir.path().join("out");
+    let out = ctxbench_run(&data, Some(&cfg), &out_dir, &[], Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("call failed") && err.contains("--resume"),
+        "{err}"
+    );
+    assert!(
+        out_dir.join("resume.jsonl").exists(),
+        "the journal stays for --resume"
+    );
+    let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    assert!(summary.contains("\"complete\": false"), "{summary}");
+
+    // Back up: --resume finishes the run.
+    served.store(1_000_000, std::sync::atomic::Ordering::SeqCst);
+    let out = ctxbench_run(&data, Some(&cfg), &out_dir, &["--resume"], Some(1));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    assert!(summary.contains("\"complete\": true") && summary.contains("\"episodes\": 6"));
+
+    // --keep-going: the episodes whose calls fail are named and left out; exit 1.
+    let (url, _) =
+        server_fn(|_, body| (!body.contains("upgrading sqlalchemy to 1.6")).then(|| ok("foo.h")));
+    let cfg = llm_config(dir.path(), "keep", &url, "max_retries = 0\n");
+    let kept = dir.path().join("kept");
+    let out = ctxbench_run(&data, Some(&cfg), &kept, &["--keep-going"], None);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("left out of every figure") && stdout.contains("coding-01"),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(kept.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["dataset"]["episodes"], 5, "{}", summary["failed"]);
+    assert_eq!(summary["failed"][0]["episode"], "coding-01");
+    assert_eq!(summary["complete"], false);
+    let report = std::fs::read_to_string(kept.join("report.md")).unwrap();
+    assert!(
+        report.contains("coding-01"),
+        "the report names the failed episode"
+    );
+    // The journal stays: --resume tries the failed episode again (here it fails again, and is named again).
+    assert!(kept.join("resume.jsonl").exists());
+    let out = ctxbench_run(
+        &data,
+        Some(&cfg),
+        &kept,
+        &["--keep-going", "--resume"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("coding-01"));
+}
+
+/// Rate limits: LiteLLM's `llm_provider-retry-after`, an HTTP-date `Retry-After`, and a 429 that names no
+/// wait (backing off `rate_limit_backoff_s`).
+#[test]
+fn rate_limits_are_waited_out() {
+    let cache = tempfile::tempdir().unwrap();
+    for (headers, extra_ms) in [
+        ("llm_provider-retry-after: 1\r\n".to_owned(), 950),
+        (
+            format!(
+                "Retry-After: {}\r\n",
+                httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3))
+            ),
+            1000,
+        ),
+        (String::new(), 280),
+    ] {
+        let headers: &'static str = Box::leak(headers.into_boxed_str());
+        let (url, seen) = server(vec![status(429, headers), ok("fine")]);
+        let mut config = client(&url, "", cache.path());
+        config.use_cache = false;
+        config.rate_limit_backoff_s = 0.3;
+        let llm = OpenAiLlm::new(config).unwrap();
+        let started = Instant::now();
+        assert_eq!(llm.complete(&request("q")).unwrap().text, "fine");
+        assert!(
+            started.elapsed() >= Duration::from_millis(extra_ms),
+            "{headers:?}: waited {:?}",
+            started.elapsed()
+        );
+        assert_eq!(seen.lock().unwrap().requests, 2);
+    }
+}
+
+/// A response without `usage` is counted with the tokenizer and marked estimated, never 0; identical
+/// requests in flight together are sent once.
+#[test]
+fn missing_usage_is_estimated_and_identical_requests_are_sent_once() {
+    let cache = tempfile::tempdir().unwrap();
+    let (url, seen) = server(vec![Reply {
+        delay: Duration::from_millis(200),
+        ..no_usage("foo.h is missing")
+    }]);
+    let llm = OpenAiLlm::new(client(&url, "", cache.path()))
+        .unwrap()
+        .with_tokenizer(ctxbench::Tokenizer::shared_default().unwrap());
+    let answers: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| llm.complete(&request("Which header?")).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(seen.lock().unwrap().requests, 1, "sent once");
+    for a in &answers {
+        assert!(a.meta.estimated);
+        assert!(
+            a.usage.input_tokens > 20 && a.usage.output_tokens > 2,
+            "{:?}",
+            a.usage
+        );
+    }
+    assert_eq!(answers.iter().filter(|a| a.meta.attempts == 1).count(), 1);
+    let stats = llm.stats();
+    assert_eq!(
+        (
+            stats.calls,
+            stats.unique,
+            stats.shared,
+            stats.sent,
+            stats.estimated
+        ),
+        (4, 1, 3, 1, 1)
+    );
+}
+
+/// What the model said is in llm_calls.jsonl, one line per call; --dry-run sends nothing and prints the
+/// bill; --max-cost stops a run before it would pass the sum, resumably.
+#[test]
+fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 3);
+    let (url, seen) = server(vec![ok("foo.h")]);
+    let priced =
+        "[pricing.models.\"test-model\"]\ninput = 1000.0\ncached_input = 1000.0\noutput = 1000.0\n";
+    let cfg = llm_config(dir.path(), "calls", &url, "");
+    let with_price = std::fs::read_to_string(&cfg).unwrap() + priced;
+    std::fs::write(&cfg, with_price).unwrap();
+
+    let out = ctxbench_run(
+        &data,
+        Some(&cfg),
+        &dir.path().join("dry"),
+        &["--dry-run"],
+        None,
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("Dry run") && stdout.contains("| total |"),
+        "{stdout}"
+    );
+    assert_eq!(seen.lock().unwrap().requests, 0, "a dry run sends nothing");
+    assert!(!dir.path().join("dry").exists());
+
+    let run_dir = dir.path().join("run");
+    let out = ctxbench_run(&data, Some(&cfg), &run_dir, &[], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(run_dir.join("llm_calls.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines
+        .iter()
+        .any(|l| l["purpose"] == "probe" && l["text"] == "foo.h"));
+    assert!(lines
+        .iter()
+        .all(|l| l["model"] == "test-model" && l["episode"].is_string()));
+    assert!(lines
+        .iter()
+        .any(|l| l["attempts"] == 1 && l["status"] == 200));
+    // Every call is a line; the server saw one request per distinct call, and the preflight.
+    let distinct: std::collections::HashSet<&str> = lines
+        .iter()
+        .filter_map(|l| l["request_hash"].as_str())
+        .collect();
+    assert_eq!(seen.lock().unwrap().requests, distinct.len() + 1);
+
+    // A budget below one call's estimate: nothing is sent past the preflight, the run stops resumably.
+    let before = seen.lock().unwrap().requests;
+    let tight = dir.path().join("tight");
+    let out = ctxbench_run(
+        &data,
+        Some(&cfg),
+        &tight,
+        &["--no-cache", "--max-cost", "0.01"],
+        None,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--max-cost"), "{err}");
+    assert_eq!(
+        seen.lock().unwrap().requests,
+        before + 1,
+        "only the preflight was sent"
     );
 }

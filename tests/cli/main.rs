@@ -85,7 +85,7 @@ pub fn ctxbench_run(
 }
 
 /// The first `n` episodes of the bundled dataset, in a temporary file.
-fn subset(dir: &Path, n: usize) -> PathBuf {
+pub fn subset(dir: &Path, n: usize) -> PathBuf {
     let all = std::fs::read_to_string(root().join("datasets/default.jsonl")).unwrap();
     let lines: Vec<&str> = all.lines().take(n).collect();
     let path = dir.join("subset.jsonl");

@@ -94,6 +94,7 @@ impl Llm for Recorder {
             text: format!("S{}", seen.len()),
             usage: Usage::default(),
             latency_ms: 0.0,
+            meta: Default::default(),
         })
     }
 }

@@ -100,6 +100,7 @@ impl MockLlm {
                 input_tokens: input,
                 output_tokens: output,
             },
+            meta: crate::llm::CallMeta::default(),
         }
     }
 }
