@@ -6,7 +6,9 @@
 //! - At most `max_concurrency` requests are in flight, and at most `requests_per_minute` start per minute.
 //! - The key's variable must be set, unless `api_key_env = ""` (a key-less local server): an unset one is an
 //!   error before any request.
-//! - [`OpenAiLlm::preflight`] checks endpoint, model and key with one small request before a run starts.
+//! - [`OpenAiLlm::preflight`] checks endpoint, model and key with one small request before the first request
+//!   the cache cannot answer (before anything is written, for a run with an empty cache); a fully cached
+//!   re-run sends nothing.
 //! - 429, 5xx, connection errors and timeouts are retried `max_retries` times with exponential backoff and
 //!   jitter, waiting what the server asks (`retry-after-ms`, `Retry-After` in seconds or as an HTTP date,
 //!   LiteLLM's `llm_provider-retry-after`); a 429 that says nothing backs off `rate_limit_backoff_s`
@@ -70,6 +72,9 @@ pub struct OpenAiConfig {
     pub cache_dir: PathBuf,
     /// Read and fill the cache.
     pub use_cache: bool,
+    /// Check endpoint, model and key with one small request before the first request the cache cannot
+    /// answer.
+    pub preflight: bool,
 }
 
 impl Default for OpenAiConfig {
@@ -88,6 +93,7 @@ impl Default for OpenAiConfig {
             timeout_s: 120.0,
             cache_dir: PathBuf::from(".ctxbench-cache"),
             use_cache: true,
+            preflight: true,
         }
     }
 }
@@ -218,6 +224,8 @@ pub struct OpenAiLlm {
     price: Option<Price>,
     flights: Mutex<HashMap<String, Arc<Flight>>>,
     stats: Mutex<LlmStats>,
+    /// The preflight check's outcome, once it ran.
+    checked: std::sync::OnceLock<std::result::Result<(), String>>,
 }
 
 impl std::fmt::Debug for OpenAiLlm {
@@ -348,7 +356,37 @@ impl OpenAiLlm {
             budget: None,
             price: None,
             flights: Mutex::new(HashMap::new()),
+            checked: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Runs [`OpenAiLlm::preflight`] the first time it is asked, and gives its outcome every time: the check
+    /// happens before the first request the cache cannot answer, and once.
+    ///
+    /// # Errors
+    /// As [`OpenAiLlm::preflight`].
+    pub fn preflight_once(&self) -> Result<()> {
+        if !self.config.preflight {
+            return Ok(());
+        }
+        self.checked
+            .get_or_init(|| {
+                self.preflight().map_err(|e| match e {
+                    Error::Llm(m) => m,
+                    other => other.to_string(),
+                })
+            })
+            .clone()
+            .map_err(Error::Llm)
+    }
+
+    /// Whether the response cache holds any answer (a re-run may then need no request at all).
+    #[must_use]
+    pub fn cache_has_answers(&self) -> bool {
+        self.config.use_cache
+            && std::fs::read_dir(&self.config.cache_dir).is_ok_and(|mut d| {
+                d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json")))
+            })
     }
 
     /// Counts the usage of responses that report none with `tokenizer`.
@@ -584,7 +622,7 @@ impl OpenAiLlm {
         }
     }
 
-    /// Checks endpoint, model and key with one small request, uncached.
+    /// Checks endpoint, model and key with one small request, uncached (see [`OpenAiLlm::preflight_once`]).
     ///
     /// # Errors
     /// Names the endpoint, the status or socket error, and what to do.
@@ -592,7 +630,27 @@ impl OpenAiLlm {
         let req = LlmRequest::from_contents(vec![Item::user("Reply with the word OK.")]);
         let mut body = self.body(&req);
         body["max_tokens"] = json!(8);
-        self.attempt(&body.to_string()).map(|_| ()).map_err(|f| {
+        let body = body.to_string();
+        // A rate limit or a server error may pass; a refused key, an unknown model or nothing listening
+        // will not.
+        let mut attempt = 0;
+        let outcome = loop {
+            self.limits.acquire();
+            let result = self.attempt(&body);
+            self.limits.release();
+            match result {
+                Err(f) if f.retry && f.status.is_some() && attempt < self.config.max_retries => {
+                    attempt += 1;
+                    self.count(|s| s.retries += 1);
+                    std::thread::sleep(
+                        f.retry_after
+                            .unwrap_or_else(|| self.backoff(attempt, body.as_bytes(), f.status)),
+                    );
+                }
+                other => break other,
+            }
+        };
+        outcome.map(|_| ()).map_err(|f| {
             Error::Llm(format!(
                 "the preflight request to {} (model {}) failed: {} — nothing was run: fix the [llm] settings \
                  (base_url, model, api_key_env) or start the server, then run again",
@@ -693,6 +751,8 @@ impl OpenAiLlm {
                 }
             }
         }
+        // Nothing goes on the wire before the endpoint, model and key were checked.
+        self.preflight_once()?;
         let input_estimate = self
             .tokenizer
             .as_ref()

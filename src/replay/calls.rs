@@ -146,7 +146,10 @@ impl Llm for Recorder<'_> {
                 input_tokens: 0,
                 output_tokens: 0,
                 estimated: false,
-                error: Some(e.to_string()),
+                error: Some(match e {
+                    crate::error::Error::Llm(message) => message.clone(),
+                    other => other.to_string(),
+                }),
                 text: String::new(),
             },
         };

@@ -101,7 +101,12 @@ pub fn run(
             let client = OpenAiLlm::new(l.clone())?
                 .with_tokenizer(Arc::clone(&tokenizer))
                 .with_budget(price, options.max_cost);
-            client.preflight()?;
+            // A fresh run checks the endpoint before anything is written; a re-run whose cache may answer
+            // every call checks it before its first request the cache cannot answer (and sends nothing when
+            // there is none).
+            if !client.cache_has_answers() {
+                client.preflight_once()?;
+            }
             Some(client)
         }
         None => None,
@@ -133,7 +138,12 @@ pub fn run(
         .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
     let episodes = stream(dataset)?;
     let window = Window::new(threads.max(1) * 8);
-    let checkpoint_every = threads.max(1) * 4;
+    // With a real LLM every episode costs calls: each is journaled as soon as it is written.
+    let checkpoint_every = if config.llm.is_some() {
+        1
+    } else {
+        threads.max(1) * 4
+    };
 
     std::thread::scope(|scope| {
         // Stops the reader and the workers however this scope is left.
