@@ -1,6 +1,7 @@
 """Shared by langchain_compare.py and external_langchain_trim.py: ctxbench items as LangChain messages, and a
 tiktoken counter with ctxbench's accounting (the OpenAI cookbook's: 3 per message + role + content; a tool
-call is an assistant message whose content is the JSON {"name", "arguments"})."""
+call is an assistant message of its arguments, plus its name and 3 tokens of the call's own, the function-call
+accounting of hmarr/openai-chat-tokens that ctxbench's Tokenizer::count_item uses)."""
 
 import json
 
@@ -9,6 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
+TOKENS_PER_CALL = 3
 
 enc = tiktoken.get_encoding("o200k_base")
 
@@ -19,12 +21,14 @@ def tokens(text):
 
 def count_message(m):
     if isinstance(m, AIMessage) and m.tool_calls:
-        body = json.dumps(
-            {"name": m.tool_calls[0]["name"], "arguments": m.additional_kwargs["raw_arguments"]},
-            separators=(",", ":"),
-            ensure_ascii=False,
+        call = m.tool_calls[0]
+        return (
+            TOKENS_PER_MESSAGE
+            + tokens("assistant")
+            + tokens(m.additional_kwargs["raw_arguments"])
+            + tokens(call["name"])
+            + TOKENS_PER_CALL
         )
-        return TOKENS_PER_MESSAGE + tokens("assistant") + tokens(body)
     role = {SystemMessage: "system", HumanMessage: "user", ToolMessage: "tool"}.get(type(m), "assistant")
     return TOKENS_PER_MESSAGE + tokens(role) + tokens(m.content)
 

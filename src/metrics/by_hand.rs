@@ -62,6 +62,7 @@ fn episode() -> Episode {
             answers: vec!["zebra".into()],
             finding: Some("f1".into()),
             kind: FindingKind::Recall,
+            reference: None,
         }],
         ..Episode::default()
     }
@@ -124,6 +125,7 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
         prices: Prices {
             agent: Some(price),
             strategy: Some(price),
+            judge: None,
         },
         context_window: 128_000,
     };
