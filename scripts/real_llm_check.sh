@@ -55,6 +55,17 @@ max_concurrency = ${2:-2}
 max_retries = 2
 backoff_ms = 200
 timeout_s = 120
+[judge]
+base_url = "http://127.0.0.1:$PORT/v1"
+model = "smollm2"
+api_key_env = "CTXBENCH_CHECK_KEY"
+cache_dir = "$WORK/cache-$1"
+max_tokens = 200
+json_mode = true
+max_concurrency = ${2:-2}
+max_retries = 2
+backoff_ms = 200
+timeout_s = 120
 [pricing.models."smollm2"]
 input = 0.15
 cached_input = 0.15
@@ -93,7 +104,8 @@ import json, sys
 calls = [json.loads(l) for l in open(sys.argv[1])]
 summaries = [c for c in calls if c["purpose"] == "strategy"]
 probes = [c for c in calls if c["purpose"] == "probe"]
-assert summaries and probes, (len(summaries), len(probes))
+judged = [c for c in calls if c["purpose"] == "judge"]
+assert summaries and probes and judged, (len(summaries), len(probes), len(judged))
 for c in calls:
     assert c["model"] == "smollm2" and "error" not in c, c
 sent = [c for c in calls if c["attempts"] > 0]
@@ -101,9 +113,17 @@ assert all(c["status"] == 200 for c in sent), [c.get("status") for c in sent]
 assert all(c["text"].strip() for c in summaries), "a summary is empty"
 tokens = sum(c["input_tokens"] + c["output_tokens"] for c in sent)
 dry = float(sys.argv[2])
-print(f"calls: {len(calls)} ({len(summaries)} summaries, {len(probes)} probes), {len(sent)} sent to the model; "
+print(f"calls: {len(calls)} ({len(summaries)} summaries, {len(probes)} probes, {len(judged)} judge), {len(sent)} sent to the model; "
       f"tokens sent {tokens} against the dry run's estimate {dry:.0f}: {100 * (dry - tokens) / tokens:+.1f}%")
 print("a summary by SmolLM2:", summaries[0]["text"][:300].replace("\n", " "))
+print("a grade by SmolLM2 as judge:", judged[0]["text"][:200].replace("\n", " "))
+PY
+python3 - "$WORK/a/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for r in s["strategies"]:
+    print(f"judge, {r['strategy']}: graded {r['judge_graded']} of {r['judged']}, overall {r['judge_score']}, "
+          f"agreement with exact answers {r['judge_agreement']}")
 PY
 if grep -rqF "$CTXBENCH_CHECK_KEY" "$WORK/a" "$WORK/cache-main"; then fail "the key is in an output or cache file"; fi
 

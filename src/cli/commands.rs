@@ -133,10 +133,11 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         }
         writeln!(stdout)?;
     }
-    if let Some(s) = &outcome.llm {
+    for (name, stats) in [("LLM", &outcome.llm), ("Judge", &outcome.judge)] {
+        let Some(s) = stats else { continue };
         writeln!(
             stdout,
-            "\nLLM: {} calls, {} distinct requests: {} from the cache, {} shared with an identical one; {} HTTP \
+            "\n{name}: {} calls, {} distinct requests: {} from the cache, {} shared with an identical one; {} HTTP \
              requests sent ({} retries), {} failed, {} without usage (counted){}{}",
             s.calls,
             s.unique,

@@ -380,6 +380,41 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
     for f in [setting, edit, decision, open].into_iter().flatten() {
         b.need(f);
     }
+    // Open probes, one of each kind, graded by the judge after the last item.
+    if let Some(f) = failure {
+        b.open_probe(
+            f,
+            FindingKind::Recall,
+            format!("What did {test_fn} report when it failed?"),
+            format!("AssertionError: assert {actual} == {expected} (it got {actual}, expected {expected})"),
+        );
+    }
+    if let Some(f) = edit {
+        b.open_probe(
+            f,
+            FindingKind::Artifact,
+            "Which files did the agent change, and how?".into(),
+            format!("{src}: removed the second {constant} adjustment, so the value is added once"),
+        );
+    }
+    if let Some(f) = decision {
+        b.open_probe(
+            f,
+            FindingKind::Decision,
+            format!("What did the agent decide about {lib}, and why?"),
+            format!(
+                "Keep {lib} at {major}.{minor} and fix the code instead of pinning the old release"
+            ),
+        );
+    }
+    if let Some(f) = open {
+        b.open_probe(
+            f,
+            FindingKind::Continuation,
+            "What is left to do?".into(),
+            format!("{other_test} in tests/test_{other_module}.py times out waiting for a worker; check the pool size"),
+        );
+    }
     b.push(Item::assistant(format!(
         "Summary: {test_fn} passes since the double {constant} = {const_value} adjustment was removed from {src}; {lib} stays at {major}.{minor}. {other_test} in tests/test_{other_module}.py times out for an unrelated reason and gets a fix of its own."
     )));

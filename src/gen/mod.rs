@@ -138,19 +138,28 @@ impl Builder {
             kind,
             ..Finding::default()
         });
-        let probe = |pid: String, after_item: usize| Probe {
+        let reference = self.episode.findings.last().map(|f| f.text.clone());
+        let probe = |pid: String, after_item: usize, reference: Option<String>| Probe {
             id: pid,
             after_item,
             question: question.clone(),
             answers: vec![answer.clone()],
             finding: Some(id.clone()),
             kind,
+            reference,
         };
-        self.episode
-            .probes
-            .push(probe(format!("p{}a", self.episode.findings.len()), at));
-        self.end_probes
-            .push(probe(format!("p{}z", self.episode.findings.len()), 0));
+        // The probe right after the finding has an exact answer; the one at the end is graded by the judge
+        // against the finding as well, so the two gradings can be compared.
+        self.episode.probes.push(probe(
+            format!("p{}a", self.episode.findings.len()),
+            at,
+            None,
+        ));
+        self.end_probes.push(probe(
+            format!("p{}z", self.episode.findings.len()),
+            0,
+            reference,
+        ));
         self.episode.findings.len() - 1
     }
 
@@ -167,6 +176,22 @@ impl Builder {
     /// Records metadata.
     pub fn meta(&mut self, key: &str, value: serde_json::Value) {
         self.episode.meta.insert(key.into(), value);
+    }
+
+    /// Records an open probe of `kind` about finding `f`, asked after the last item and graded by the judge
+    /// against `reference` (the questions an agent must answer to carry on: what was decided and why, which
+    /// files changed and how, what still fails, what a recalled fact was).
+    pub fn open_probe(&mut self, f: usize, kind: FindingKind, question: String, reference: String) {
+        let n = self.end_probes.len() + 1;
+        self.end_probes.push(Probe {
+            id: format!("o{n}"),
+            after_item: 0,
+            question,
+            answers: Vec::new(),
+            finding: Some(self.episode.findings[f].id.clone()),
+            kind,
+            reference: Some(reference),
+        });
     }
 
     /// The finished episode: end probes are asked after the last item.

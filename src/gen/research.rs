@@ -255,6 +255,40 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
     for f in [first, second, primary, notes, check].into_iter().flatten() {
         b.need(f);
     }
+    if let Some(f) = first {
+        b.open_probe(
+            f,
+            FindingKind::Recall,
+            format!("What did the {org} survey say about {metric}?"),
+            format!("{metric} reached {value} ({org} {year})"),
+        );
+    }
+    if let Some(f) = notes {
+        b.open_probe(
+            f,
+            FindingKind::Artifact,
+            "Which files did the agent write, and what is in them?".into(),
+            format!(
+                "notes/{slug}.md: {metric} {value} ({org} {year}) and {metric2} -{pct}% ({org2})"
+            ),
+        );
+    }
+    if let Some(f) = primary {
+        b.open_probe(
+            f,
+            FindingKind::Decision,
+            "Which source did the agent decide to rely on first, and why?".into(),
+            format!("The {org} survey, the only one with a documented sampling method"),
+        );
+    }
+    if let Some(f) = check {
+        b.open_probe(
+            f,
+            FindingKind::Continuation,
+            "What must still happen before the brief is final?".into(),
+            format!("Check the {metric2} figure against the {org2} raw tables"),
+        );
+    }
     b.push(Item::assistant(format!(
         "Brief drafted from the {org} survey as the primary source: {metric} reached {value} ({org} {year}); {metric2} fell by {pct}% ({org2}), the {metric2} figure has to be checked against the {org2} raw tables first. Notes are in notes/{slug}.md."
     )));

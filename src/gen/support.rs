@@ -251,6 +251,38 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
     for f in [damaged, offer, ticket_f, wait].into_iter().flatten() {
         b.need(f);
     }
+    if let Some(f) = damaged {
+        b.open_probe(
+            f,
+            FindingKind::Recall,
+            format!("Which order of {name} arrived damaged?"),
+            format!("{order}, the {product} (${amount}), flagged damaged_in_transit"),
+        );
+    }
+    if let Some(f) = ticket_f {
+        b.open_probe(
+            f,
+            FindingKind::Artifact,
+            "What did the agent create for the customer?".into(),
+            format!("Ticket {ticket} in the warehouse queue to replace the {product} of {order}"),
+        );
+    }
+    if let Some(f) = offer {
+        b.open_probe(
+            f,
+            FindingKind::Decision,
+            "What did the agent offer instead of a refund, and why?".into(),
+            format!("A replacement, because ${amount} is above the ${limit} approval limit"),
+        );
+    }
+    if let Some(f) = wait {
+        b.open_probe(
+            f,
+            FindingKind::Continuation,
+            "What happens next in this case?".into(),
+            format!("The warehouse confirms {ticket}, then the replacement ships and {name} gets an email"),
+        );
+    }
     b.push(Item::assistant(format!(
         "I've arranged a replacement for your {product} (order {order}) instead of a refund, under ticket {ticket}; you'll get an email once the warehouse confirms."
     )));

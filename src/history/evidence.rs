@@ -77,6 +77,19 @@ pub fn holds(text: &str, written: bool, evidence: &str) -> bool {
     Needle::new(evidence).in_text(&normalize(text), written)
 }
 
+/// The share of `keys` (identifying tokens, normalized) that `text` holds as whole tokens; 0 without keys.
+#[must_use]
+pub fn token_share(keys: &[String], text: &str) -> f64 {
+    if keys.is_empty() {
+        return 0.0;
+    }
+    let hay = normalize(text);
+    let held = keys.iter().filter(|k| has_token(&hay, k)).count();
+    #[allow(clippy::cast_precision_loss)]
+    let share = held as f64 / keys.len() as f64;
+    share
+}
+
 /// The identifying tokens of an evidence string, normalized, in order, without repeats.
 #[must_use]
 pub fn identifying_tokens(evidence: &str) -> Vec<String> {

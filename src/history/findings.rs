@@ -396,6 +396,7 @@ pub fn extract(ep: &mut Episode) {
                 answers: vec![w.to_owned()],
                 finding: Some(format!("auto{n}")),
                 kind,
+                reference: None,
             });
         }
     }

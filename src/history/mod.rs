@@ -7,6 +7,7 @@ pub mod dataset;
 pub mod evidence;
 pub mod findings;
 pub mod import;
+pub mod open_probes;
 pub mod text;
 pub mod usage;
 pub mod validate;
@@ -409,7 +410,8 @@ pub struct Probe {
     pub after_item: usize,
     /// The question.
     pub question: String,
-    /// Accepted answers; a response containing any of them is correct.
+    /// Accepted answers; a response containing any of them is correct. An open probe may have none.
+    #[serde(default)]
     pub answers: Vec<String>,
     /// The finding the probe tests, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -417,6 +419,9 @@ pub struct Probe {
     /// What the probe is about.
     #[serde(default)]
     pub kind: FindingKind,
+    /// A reference answer, for an open probe: the judge grades the answer against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 /// One recorded agent run.

@@ -302,10 +302,15 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
                 ),
             );
         }
-        if probe.answers.iter().all(|a| a.trim().is_empty()) {
+        if probe.answers.iter().all(|a| a.trim().is_empty())
+            && probe
+                .reference
+                .as_deref()
+                .is_none_or(|r| r.trim().is_empty())
+        {
             issue(
                 format!("probes[{p}].answers"),
-                "probe has no accepted answer".into(),
+                "probe has no accepted answer and no reference answer".into(),
             );
         }
         if let Some(fid) = &probe.finding {
@@ -350,6 +355,7 @@ mod tests {
                 answers: vec!["disk full".into()],
                 finding: Some("f1".into()),
                 kind: FindingKind::Recall,
+                reference: None,
             }],
             meta: serde_json::Map::new(),
             ..Episode::default()

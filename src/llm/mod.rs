@@ -1,5 +1,6 @@
 //! The LLM interface strategies and probes talk to: [`Llm`], [`LlmRequest`], [`LlmResponse`].
 
+pub mod judge;
 pub mod mock;
 pub mod openai;
 pub mod pricing;

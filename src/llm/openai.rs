@@ -75,6 +75,9 @@ pub struct OpenAiConfig {
     /// Check endpoint, model and key with one small request before the first request the cache cannot
     /// answer.
     pub preflight: bool,
+    /// Ask for a JSON object (`response_format: {"type": "json_object"}`): for a judge whose model strays
+    /// from the JSON it is asked for (OpenAI, vLLM and llama.cpp's servers constrain the output to JSON).
+    pub json_mode: bool,
 }
 
 impl Default for OpenAiConfig {
@@ -94,6 +97,7 @@ impl Default for OpenAiConfig {
             cache_dir: PathBuf::from(".ctxbench-cache"),
             use_cache: true,
             preflight: true,
+            json_mode: false,
         }
     }
 }
@@ -204,6 +208,41 @@ pub struct LlmStats {
     pub spent_usd: Option<f64>,
 }
 
+/// The most a run may spend, shared by its clients (the model's and the judge's), and what they spent.
+#[derive(Debug, Default)]
+pub struct Budget {
+    /// The most USD to spend.
+    pub max_usd: f64,
+    spent: Mutex<f64>,
+}
+
+impl Budget {
+    /// A budget of `max_usd`.
+    #[must_use]
+    pub fn new(max_usd: f64) -> Arc<Self> {
+        Arc::new(Self {
+            max_usd,
+            spent: Mutex::new(0.0),
+        })
+    }
+
+    /// What the clients spent so far.
+    #[must_use]
+    pub fn spent(&self) -> f64 {
+        *self
+            .spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn add(&self, usd: f64) {
+        *self
+            .spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) += usd;
+    }
+}
+
 /// One request of this run, done or in flight: later identical requests wait for its answer.
 #[derive(Default)]
 struct Flight {
@@ -218,8 +257,8 @@ pub struct OpenAiLlm {
     http: reqwest::blocking::Client,
     limits: Limits,
     tokenizer: Option<Arc<Tokenizer>>,
-    /// (the most USD to spend, the model's price).
-    budget: Option<(f64, Price)>,
+    /// The run's budget, shared with its other clients.
+    budget: Option<Arc<Budget>>,
     /// The price, to report the spend, when known.
     price: Option<Price>,
     flights: Mutex<HashMap<String, Arc<Flight>>>,
@@ -396,12 +435,13 @@ impl OpenAiLlm {
         self
     }
 
-    /// Prices the calls with `price` (to report the spend), and with `max_usd` sends no call that could take
-    /// the spend past it (its input tokens, and `max_tokens` or 1,000 output tokens, at the uncached price).
+    /// Prices the calls with `price` (to report the spend), and with `budget` sends no call that could take
+    /// the run's spend past it (its input tokens, and `max_tokens` or 1,000 output tokens, at the uncached
+    /// price); a budget needs a price.
     #[must_use]
-    pub fn with_budget(mut self, price: Option<Price>, max_usd: Option<f64>) -> Self {
+    pub fn with_budget(mut self, price: Option<Price>, budget: Option<Arc<Budget>>) -> Self {
         self.price = price;
-        self.budget = max_usd.zip(price);
+        self.budget = budget.filter(|_| price.is_some());
         self
     }
 
@@ -508,6 +548,9 @@ impl OpenAiLlm {
         });
         if let Some(max) = self.config.max_tokens {
             body["max_tokens"] = json!(max);
+        }
+        if self.config.json_mode {
+            body["response_format"] = json!({"type": "json_object"});
         }
         body
     }
@@ -630,6 +673,10 @@ impl OpenAiLlm {
         let req = LlmRequest::from_contents(vec![Item::user("Reply with the word OK.")]);
         let mut body = self.body(&req);
         body["max_tokens"] = json!(8);
+        // OpenAI refuses JSON mode for a prompt that does not ask for JSON: the check asks for a word.
+        if let Some(fields) = body.as_object_mut() {
+            fields.remove("response_format");
+        }
         let body = body.to_string();
         // A rate limit or a server error may pass; a refused key, an unknown model or nothing listening
         // will not.
@@ -757,8 +804,8 @@ impl OpenAiLlm {
             .tokenizer
             .as_ref()
             .map(|t| t.count_request(&req.instructions, &req.contents) as u64);
-        if let Some((max, price)) = self.budget {
-            let spent = self.stats().spent_usd.unwrap_or(0.0);
+        if let (Some(budget), Some(price)) = (&self.budget, self.price) {
+            let (spent, max) = (budget.spent(), budget.max_usd);
             let output = u64::from(self.config.max_tokens.unwrap_or(1000));
             let next = price.cost_usd_no_cache(input_estimate.unwrap_or(0), output);
             if spent + next > max {
@@ -811,8 +858,11 @@ impl OpenAiLlm {
         self.count(|s| {
             s.estimated += u64::from(estimated);
             if let Some(p) = self.price {
-                *s.spent_usd.get_or_insert(0.0) +=
-                    p.cost_usd_no_cache(usage.input_tokens, usage.output_tokens);
+                let usd = p.cost_usd_no_cache(usage.input_tokens, usage.output_tokens);
+                *s.spent_usd.get_or_insert(0.0) += usd;
+                if let Some(b) = &self.budget {
+                    b.add(usd);
+                }
             }
         });
         if self.config.use_cache {

@@ -26,6 +26,9 @@ pub enum Agg {
     SavingOverBaseline(usize),
     /// 1 − Σ a / Σ b over any numbers; null when either sum is null or Σ b is not above 0.
     FloatSaving(usize, usize),
+    /// Σ a / Σ b over any numbers (a mean of grades: their sum over their count); null when either sum is null
+    /// or Σ b is not above 0.
+    FloatRatio(usize, usize),
     /// The 95% paired-bootstrap interval `[lo, hi]` of a [`Agg::Saving`], [`Agg::FloatSaving`] or
     /// [`Agg::Ratio`] ([`super::bootstrap`]); null when it is undefined. The metric's totals keep each
     /// replicate's sums for it.
@@ -212,6 +215,10 @@ impl Totals {
                 (Some(x), Some(y)) if y > 0.0 => float(1.0 - x / y),
                 _ => Value::Null,
             },
+            Agg::FloatRatio(a, b) => match (acc(*a).sum_f64(), acc(*b).sum_f64()) {
+                (Some(x), Some(y)) if y > 0.0 => float(x / y),
+                _ => Value::Null,
+            },
             Agg::Ci95(inner) => match self.replicate_values(inner) {
                 Some(values) => super::bootstrap::interval(values)
                     .map_or(Value::Null, |(lo, hi)| {
@@ -240,7 +247,7 @@ impl Totals {
             Agg::Saving(a, b) | Agg::FloatSaving(a, b) => pairs(*a, *b)?
                 .map(|(x, y)| (*y > 0.0).then(|| 1.0 - x / y))
                 .collect(),
-            Agg::Ratio(a, b) => pairs(*a, *b)?
+            Agg::Ratio(a, b) | Agg::FloatRatio(a, b) => pairs(*a, *b)?
                 .map(|(x, y)| (*y > 0.0).then(|| x / y))
                 .collect(),
             _ => return None,

@@ -15,6 +15,8 @@ pub struct Prices {
     pub agent: Option<Price>,
     /// The strategies' model.
     pub strategy: Option<Price>,
+    /// The judge's model (`None`: unknown, or the mock's stand-in, which costs nothing).
+    pub judge: Option<Price>,
 }
 
 impl Prices {
@@ -176,7 +178,8 @@ mod tests {
         assert_eq!(
             Prices {
                 agent: Some(p),
-                strategy: None
+                strategy: None,
+                judge: None,
             }
             .step_cost(&step),
             None
@@ -184,6 +187,7 @@ mod tests {
         let c = Prices {
             agent: Some(p),
             strategy: Some(p),
+            judge: None,
         }
         .step_cost(&step)
         .unwrap();

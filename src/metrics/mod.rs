@@ -21,6 +21,7 @@ pub mod bootstrap;
 mod by_hand;
 pub mod cost;
 pub mod intervals;
+pub mod judge;
 pub mod llm_use;
 pub mod needs;
 pub mod probes;
@@ -188,6 +189,7 @@ impl Catalog {
             Box::new(acted::Acted),
             Box::new(intervals::Intervals),
             Box::new(probes::Probes),
+            Box::new(judge::Judge),
             Box::new(token_share::TokenShare),
         ])
     }

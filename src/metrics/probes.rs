@@ -12,12 +12,25 @@ use super::{maybe, ratio, Agg, Column, EpisodeView, Field, Metric, Unit};
 /// Probe accuracy and probe retention per episode and over the dataset.
 pub struct Probes;
 
-/// (probes, correct, valid, valid and correct) of one episode under one strategy.
+/// (probes, correct, valid, valid and correct) of one episode under one strategy, over the probes with
+/// accepted answers (an open probe with only a reference answer is the judge's: `metrics::judge`).
 fn counts(v: &EpisodeView<'_>) -> (usize, usize, usize, usize) {
-    let probes = v.replay.probes.len();
-    let correct = v.replay.probes.iter().filter(|p| p.correct).count();
+    let exact: Vec<_> = v
+        .replay
+        .probes
+        .iter()
+        .filter(|p| {
+            v.episode
+                .probes
+                .iter()
+                .find(|q| q.id == p.probe)
+                .is_none_or(|q| !q.answers.is_empty())
+        })
+        .collect();
+    let probes = exact.len();
+    let correct = exact.iter().filter(|p| p.correct).count();
     let (mut valid, mut kept) = (0, 0);
-    for p in &v.replay.probes {
+    for p in exact {
         let baseline = v
             .baseline
             .probes
@@ -115,6 +128,8 @@ mod tests {
                     kind: FindingKind::Recall,
                     correct,
                     answer: String::new(),
+                    judged: false,
+                    grades: None,
                 })
                 .collect(),
         }

@@ -21,6 +21,8 @@ pub enum Purpose {
     Strategy,
     /// A probe's question.
     Probe,
+    /// The judge's grading of a probe's answer.
+    Judge,
 }
 
 /// One LLM call of a replay: a line of `llm_calls.jsonl`.
@@ -57,9 +59,11 @@ pub struct CallRecord {
     pub text: String,
 }
 
-/// An [`Llm`] that passes every call through and records it, with the real time the calls took.
+/// An [`Llm`] that passes every call through and records it, with the real time the calls took; it holds
+/// the judge too, whose calls it records the same way ([`Recorder::judge`]).
 pub(super) struct Recorder<'l> {
     inner: &'l dyn Llm,
+    judge: &'l dyn Llm,
     /// (purpose, step) of the calls about to be made.
     now: Mutex<(Purpose, Option<usize>)>,
     calls: Mutex<Vec<CallRecord>>,
@@ -68,9 +72,10 @@ pub(super) struct Recorder<'l> {
 }
 
 impl<'l> Recorder<'l> {
-    pub(super) fn new(inner: &'l dyn Llm) -> Self {
+    pub(super) fn new(inner: &'l dyn Llm, judge: &'l dyn Llm) -> Self {
         Self {
             inner,
+            judge,
             now: Mutex::new((Purpose::Strategy, None)),
             calls: Mutex::new(Vec::new()),
             wall: Mutex::new(Duration::ZERO),
@@ -107,22 +112,27 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-#[async_trait]
-impl Llm for Recorder<'_> {
-    fn model(&self) -> &str {
-        self.inner.model()
+impl Recorder<'_> {
+    /// The judge, its calls recorded as [`Purpose::Judge`].
+    pub(super) fn judge(&self) -> JudgeOf<'_, '_> {
+        JudgeOf(self)
     }
 
-    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
-        let (purpose, step) = *lock(&self.now);
+    async fn record(
+        &self,
+        purpose: Purpose,
+        llm: &dyn Llm,
+        request: &LlmRequest,
+    ) -> Result<LlmResponse> {
+        let step = lock(&self.now).1;
         let started = Instant::now();
-        let result = self.inner.generate(request).await;
+        let result = llm.generate(request).await;
         *lock(&self.wall) += started.elapsed();
         let record = match &result {
             Ok(r) => CallRecord {
                 step,
                 purpose,
-                model: self.inner.model().to_owned(),
+                model: llm.model().to_owned(),
                 request_hash: r.meta.request_hash.clone(),
                 status: r.meta.status,
                 attempts: r.meta.attempts,
@@ -137,7 +147,7 @@ impl Llm for Recorder<'_> {
             Err(e) => CallRecord {
                 step,
                 purpose,
-                model: self.inner.model().to_owned(),
+                model: llm.model().to_owned(),
                 request_hash: None,
                 status: None,
                 attempts: 0,
@@ -156,8 +166,34 @@ impl Llm for Recorder<'_> {
         lock(&self.calls).push(record);
         result
     }
+}
+
+#[async_trait]
+impl Llm for Recorder<'_> {
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+        let purpose = lock(&self.now).0;
+        self.record(purpose, self.inner, request).await
+    }
 
     fn start_episode(&self, hint: &EpisodeHint<'_>) {
         self.inner.start_episode(hint);
+    }
+}
+
+/// The judge as seen through a [`Recorder`].
+pub(super) struct JudgeOf<'r, 'l>(&'r Recorder<'l>);
+
+#[async_trait]
+impl Llm for JudgeOf<'_, '_> {
+    fn model(&self) -> &str {
+        self.0.judge.model()
+    }
+
+    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+        self.0.record(Purpose::Judge, self.0.judge, request).await
     }
 }

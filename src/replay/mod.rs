@@ -41,6 +41,7 @@ use tally::{ItemKeys, Tally};
 pub struct Replayer<'a> {
     tokenizer: Arc<Tokenizer>,
     llm: &'a dyn Llm,
+    judge: &'a dyn Llm,
     context_window: usize,
     verify: bool,
 }
@@ -52,10 +53,19 @@ impl<'a> Replayer<'a> {
         Self {
             tokenizer,
             llm,
+            judge: llm,
             context_window,
             verify: cfg!(debug_assertions)
                 || std::env::var_os("CTXBENCH_VERIFY").is_some_and(|v| v == "1"),
         }
+    }
+
+    /// The same replayer, with `judge` grading the answers of open probes (by default the replayer's LLM,
+    /// which for the mock is the stand-in judge of [`crate::llm::judge`]).
+    #[must_use]
+    pub fn with_judge(mut self, judge: &'a dyn Llm) -> Self {
+        self.judge = judge;
+        self
     }
 
     /// The same replayer, checking (or not) every change a strategy declares against the request it left:
@@ -141,7 +151,7 @@ impl<'a> Replayer<'a> {
         evidence: &mut Evidence,
     ) -> Result<EpisodeReplay> {
         let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
-        let recorder = Recorder::new(self.llm);
+        let recorder = Recorder::new(self.llm, self.judge);
         let llm: &dyn Llm = &recorder;
         let failed = |at: &str| -> Result<()> {
             match recorder.failure() {
@@ -151,6 +161,7 @@ impl<'a> Replayer<'a> {
                     match call.purpose {
                         calls::Purpose::Strategy => "strategy",
                         calls::Purpose::Probe => "probe",
+                        calls::Purpose::Judge => "judge",
                     },
                     call.error.unwrap_or_default()
                 ))),
@@ -214,7 +225,9 @@ impl<'a> Replayer<'a> {
                 evidence,
             );
             recorder.expect(calls::Purpose::Probe, Some(step));
-            probes.ask_due(at, step, &mut live, llm).await;
+            probes
+                .ask_due(at, step, &mut live, (llm, &recorder.judge()))
+                .await;
             failed(&format!("step {step}"))?;
             // 4. The recorded assistant turn is appended, whatever the strategy did.
             let end = crate::history::turn_end(items, at);
@@ -245,7 +258,7 @@ impl<'a> Replayer<'a> {
             });
         }
         recorder.expect(calls::Purpose::Probe, None);
-        let probes = probes.finish(&mut live, llm).await;
+        let probes = probes.finish(&mut live, (llm, &recorder.judge())).await;
         failed("after the last step")?;
         Ok(EpisodeReplay {
             episode: episode.id.clone(),
@@ -383,6 +396,7 @@ pub(crate) mod tests {
                 answers: vec!["test_leap".into()],
                 finding: Some("f1".into()),
                 kind: FindingKind::Recall,
+                reference: None,
             }],
             meta: serde_json::Map::new(),
             ..Episode::default()

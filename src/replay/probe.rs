@@ -1,9 +1,9 @@
-//! Probes: questions asked of the request as sent, at the first call point after the item each one names, and
-//! graded by their accepted answers.
+//! Probes: questions asked of the request as sent, at the first call point after the item each one names,
+//! graded by their accepted answers and, for an open probe (one with a reference answer), by the judge.
 
 use super::record::ProbeRecord;
 use crate::history::{normalize, Item, Probe, Role};
-use crate::llm::{Llm, LlmRequest};
+use crate::llm::{judge, Llm, LlmRequest};
 
 /// An episode's probes in the order they are due, and how many were asked.
 pub(super) struct Probes<'e> {
@@ -29,27 +29,35 @@ impl<'e> Probes<'e> {
         at: usize,
         step: usize,
         live: &mut LlmRequest,
-        llm: &dyn Llm,
+        (llm, judge): (&dyn Llm, &dyn Llm),
     ) {
         while let Some(probe) = self.due.get(self.next).filter(|p| p.after_item < at) {
-            self.records.push(ask(llm, live, probe, Some(step)).await);
+            self.records
+                .push(ask((llm, judge), live, probe, Some(step)).await);
             self.next += 1;
         }
     }
 
     /// Asks every probe not asked yet of `live` (the request as last sent, with the last turn appended), and
     /// returns every answer.
-    pub(super) async fn finish(mut self, live: &mut LlmRequest, llm: &dyn Llm) -> Vec<ProbeRecord> {
+    pub(super) async fn finish(
+        mut self,
+        live: &mut LlmRequest,
+        (llm, judge): (&dyn Llm, &dyn Llm),
+    ) -> Vec<ProbeRecord> {
         for probe in &self.due[self.next..] {
-            self.records.push(ask(llm, live, probe, None).await);
+            self.records
+                .push(ask((llm, judge), live, probe, None).await);
         }
         self.records
     }
 }
 
-/// Asks one probe against the live request; a failed call counts as a wrong answer.
+/// Asks one probe against the live request, and has the judge grade the answer of an open one. A failed call
+/// is recorded by the replay's [`super::calls::Recorder`], which fails the episode: the answer here is never
+/// graded as if it were the model's.
 pub(super) async fn ask(
-    llm: &dyn Llm,
+    (llm, judge): (&dyn Llm, &dyn Llm),
     live: &mut LlmRequest,
     probe: &Probe,
     step: Option<usize>,
@@ -62,12 +70,22 @@ pub(super) async fn ask(
         Err(e) => format!("(probe call failed: {e})"),
     };
     live.contents.pop();
+    let grades = match &probe.reference {
+        Some(reference) => judge
+            .generate(&judge::request(&probe.question, reference, &answer))
+            .await
+            .ok()
+            .and_then(|r| judge::parse(&r.text)),
+        None => None,
+    };
     ProbeRecord {
         probe: probe.id.clone(),
         step,
         kind: probe.kind,
         correct: accepts(probe, &answer),
         answer,
+        judged: probe.reference.is_some(),
+        grades,
     }
 }
 

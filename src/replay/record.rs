@@ -119,6 +119,12 @@ pub struct ProbeRecord {
     pub correct: bool,
     /// The answer.
     pub answer: String,
+    /// Whether the judge was asked to grade it (an open probe).
+    #[serde(default)]
+    pub judged: bool,
+    /// The judge's grades, when it gave any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grades: Option<crate::llm::judge::Grades>,
 }
 
 /// The replay of one episode under one strategy.

@@ -43,7 +43,7 @@ pub async fn replay(
     llm.start_episode(&EpisodeHint {
         questions: &questions,
     });
-    let recorder = Recorder::new(llm);
+    let recorder = Recorder::new(llm, llm);
     let mut reducer = strategy.config.build();
     let mut probes: Vec<&Probe> = episode.probes.iter().collect();
     probes.sort_by_key(|p| p.after_item);
@@ -95,7 +95,7 @@ pub async fn replay(
         let present = present_in(episode, &live);
         while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
             recorder.expect(Purpose::Probe, Some(step));
-            asked.push(ask(&recorder, &mut live, probe, Some(step)).await);
+            asked.push(ask((&recorder, &recorder.judge()), &mut live, probe, Some(step)).await);
             probes.remove(0);
         }
 
@@ -135,7 +135,7 @@ pub async fn replay(
     }
     recorder.expect(Purpose::Probe, None);
     for probe in probes {
-        asked.push(ask(&recorder, &mut live, probe, None).await);
+        asked.push(ask((&recorder, &recorder.judge()), &mut live, probe, None).await);
     }
     Ok(EpisodeReplay {
         episode: episode.id.clone(),

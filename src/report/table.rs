@@ -260,7 +260,71 @@ fn defensible(run: &RunReport) -> Vec<Table> {
                 .into(),
         ),
     };
-    vec![acted, intervals, costs, frontier]
+    vec![acted, intervals, costs, frontier, judge(run)]
+}
+
+/// The judge's grades of open probes.
+fn judge(run: &RunReport) -> Table {
+    let grade = |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{v:.2}"));
+    let interval = |v: &serde_json::Value| match v.as_array().map(|a| {
+        (
+            a.first().and_then(serde_json::Value::as_f64),
+            a.get(1).and_then(serde_json::Value::as_f64),
+        )
+    }) {
+        Some((Some(lo), Some(hi))) => format!("[{lo:.2}, {hi:.2}]"),
+        _ => "–".into(),
+    };
+    let mut headers = strings(["strategy", "graded", "overall (0-5)", "95% interval"]);
+    headers.extend(
+        crate::llm::judge::DIMENSIONS
+            .iter()
+            .map(|d| d.replace('_', " ")),
+    );
+    headers.extend(strings(["agrees with exact answers", "judge cost"]));
+    let stand_in = run
+        .config
+        .get("judge")
+        .is_none_or(serde_json::Value::is_null);
+    Table {
+        title: "Open probes graded by the judge".into(),
+        headers,
+        rows: run
+            .strategies
+            .iter()
+            .map(|s| {
+                let dims = s.keyed("judge_score_by_dimension");
+                let mut row = vec![
+                    s.strategy.clone(),
+                    format!("{} of {}", s.count("judge_graded"), s.count("judged")),
+                    grade(s.number("judge_score")),
+                    interval(s.get("judge_score_ci95")),
+                ];
+                row.extend(
+                    crate::llm::judge::DIMENSIONS
+                        .iter()
+                        .map(|d| grade(dims.iter().find(|(k, _)| k == d).and_then(|(_, v)| *v))),
+                );
+                row.extend([
+                    pct(s.number("judge_agreement")),
+                    usd(s.number("judge_cost_usd")),
+                ]);
+                row
+            })
+            .collect(),
+        note: Some(if stand_in {
+            "The judge here is the mock's deterministic stand-in: every dimension is 5 × the share of the \
+             reference answer's identifying tokens (names, paths, numbers) the answer holds. Configure [judge] \
+             for a model's grades on the six dimensions of the rubric (assets/judge/rubric.md)."
+                .to_owned()
+        } else {
+            format!(
+                "A model graded each answer against the reference on the rubric's six dimensions \
+                 (assets/judge/, digest {}); agreement counts a grade of 2.5 or more as a pass.",
+                &crate::llm::judge::digest()[..12]
+            )
+        }),
+    }
 }
 
 /// What each strategy lost: needs lost by cause, and the findings lost at the most needs.

@@ -69,6 +69,10 @@ pub struct RunConfig {
     /// A real OpenAI-compatible LLM for the strategies' calls and the probes; the mock when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llm: Option<OpenAiConfig>,
+    /// A real OpenAI-compatible model that grades the answers of open probes (`llm::judge`); the mock's
+    /// deterministic stand-in when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<OpenAiConfig>,
     /// The strategies to compare, by name.
     pub strategies: Vec<NamedStrategy>,
 }
@@ -82,6 +86,7 @@ impl Default for RunConfig {
             mock: MockConfig::default(),
             pricing: PricingConfig::default(),
             llm: None,
+            judge: None,
             strategies: strategy::defaults(),
         }
     }
@@ -185,6 +190,11 @@ impl RunConfig {
     pub fn prices(&self) -> Prices {
         let table = self.price_table();
         Prices {
+            // The mock's stand-in judge costs nothing.
+            judge: match &self.judge {
+                Some(j) => table.get(&j.model),
+                None => Some(crate::llm::pricing::Price::new(0.0, 0.0, 0.0)),
+            },
             agent: table.get(&self.pricing.agent_model),
             strategy: table.get(
                 self.pricing

@@ -50,6 +50,8 @@ pub struct DryRun {
     pub model: String,
     /// Its price, when known.
     pub price: Option<Price>,
+    /// The judge (`[judge]`, or the mock's stand-in, which costs nothing) and its price.
+    pub judge: (String, Option<Price>),
     /// Episodes replayed.
     pub episodes: usize,
     /// Per strategy and purpose, in config order (summaries, then probes).
@@ -70,11 +72,19 @@ impl DryRun {
     pub fn to_markdown(&self) -> String {
         let usd = |v: Option<f64>| v.map_or_else(|| "unknown".into(), |v| format!("${v:.4}"));
         let mut out = format!(
-            "Dry run: {} episodes, model {} (nothing was sent)\n\n| strategy | calls for | calls | requests sent | input tokens | output tokens | USD |\n|---|---|---:|---:|---:|---:|---:|\n",
-            self.episodes, self.model
+            "Dry run: {} episodes, model {}, judge {} (nothing was sent)\n\n| strategy | calls for | calls | requests sent | input tokens | output tokens | USD |\n|---|---|---:|---:|---:|---:|---:|\n",
+            self.episodes, self.model, self.judge.0
         );
         let mut total = DryRow::default();
+        let mut total_usd = Some(0.0);
         for r in &self.rows {
+            let price = if r.purpose == Purpose::Judge {
+                self.judge.1
+            } else {
+                self.price
+            };
+            let cost = r.usd(price);
+            total_usd = total_usd.zip(cost).map(|(a, b)| a + b);
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -82,12 +92,13 @@ impl DryRun {
                 match r.purpose {
                     Purpose::Strategy => "summaries",
                     Purpose::Probe => "probes",
+                    Purpose::Judge => "judge",
                 },
                 r.calls,
                 r.requests,
                 r.input_tokens,
                 r.output_tokens,
-                usd(r.usd(self.price))
+                usd(cost)
             );
             total.calls += r.calls;
             total.requests += r.requests;
@@ -101,7 +112,7 @@ impl DryRun {
             total.requests,
             total.input_tokens,
             total.output_tokens,
-            usd(total.usd(self.price))
+            usd(total_usd)
         );
         out.push_str(
             "\nOutput tokens are the mock's (summaries up to its summary_max_tokens, capped at [llm] max_tokens); \
@@ -188,7 +199,7 @@ pub fn dry_run(config: &RunConfig, dataset: &Path) -> Result<DryRun> {
                 {
                     continue;
                 }
-                for purpose in [Purpose::Strategy, Purpose::Probe] {
+                for purpose in [Purpose::Strategy, Purpose::Probe, Purpose::Judge] {
                     let mut row = DryRow {
                         strategy: r.strategy.clone(),
                         purpose,
@@ -228,6 +239,13 @@ pub fn dry_run(config: &RunConfig, dataset: &Path) -> Result<DryRun> {
     Ok(DryRun {
         model: llm.model.clone(),
         price: config.prices().strategy,
+        judge: (
+            config
+                .judge
+                .as_ref()
+                .map_or_else(|| "the mock's stand-in".to_owned(), |j| j.model.clone()),
+            config.prices().judge,
+        ),
         episodes: episodes
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner),

@@ -56,6 +56,8 @@ pub struct RunOutcome {
     pub dir: PathBuf,
     /// What the real LLM's client did, when the run had one.
     pub llm: Option<crate::llm::openai::LlmStats>,
+    /// What the real judge's client did, when the run had one.
+    pub judge: Option<crate::llm::openai::LlmStats>,
 }
 
 /// How a run goes besides its configuration.
@@ -89,33 +91,46 @@ pub fn run(
         config.tokenizer.encoding,
         config.tokenizer.backend,
     )?);
-    let openai = match &config.llm {
-        Some(l) => {
-            let price = config.prices().strategy;
-            if options.max_cost.is_some() && price.is_none() {
-                return Err(Error::Config(format!(
-                    "--max-cost needs the price of model '{}': add it to [pricing.models] in the config",
-                    l.model
-                )));
-            }
-            let client = OpenAiLlm::new(l.clone())?
-                .with_tokenizer(Arc::clone(&tokenizer))
-                .with_budget(price, options.max_cost);
-            // A fresh run checks the endpoint before anything is written; a re-run whose cache may answer
-            // every call checks it before its first request the cache cannot answer (and sends nothing when
-            // there is none).
-            if !client.cache_has_answers() {
-                client.preflight_once()?;
-            }
-            Some(client)
+    let budget = options.max_cost.map(crate::llm::openai::Budget::new);
+    let prices = config.prices();
+    let client = |c: &crate::llm::openai::OpenAiConfig,
+                  price: Option<crate::llm::pricing::Price>,
+                  role: &str|
+     -> Result<OpenAiLlm> {
+        if budget.is_some() && price.is_none() {
+            return Err(Error::Config(format!(
+                "--max-cost needs the price of the {role} model '{}': add it to [pricing.models] in the config",
+                c.model
+            )));
         }
-        None => None,
+        let client = OpenAiLlm::new(c.clone())?
+            .with_tokenizer(Arc::clone(&tokenizer))
+            .with_budget(price, budget.clone());
+        // A fresh run checks the endpoint before anything is written; a re-run whose cache may answer every
+        // call checks it before its first request the cache cannot answer (and sends nothing when there is
+        // none).
+        if !client.cache_has_answers() {
+            client.preflight_once()?;
+        }
+        Ok(client)
     };
+    let openai = config
+        .llm
+        .as_ref()
+        .map(|l| client(l, prices.strategy, "strategies'"))
+        .transpose()?;
+    let judge = config
+        .judge
+        .as_ref()
+        .map(|j| client(j, prices.judge, "judge's"))
+        .transpose()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
-    let config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
+    let mut config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
         what: "config",
         message: e.to_string(),
     })?;
+    // The judge's prompt and rubric are part of what a run is: a resumed run refuses another version.
+    config_json["judge_digest"] = serde_json::Value::from(crate::llm::judge::digest());
     // A resumed run reads its journal twice, entry by entry: here for the ids of the episodes to skip, and as
     // the writer starts for their totals, so that memory does not grow with the episodes finished.
     let journal = if resume {
@@ -156,19 +171,31 @@ pub fn run(
         let (result_tx, result_rx) =
             std::sync::mpsc::channel::<(usize, Option<String>, Result<Replayed>)>();
         let openai = openai.as_ref();
+        let judge = judge.as_ref();
         let tokenizer = &tokenizer;
         // Episodes replay on the pool as they arrive, each on the first free worker; results come back
         // tagged with their place in the dataset.
         let workers = scope.spawn(move || -> Result<()> {
-            let mock;
+            // The mock answers for a missing [llm], and stands in for a missing [judge].
+            let mock = MockLlm::new(config.mock.clone(), Arc::clone(tokenizer));
             let llm: &dyn Llm = match openai {
                 Some(l) => l,
-                None => {
-                    mock = MockLlm::new(config.mock.clone(), Arc::clone(tokenizer));
-                    &mock
-                }
+                None => &mock,
             };
-            let replayer = Replayer::new(Arc::clone(tokenizer), llm, config.context_window);
+            // The stand-in is a mock of its own so its calls are named as such in llm_calls.jsonl.
+            let stand_in = MockLlm::new(
+                crate::llm::mock::MockConfig {
+                    model: crate::llm::judge::STAND_IN_MODEL.to_owned(),
+                    ..config.mock.clone()
+                },
+                Arc::clone(tokenizer),
+            );
+            let grader: &dyn Llm = match judge {
+                Some(j) => j,
+                None => &stand_in,
+            };
+            let replayer =
+                Replayer::new(Arc::clone(tokenizer), llm, config.context_window).with_judge(grader);
             pool.install(|| {
                 episode_rx.into_iter().par_bridge().for_each_with(
                     result_tx,
@@ -237,6 +264,7 @@ pub fn run(
             report: writer.finish()?,
             dir: out.to_owned(),
             llm: openai.map(OpenAiLlm::stats),
+            judge: judge.map(OpenAiLlm::stats),
         })
     })
 }

@@ -696,9 +696,14 @@ fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
     assert!(lines
         .iter()
         .any(|l| l["purpose"] == "probe" && l["text"] == "foo.h"));
-    assert!(lines
-        .iter()
-        .all(|l| l["model"] == "test-model" && l["episode"].is_string()));
+    // Without [judge], the mock's stand-in grades open probes, under its own name.
+    assert!(lines.iter().all(|l| l["episode"].is_string()
+        && l["model"]
+            == if l["purpose"] == "judge" {
+                "stand-in-judge"
+            } else {
+                "test-model"
+            }));
     assert!(lines
         .iter()
         .any(|l| l["attempts"] == 1 && l["status"] == 200));
@@ -727,4 +732,80 @@ fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
         before + 1,
         "only the preflight was sent"
     );
+}
+
+/// With `[judge]`, open probes are graded by that model: its calls are in llm_calls.jsonl as `judge`, its
+/// grades in summary.json, its cost apart; the dry run counts its calls; and the judge's version is part of
+/// what a resumed run must match.
+#[test]
+fn a_judge_grades_open_probes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 2);
+    let (url, seen) = server_fn(|_, body| {
+        Some(if body.contains("Reference answer:") {
+            ok(
+                r#"{"accuracy": 4, "context_awareness": 4, "artifact_trail": 3, "completeness": 4, "continuity": 4, "instruction_following": 5, "overall": 4}"#,
+            )
+        } else {
+            ok("foo.h")
+        })
+    });
+    let cfg = llm_config(dir.path(), "judged", &url, "");
+    let judge = format!(
+        "[judge]\nbase_url = \"{url}\"\nmodel = \"judge-model\"\napi_key_env = \"\"\ncache_dir = \"{}\"\n\
+         [pricing.models.\"judge-model\"]\ninput = 1.0\ncached_input = 1.0\noutput = 2.0\n",
+        dir.path().join("cache-judge").display()
+    );
+    let with_judge = std::fs::read_to_string(&cfg).unwrap().replacen(
+        "[[strategies]]",
+        &format!("{judge}[[strategies]]"),
+        1,
+    );
+    std::fs::write(&cfg, with_judge).unwrap();
+
+    let out = ctxbench_run(
+        &data,
+        Some(&cfg),
+        &dir.path().join("dry"),
+        &["--dry-run"],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("| judge |"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(seen.lock().unwrap().requests, 0);
+
+    let run = dir.path().join("run");
+    let out = ctxbench_run(&data, Some(&cfg), &run, &[], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Judge:"),
+        "{}",
+        text(&out.stdout)
+    );
+    let calls: Vec<serde_json::Value> = std::fs::read_to_string(run.join("llm_calls.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let judged: Vec<_> = calls.iter().filter(|c| c["purpose"] == "judge").collect();
+    assert!(!judged.is_empty());
+    assert!(judged.iter().all(|c| c["model"] == "judge-model"));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let none = &summary["strategies"][0];
+    assert_eq!(none["judge_score"], 4.0);
+    assert_eq!(none["judge_score_by_dimension"]["artifact_trail"], 3.0);
+    assert!(none["judge_graded"].as_u64().unwrap() > 0);
+    assert!(none["judge_cost_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        summary["config"]["judge_digest"].as_str().map(str::len),
+        Some(64),
+        "the judge's version is recorded"
+    );
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("## Open probes graded by the judge") && report.contains("digest"));
 }

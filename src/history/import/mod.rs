@@ -204,6 +204,7 @@ pub fn import_text(text: &str, origin: &Path, format: Option<&str>) -> Result<Ve
         }
         if ep.findings.is_empty() {
             super::findings::extract(ep);
+            super::open_probes::add(ep);
         }
     }
     Ok(episodes)

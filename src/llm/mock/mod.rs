@@ -77,7 +77,18 @@ impl MockLlm {
     /// transcript, or an answer to its last user message; usage counted with the tokenizer.
     #[must_use]
     pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
+        let judged = crate::llm::judge::parts(request);
         let (text, input, output) = match Transcript::from_request(request) {
+            // The stand-in judge (see `llm::judge`).
+            _ if judged.is_some() => {
+                let (reference, answer) = judged.unwrap_or_default();
+                let text = crate::llm::judge::stand_in(reference, answer);
+                let input = self
+                    .tokenizer
+                    .count_request(&request.instructions, &request.contents);
+                let output = self.tokenizer.count_text(&text);
+                (text, input, output)
+            }
             Some(transcript) => {
                 let text = summarize::summarize(
                     transcript,

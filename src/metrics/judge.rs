@@ -1,0 +1,296 @@
+//! The judge's grades of open probes ([`crate::llm::judge`]): the mean overall grade, per dimension and per
+//! probe kind, with its interval; how often the judge agrees with exact-answer grading where a probe has both;
+//! and what the judge's calls cost, apart from the strategies' own.
+
+use serde_json::Value;
+
+use super::{maybe, Agg, Column, EpisodeView, Field, Metric, Unit};
+use crate::history::FindingKind;
+use crate::llm::judge::DIMENSIONS;
+use crate::replay::calls::Purpose;
+
+/// A grade at or above this counts as "right" when the judge is compared with exact-answer grading.
+pub const PASS: f64 = 2.5;
+
+/// Judge grades and judge cost.
+pub struct Judge;
+
+impl Metric for Judge {
+    fn episode_columns(&self) -> Vec<Column> {
+        vec![
+            Column::new(
+                "judged",
+                Unit::Count,
+                "Open probes the judge was asked to grade.",
+            ),
+            Column::new(
+                "judge_score",
+                Unit::Count,
+                "Mean overall grade (0-5) of the answers the judge graded.",
+            ),
+        ]
+    }
+
+    /// The columns; then the graded count, the overall sum, the sum per dimension, (graded, sum) per kind,
+    /// the probes with both kinds of grading and those where the two agree, the judge's calls, and their cost.
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+        let probes = &v.replay.probes;
+        let graded: Vec<_> = probes
+            .iter()
+            .filter_map(|p| p.grades.map(|g| (p, g)))
+            .collect();
+        let judged = probes.iter().filter(|p| p.judged).count();
+        #[allow(clippy::cast_precision_loss)]
+        let mean = (!graded.is_empty())
+            .then(|| graded.iter().map(|(_, g)| g.overall).sum::<f64>() / graded.len() as f64);
+        out.extend([Value::from(judged), maybe(mean)]);
+        out.push(Value::from(graded.len()));
+        out.push(super::float(graded.iter().map(|(_, g)| g.overall).sum()));
+        for d in 0..DIMENSIONS.len() {
+            out.push(super::float(
+                graded.iter().map(|(_, g)| g.dimensions[d]).sum(),
+            ));
+        }
+        for kind in FindingKind::ALL {
+            let of_kind: Vec<f64> = graded
+                .iter()
+                .filter(|(p, _)| p.kind == kind)
+                .map(|(_, g)| g.overall)
+                .collect();
+            out.extend([
+                Value::from(of_kind.len()),
+                super::float(of_kind.iter().sum()),
+            ]);
+        }
+        // Probes with accepted answers as well: does a pass by the judge go with a correct exact answer?
+        let exact: Vec<_> = graded
+            .iter()
+            .filter(|(p, _)| {
+                v.episode
+                    .probes
+                    .iter()
+                    .find(|q| q.id == p.probe)
+                    .is_some_and(|q| !q.answers.is_empty())
+            })
+            .collect();
+        let agree = exact
+            .iter()
+            .filter(|(p, g)| p.correct == (g.overall >= PASS))
+            .count();
+        out.extend([Value::from(exact.len()), Value::from(agree)]);
+        let calls: Vec<_> = v
+            .replay
+            .calls
+            .iter()
+            .filter(|c| c.purpose == Purpose::Judge)
+            .collect();
+        out.push(Value::from(calls.len()));
+        let cost = if calls.is_empty() {
+            Some(0.0)
+        } else {
+            v.context.prices.judge.map(|p| {
+                calls
+                    .iter()
+                    .map(|c| p.cost_usd_no_cache(c.input_tokens, c.output_tokens))
+                    .sum()
+            })
+        };
+        out.push(maybe(cost));
+    }
+
+    fn strategy_fields(&self) -> Vec<Field> {
+        let (graded, overall, dims) = (2, 3, 4);
+        let kinds = dims + DIMENSIONS.len();
+        let both = kinds + 2 * FindingKind::ALL.len();
+        let (agree, calls, cost) = (both + 1, both + 2, both + 3);
+        let mean = Agg::FloatRatio(overall, graded);
+        vec![
+            Field::new("judged", Unit::Count, "Open probes the judge was asked to grade.", Agg::Sum(0)),
+            Field::new(
+                "judge_graded",
+                Unit::Count,
+                "Of those, the answers it gave grades for (a reply without grades is not counted).",
+                Agg::Sum(graded),
+            ),
+            Field::new(
+                "judge_score",
+                Unit::Count,
+                "Mean overall grade, 0-5, of the answers graded, pooled.",
+                mean.clone(),
+            ),
+            Field::new(
+                "judge_score_ci95",
+                Unit::Count,
+                "95% paired-bootstrap interval of judge_score.",
+                Agg::Ci95(Box::new(mean)),
+            ),
+            Field::new(
+                "judge_score_by_dimension",
+                Unit::Count,
+                "Mean grade per rubric dimension, 0-5.",
+                Agg::Keyed(
+                    DIMENSIONS
+                        .iter()
+                        .enumerate()
+                        .map(|(d, name)| ((*name).to_owned(), Agg::FloatRatio(dims + d, graded)))
+                        .collect(),
+                ),
+            ),
+            Field::new(
+                "judge_score_by_kind",
+                Unit::Count,
+                "Mean overall grade per probe kind, 0-5.",
+                Agg::Keyed(
+                    FindingKind::ALL
+                        .iter()
+                        .enumerate()
+                        .map(|(k, kind)| {
+                            let at = kinds + 2 * k;
+                            (kind.as_str().to_owned(), Agg::FloatRatio(at + 1, at))
+                        })
+                        .collect(),
+                ),
+            ),
+            Field::new(
+                "judge_agreement",
+                Unit::Share,
+                "Of the probes graded both ways, the share where the judge's pass (overall at least 2.5) goes \
+                 with a correct exact answer and its fail with a wrong one.",
+                Agg::Ratio(agree, both),
+            ),
+            Field::new("judge_calls", Unit::Count, "Calls to the judge.", Agg::Sum(calls)),
+            Field::new(
+                "judge_cost_usd",
+                Unit::Usd,
+                "Cost of the judge's calls (uncached), apart from the strategies' own; 0 for the stand-in.",
+                Agg::Sum(cost),
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Episode, Probe};
+    use crate::llm::judge::Grades;
+    use crate::llm::pricing::Price;
+    use crate::metrics::{Context, Prices};
+    use crate::replay::calls::CallRecord;
+    use crate::replay::{EpisodeReplay, ProbeRecord};
+
+    fn record(id: &str, kind: FindingKind, correct: bool, overall: Option<f64>) -> ProbeRecord {
+        ProbeRecord {
+            probe: id.into(),
+            step: None,
+            kind,
+            correct,
+            answer: String::new(),
+            judged: true,
+            grades: overall.map(|o| Grades {
+                dimensions: [o, 1.0, 2.0, 3.0, 4.0, 5.0],
+                overall: o,
+            }),
+        }
+    }
+
+    fn judge_call(input: u64, output: u64) -> CallRecord {
+        CallRecord {
+            step: None,
+            purpose: Purpose::Judge,
+            model: "j".into(),
+            request_hash: None,
+            status: Some(200),
+            attempts: 1,
+            cached: false,
+            latency_ms: 0.0,
+            input_tokens: input,
+            output_tokens: output,
+            estimated: false,
+            error: None,
+            text: String::new(),
+        }
+    }
+
+    /// Three judged probes: p1 (recall, exact answers too, correct, graded 4), p2 (artifact, open only,
+    /// graded 1), p3 (recall, exact answers too, wrong, no grade given). Mean overall (4 + 1) / 2 = 2.5; p1
+    /// agrees (correct and 4 ≥ 2.5); p3 has no grade, so one probe is graded both ways. Two judge calls of
+    /// 1,000 + 100 tokens at $1 and $2 per million: 2 × 0.0012 = $0.0024.
+    #[test]
+    fn judge_values_by_hand() {
+        let probe = |id: &str, answers: bool| Probe {
+            id: id.into(),
+            answers: if answers {
+                vec!["x".into()]
+            } else {
+                Vec::new()
+            },
+            reference: Some("ref".into()),
+            ..Probe::default()
+        };
+        let episode = Episode {
+            probes: vec![probe("p1", true), probe("p2", false), probe("p3", true)],
+            ..Episode::default()
+        };
+        let replay = EpisodeReplay {
+            episode: "e".into(),
+            source: "t".into(),
+            strategy: "s".into(),
+            items: 0,
+            steps: Vec::new(),
+            probes: vec![
+                record("p1", FindingKind::Recall, true, Some(4.0)),
+                record("p2", FindingKind::Artifact, false, Some(1.0)),
+                record("p3", FindingKind::Recall, false, None),
+            ],
+            calls: vec![judge_call(1000, 100), judge_call(1000, 100)],
+        };
+        let context = Context {
+            prices: Prices {
+                judge: Some(Price::new(1.0, 1.0, 2.0)),
+                ..Prices::default()
+            },
+            context_window: 1000,
+        };
+        let view = EpisodeView {
+            episode: &episode,
+            replay: &replay,
+            baseline: &replay,
+            context: &context,
+        };
+        let mut out = Vec::new();
+        Judge.episode_values(&view, &mut out);
+        assert_eq!(
+            out[..4],
+            [
+                Value::from(3),
+                Value::from(2.5),
+                Value::from(2),
+                Value::from(5.0)
+            ]
+        );
+        // Dimension sums: accuracy 4 + 1, then 1 + 1, 2 + 2, … .
+        assert_eq!(out[4..10], [5.0, 2.0, 4.0, 6.0, 8.0, 10.0].map(Value::from));
+        // Per kind (graded, sum): recall (1, 4), artifact (1, 1), decision and continuation none.
+        assert_eq!(
+            out[10..18],
+            [
+                Value::from(1),
+                Value::from(4.0),
+                Value::from(1),
+                Value::from(1.0),
+                Value::from(0),
+                Value::from(0.0),
+                Value::from(0),
+                Value::from(0.0)
+            ]
+        );
+        assert_eq!(
+            out[18..21],
+            [Value::from(1), Value::from(1), Value::from(2)]
+        );
+        let cost = out[21].as_f64().unwrap();
+        assert!((cost - 0.0024).abs() < 1e-12, "{cost}");
+        assert_eq!(out.len(), 22);
+    }
+}
