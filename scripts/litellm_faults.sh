@@ -145,7 +145,8 @@ CFG="$(config lost slow "" "" 1)"
 "$BIN" run --dataset "$WORK/many.jsonl" --config "$CFG" --out "$WORK/lost" >"$WORK/lost.txt" 2>&1 &
 RUN_PID=$!
 start_time=$SECONDS
-until [ -f "$WORK/lost/resume.jsonl" ] && [ "$(wc -l <"$WORK/lost/resume.jsonl")" -ge 3 ]; do
+# Until it completes, a run is in OUT.partial.
+until [ -f "$WORK/lost.partial/resume.jsonl" ] && [ "$(wc -l <"$WORK/lost.partial/resume.jsonl")" -ge 3 ]; do
     (( SECONDS - start_time < 120 )) || fail "no episode was journaled"
     sleep 0.2
 done
@@ -156,7 +157,8 @@ wait "$RUN_PID"
 CODE=$?
 set -e
 [ "$CODE" -ne 0 ] || fail "the run exited 0 with the proxy gone"
-[ -f "$WORK/lost/resume.jsonl" ] || fail "the journal was not kept"
+[ -f "$WORK/lost.partial/resume.jsonl" ] || fail "the journal was not kept"
+[ ! -e "$WORK/lost" ] || fail "an incomplete run was swapped in"
 log "proxy killed mid-run: exit $CODE, journal kept"
 start
 "$BIN" run --dataset "$WORK/many.jsonl" --config "$CFG" --out "$WORK/lost" --resume >/dev/null \

@@ -61,7 +61,7 @@ model = "smollm2"
 api_key_env = "CTXBENCH_CHECK_KEY"
 cache_dir = "$WORK/cache-$1"
 max_tokens = 200
-json_mode = true
+response_format = "json_object_schema"
 max_concurrency = ${2:-2}
 max_retries = 2
 backoff_ms = 200
@@ -132,10 +132,10 @@ run --config "$CFG" --out "$WORK/b" >"$WORK/b.txt"
 grep -q " 0 HTTP requests sent" "$WORK/b.txt" || { cat "$WORK/b.txt"; fail "the re-run sent requests"; }
 log "re-run: 0 requests sent"
 
-# Waits until the run writing $1 has journaled at least one episode.
+# Waits until the run writing $1 has journaled at least one episode (in $1.partial until it completes).
 wait_journal() {
     local start=$SECONDS
-    until [ -f "$1/resume.jsonl" ] && [ "$(wc -l <"$1/resume.jsonl")" -ge 2 ]; do
+    until [ -f "$1.partial/resume.jsonl" ] && [ "$(wc -l <"$1.partial/resume.jsonl")" -ge 2 ]; do
         (( SECONDS - start < 300 )) || fail "no episode was journaled in $1"
         sleep 0.2
     done
@@ -160,7 +160,8 @@ RUN_PID=$!
 wait_journal "$WORK/k"
 kill -9 "$RUN_PID" 2>/dev/null || true
 wait "$RUN_PID" 2>/dev/null || true
-[ -f "$WORK/k/resume.jsonl" ] || fail "the killed run left no journal"
+[ -f "$WORK/k.partial/resume.jsonl" ] || fail "the killed run left no journal"
+[ ! -e "$WORK/k" ] || fail "the killed run was swapped in"
 run --config "$CFG" --out "$WORK/k" --resume >/dev/null || fail "--resume after SIGKILL"
 run --config "$CFG" --out "$WORK/k-again" >"$WORK/k-again.txt"
 grep -q " 0 HTTP requests sent" "$WORK/k-again.txt" || fail "the uninterrupted re-run was not served from the cache"
@@ -179,7 +180,7 @@ wait "$RUN_PID"
 CODE=$?
 set -e
 [ "$CODE" -ne 0 ] || fail "the run exited 0 with the server gone"
-[ -f "$WORK/l/resume.jsonl" ] || fail "the journal was not kept"
+[ -f "$WORK/l.partial/resume.jsonl" ] || fail "the journal was not kept"
 log "server killed mid-run: exit $CODE, journal kept: $(tail -n 2 "$WORK/l.txt" | tr '\n' ' ')"
 start
 run --config "$CFG" --out "$WORK/l" --resume >/dev/null || fail "--resume once the server is back"

@@ -22,8 +22,8 @@ pub enum Command {
     Run(RunArgs),
     /// Run a grid of strategy settings and recommend the cheapest one that keeps enough findings.
     Sweep {
-        /// Dataset file or directory of .jsonl files.
-        #[arg(long, default_value = "datasets")]
+        /// Dataset file (JSON lines of episodes) or directory of .jsonl files.
+        #[arg(long, default_value = "datasets/default.jsonl")]
         dataset: PathBuf,
         /// Run config (window, tokenizer, pricing); its strategies are replaced by the grid.
         #[arg(long)]
@@ -100,13 +100,16 @@ pub enum Command {
 /// Arguments of `ctxbench run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Dataset file or directory of .jsonl files.
-    #[arg(long, default_value = "datasets")]
+    /// Dataset file (JSON lines of episodes) or directory of .jsonl files; an agent's own trace is converted
+    /// with `ctxbench import` first.
+    #[arg(long, default_value = "datasets/default.jsonl")]
     pub dataset: PathBuf,
     /// TOML config (strategies, window, tokenizer, pricing, mock model).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Strategies to compare, by name (comma-separated or repeated); default: all in the config.
+    /// Strategies to compare, by name (comma-separated or repeated): the config's, the built-in ones, the peer
+    /// presets (`ctxbench strategies` lists them), `presets` for every preset, `all` for every built-in
+    /// strategy and preset; default: all in the config.
     #[arg(long, value_delimiter = ',')]
     pub strategies: Vec<String>,
     /// Output directory; default reports/<name>.
@@ -115,9 +118,16 @@ pub struct RunArgs {
     /// Run name; default: the config file's stem, or "default".
     #[arg(long)]
     pub name: Option<String>,
-    /// Override the context window, in tokens.
+    /// Override the context window, in tokens (budgets given as a share of the window follow it).
     #[arg(long)]
     pub window: Option<usize>,
+    /// The retention at need (0 to 1) the recommended strategy must keep; default 0.9 or the config's
+    /// `min_retention`.
+    #[arg(long, value_name = "SHARE")]
+    pub min_retention: Option<f64>,
+    /// Also print each strategy's compute time and its LLM calls' latency (p50, p95; in timings.csv too).
+    #[arg(long, short)]
+    pub verbose: bool,
     /// With a real LLM (`[llm]` in the config): ignore the response cache and call the endpoint again.
     #[arg(long)]
     pub no_cache: bool,

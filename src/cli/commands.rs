@@ -46,6 +46,8 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         out,
         name,
         window,
+        min_retention,
+        verbose,
         no_cache,
         resume,
         keep_going,
@@ -64,6 +66,9 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     }
     if let Some(w) = window {
         config.context_window = w;
+    }
+    if let Some(m) = min_retention {
+        config.min_retention = m;
     }
     if !strategies.is_empty() {
         config.select(&strategies)?;
@@ -87,8 +92,15 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         write!(stdout, "{}", estimate.to_markdown())?;
         return Ok(true);
     }
+    for w in config.warnings() {
+        eprintln!("warning: {w}");
+    }
     let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
-    let bar = progress_bar();
+    let bar = progress_bar(dataset);
+    if let Ok(staging) = run::staging::staging_dir(&out) {
+        let command: Vec<String> = std::env::args().filter(|a| a != "--resume").collect();
+        super::progress::on_interrupt(command.join(" "), &staging);
+    }
     let options = run::RunOptions {
         resume,
         keep_going,
@@ -96,14 +108,24 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     };
     let outcome = match run::run(&config, dataset, &out, &name, &Bar(bar.clone()), &options) {
         Ok(outcome) => outcome,
-        Err(e) if out.join(run::journal::JOURNAL).exists() => {
-            return Err(anyhow::Error::new(e).context(format!(
-                "run '{name}' stopped; the episodes it finished are in '{}' (`ctxbench run --resume` with the \
-                 same arguments continues it)",
-                out.display()
-            )))
+        Err(e) => {
+            let staging = run::staging::staging_dir(&out).unwrap_or_else(|_| out.clone());
+            let finished = run::staging::finished_in(&staging);
+            let context = if finished > 0 {
+                format!(
+                    "run '{name}' stopped; the {finished} episode(s) it finished are in '{}' (`ctxbench run \
+                     --resume` with the same arguments continues it){}",
+                    staging.display(),
+                    previous(&out)
+                )
+            } else {
+                format!(
+                    "run '{name}' failed before finishing an episode{}",
+                    previous(&out)
+                )
+            };
+            return Err(anyhow::Error::new(e).context(context));
         }
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("run '{name}' failed"))),
     };
     bar.finish_and_clear();
     let r = &outcome.report;
@@ -114,11 +136,14 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     )?;
     write!(stdout, "{}", comparison_table(&r.strategies))?;
     writeln!(stdout)?;
+    if let Some(pick) = &r.recommendation {
+        writeln!(stdout, "What to pick: {}\n", pick.text.replace('`', ""))?;
+    }
     for line in crate::report::table::reading(r) {
         writeln!(stdout, "{}", line.replace('`', ""))?;
     }
     writeln!(stdout)?;
-    for t in &r.timings {
+    for t in r.timings.iter().filter(|_| verbose) {
         write!(
             stdout,
             "strategy compute {}: p50 {:.0} µs, p95 {:.0} µs",
@@ -160,6 +185,12 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     if !r.failed.is_empty() {
         writeln!(
             stdout,
+            "the run is incomplete, so it stays in '{}'{}; `ctxbench run --resume` retries the episodes left out",
+            outcome.dir.display(),
+            previous(&out)
+        )?;
+        writeln!(
+            stdout,
             "\n{} episode(s) left out of every figure because an LLM call failed (see the report):",
             r.failed.len()
         )?;
@@ -169,6 +200,18 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         return Ok(false);
     }
     Ok(true)
+}
+
+/// What a stopped or incomplete run says about the output directory it did not replace.
+fn previous(out: &std::path::Path) -> String {
+    if out.join("summary.json").exists() {
+        format!(
+            "; the previous complete run in '{}' is untouched",
+            out.display()
+        )
+    } else {
+        String::new()
+    }
 }
 
 pub(super) fn cmd_usage(
@@ -254,5 +297,158 @@ pub(super) fn cmd_usage(
             }
         }
     }
+    Ok(true)
+}
+
+/// The files `import` reads for `paths`: a file as given, a directory's regular files (recursively, sorted,
+/// hidden ones and `*.md` notes named README or MANIFEST left out), each marked whether it came from a
+/// directory (then a file in no known format is skipped with a warning rather than an error).
+fn import_inputs(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            out.push((path.clone(), false));
+            continue;
+        }
+        let mut found = Vec::new();
+        let mut dirs = vec![path.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir)
+                .with_context(|| format!("failed to read the directory '{}'", dir.display()))?
+            {
+                let entry = entry?;
+                let p = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let stem = name.split('.').next().unwrap_or("").to_ascii_uppercase();
+                if name.starts_with('.') || stem == "README" || stem == "MANIFEST" {
+                    continue;
+                }
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    found.push(p);
+                }
+            }
+        }
+        found.sort();
+        out.extend(found.into_iter().map(|p| (p, true)));
+    }
+    Ok(out)
+}
+
+pub(super) fn cmd_import(
+    stdout: &mut impl Write,
+    format: &str,
+    paths: &[PathBuf],
+    out: &std::path::Path,
+    tools: Option<&std::path::Path>,
+) -> Result<bool> {
+    let tools = tools
+        .map(|t| {
+            crate::history::import::read_tools(t)
+                .map(|defs| (t, defs))
+                .context("failed to read the tool definitions")
+        })
+        .transpose()?;
+    let mut episodes = Vec::new();
+    let (mut given_tools, mut skipped, mut without_findings) = (0, 0, 0);
+    for (f, in_dir) in import_inputs(paths)? {
+        let mut eps = match crate::history::import::import_file(&f, Some(format)) {
+            Ok(eps) => eps,
+            Err(e) if in_dir => {
+                writeln!(stdout, "warning: skipped '{}': {e}", f.display())?;
+                skipped += 1;
+                continue;
+            }
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("failed to import '{}'", f.display()))
+                )
+            }
+        };
+        for ep in &mut eps {
+            if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty()) {
+                ep.tools.clone_from(defs);
+                given_tools += 1;
+            }
+        }
+        for ep in &eps {
+            if let Some(issue) = crate::history::validate::check_episode(ep)
+                .into_iter()
+                .next()
+            {
+                bail!(
+                    "imported episode '{}' from '{}' is invalid: {}: {}",
+                    ep.id,
+                    f.display(),
+                    issue.field,
+                    issue.message
+                );
+            }
+            let detected = ep
+                .meta
+                .get("format")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or(format);
+            writeln!(
+                stdout,
+                "{}: {detected} trace, episode '{}', {} items, {} findings, {} probes",
+                f.display(),
+                ep.id,
+                ep.items.len(),
+                ep.findings.len(),
+                ep.probes.len()
+            )?;
+            if ep.findings.is_empty() {
+                without_findings += 1;
+                writeln!(
+                    stdout,
+                    "warning: episode '{}' has no findings: none could be found automatically, so retention \
+                     is not measured on it (add findings by hand: README, Dataset format)",
+                    ep.id
+                )?;
+            }
+        }
+        episodes.extend(eps);
+    }
+    if episodes.is_empty() {
+        bail!(
+            "nothing was imported from {}{}; '{}' was not written",
+            paths
+                .iter()
+                .map(|p| format!("'{}'", p.display()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if skipped > 0 {
+                format!(" ({skipped} files in no known format)")
+            } else {
+                String::new()
+            },
+            out.display()
+        );
+    }
+    if let Some((path, defs)) = &tools {
+        writeln!(
+            stdout,
+            "gave the {} tool definitions of {} to {given_tools} of {} episodes (the others record their own)",
+            defs.len(),
+            path.display(),
+            episodes.len()
+        )?;
+    }
+    let mut bytes = Vec::new();
+    crate::history::dataset::write_episodes(&mut bytes, &episodes)?;
+    crate::files::write_atomic(out, &bytes)?;
+    writeln!(
+        stdout,
+        "wrote {} episodes to {} ({without_findings} without findings{})",
+        episodes.len(),
+        out.display(),
+        if skipped > 0 {
+            format!(", {skipped} files skipped")
+        } else {
+            String::new()
+        }
+    )?;
     Ok(true)
 }

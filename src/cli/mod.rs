@@ -69,7 +69,7 @@ pub fn run(cli: Cli) -> Result<bool> {
                 sweep.min_retention = m;
             }
             let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
-            let bar = progress_bar();
+            let bar = progress_bar(&dataset);
             let (outcome, rec) =
                 crate::sweep::run(&base, &sweep, &dataset, &out, &name, &Bar(bar.clone()))
                     .with_context(|| {
@@ -90,6 +90,15 @@ pub fn run(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Command::Gen { seed, out } => {
+            // The bundled dataset is the one seed 42 makes; another seed goes to a file of its own.
+            let bundled = std::path::Path::new("datasets/default.jsonl");
+            if seed != 42 && out.ends_with(bundled) {
+                bail!(
+                    "seed {seed} would overwrite the bundled dataset '{}', which is seed 42's: give --out, \
+                     e.g. --out datasets/seed-{seed}.jsonl",
+                    out.display()
+                );
+            }
             let episodes = crate::gen::generate(seed);
             if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir)
@@ -112,69 +121,7 @@ pub fn run(cli: Cli) -> Result<bool> {
             files,
             out,
             tools,
-        } => {
-            let tools = tools
-                .map(|t| {
-                    crate::history::import::read_tools(&t)
-                        .map(|defs| (t, defs))
-                        .context("failed to read the tool definitions")
-                })
-                .transpose()?;
-            let mut episodes = Vec::new();
-            let mut given_tools = 0;
-            for f in &files {
-                let mut eps = crate::history::import::import_file(f, Some(&format))
-                    .with_context(|| format!("failed to import '{}'", f.display()))?;
-                for ep in &mut eps {
-                    if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty()) {
-                        ep.tools.clone_from(defs);
-                        given_tools += 1;
-                    }
-                }
-                for ep in &eps {
-                    if let Some(issue) = crate::history::validate::check_episode(ep)
-                        .into_iter()
-                        .next()
-                    {
-                        bail!(
-                            "imported episode '{}' from '{}' is invalid: {}: {}",
-                            ep.id,
-                            f.display(),
-                            issue.field,
-                            issue.message
-                        );
-                    }
-                    writeln!(
-                        stdout,
-                        "{}: episode '{}', {} items, {} findings",
-                        f.display(),
-                        ep.id,
-                        ep.items.len(),
-                        ep.findings.len()
-                    )?;
-                }
-                episodes.extend(eps);
-            }
-            if let Some((path, defs)) = &tools {
-                writeln!(
-                    stdout,
-                    "gave the {} tool definitions of {} to {given_tools} of {} episodes (the others record their own)",
-                    defs.len(),
-                    path.display(),
-                    episodes.len()
-                )?;
-            }
-            let mut bytes = Vec::new();
-            write_episodes(&mut bytes, &episodes)?;
-            write_atomic(&out, &bytes)?;
-            writeln!(
-                stdout,
-                "wrote {} episodes to {}",
-                episodes.len(),
-                out.display()
-            )?;
-            Ok(true)
-        }
+        } => commands::cmd_import(&mut stdout, &format, &files, &out, tools.as_deref()),
         Command::Usage {
             dataset,
             encoding,

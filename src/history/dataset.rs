@@ -19,6 +19,10 @@ pub struct DatasetReader<R> {
     buf: Vec<u8>,
     /// Whether anything (an episode or an error) came out of the file yet.
     yielded: bool,
+    /// Whether an episode came out of the file yet.
+    parsed: bool,
+    /// The file is an agent's trace, not a dataset: nothing more comes out after the error that says so.
+    done: bool,
 }
 
 impl DatasetReader<BufReader<File>> {
@@ -41,6 +45,8 @@ impl<R: BufRead> DatasetReader<R> {
             line: 0,
             buf: Vec::new(),
             yielded: false,
+            parsed: false,
+            done: false,
         }
     }
 
@@ -80,6 +86,9 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
     type Item = Result<(usize, Episode)>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
         let Some(next) = self.next_line() else {
             // A file with nothing in it is a mistake (a failed export, a wrong path), not an empty dataset.
             if !self.yielded {
@@ -97,15 +106,26 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
             Ok(v) => v,
             Err(e) => return Some(Err(e)),
         };
-        Some(
-            parse_episode(&text)
-                .map(|ep| (line, ep))
-                .map_err(|message| Error::Parse {
+        match parse_episode(&text) {
+            Ok(ep) => {
+                self.parsed = true;
+                Some(Ok((line, ep)))
+            }
+            Err(mut message) => {
+                // A first line that is no episode: an agent's own trace given where a dataset belongs?
+                if !self.parsed {
+                    if let Some(hint) = crate::history::import::trace_hint(&self.path) {
+                        message = format!("{hint} ({message})");
+                        self.done = true;
+                    }
+                }
+                Some(Err(Error::Parse {
                     path: self.path.clone(),
                     line,
                     message,
-                }),
-        )
+                }))
+            }
+        }
     }
 }
 

@@ -62,6 +62,24 @@ pub fn request(question: &str, reference: &str, answer: &str) -> LlmRequest {
     }
 }
 
+/// The JSON schema of the judge's reply: every dimension and `overall`, each an integer 0 to 5, nothing else
+/// (for servers that constrain replies to a schema: `response_format` in `[judge]`).
+#[must_use]
+pub fn schema() -> Value {
+    let grade = serde_json::json!({"type": "integer", "enum": [0, 1, 2, 3, 4, 5]});
+    let keys: Vec<&str> = DIMENSIONS
+        .iter()
+        .copied()
+        .chain(std::iter::once("overall"))
+        .collect();
+    serde_json::json!({
+        "type": "object",
+        "properties": keys.iter().map(|k| ((*k).to_owned(), grade.clone())).collect::<serde_json::Map<_, _>>(),
+        "required": keys,
+        "additionalProperties": false,
+    })
+}
+
 /// Whether `request` is a judge's ([`request`]), and if so its reference and answer.
 #[must_use]
 pub fn parts(request: &LlmRequest) -> Option<(&str, &str)> {

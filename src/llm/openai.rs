@@ -75,9 +75,26 @@ pub struct OpenAiConfig {
     /// Check endpoint, model and key with one small request before the first request the cache cannot
     /// answer.
     pub preflight: bool,
-    /// Ask for a JSON object (`response_format: {"type": "json_object"}`): for a judge whose model strays
-    /// from the JSON it is asked for (OpenAI, vLLM and llama.cpp's servers constrain the output to JSON).
-    pub json_mode: bool,
+    /// The `response_format` asked for: for a judge whose model strays from the JSON it is asked for.
+    pub response_format: ResponseFormat,
+}
+
+/// The `response_format` of a request. The schema ones constrain the reply to the client's schema (the judge's
+/// grades, [`OpenAiLlm::with_schema`]); a client without one asks for a JSON object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFormat {
+    /// None: the server's default, text.
+    #[default]
+    Text,
+    /// `{"type": "json_object"}`: any JSON object (OpenAI, vLLM, llama.cpp).
+    JsonObject,
+    /// `{"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`: OpenAI's structured
+    /// outputs, also vLLM's.
+    JsonSchema,
+    /// `{"type": "json_object", "schema": …}`: llama-cpp-python's server, which turns the schema into a
+    /// grammar.
+    JsonObjectSchema,
 }
 
 impl Default for OpenAiConfig {
@@ -97,7 +114,7 @@ impl Default for OpenAiConfig {
             cache_dir: PathBuf::from(".ctxbench-cache"),
             use_cache: true,
             preflight: true,
-            json_mode: false,
+            response_format: ResponseFormat::Text,
         }
     }
 }
@@ -265,6 +282,8 @@ pub struct OpenAiLlm {
     stats: Mutex<LlmStats>,
     /// The preflight check's outcome, once it ran.
     checked: std::sync::OnceLock<std::result::Result<(), String>>,
+    /// The name and JSON schema replies must follow, for the schema response formats.
+    schema: Option<(String, Value)>,
 }
 
 impl std::fmt::Debug for OpenAiLlm {
@@ -396,6 +415,7 @@ impl OpenAiLlm {
             price: None,
             flights: Mutex::new(HashMap::new()),
             checked: std::sync::OnceLock::new(),
+            schema: None,
         })
     }
 
@@ -442,6 +462,14 @@ impl OpenAiLlm {
     pub fn with_budget(mut self, price: Option<Price>, budget: Option<Arc<Budget>>) -> Self {
         self.price = price;
         self.budget = budget.filter(|_| price.is_some());
+        self
+    }
+
+    /// The same client, asking replies to follow `schema` (named `name`) when its `response_format` is one
+    /// of the schema formats.
+    #[must_use]
+    pub fn with_schema(mut self, name: &str, schema: Value) -> Self {
+        self.schema = Some((name.to_owned(), schema));
         self
     }
 
@@ -549,8 +577,19 @@ impl OpenAiLlm {
         if let Some(max) = self.config.max_tokens {
             body["max_tokens"] = json!(max);
         }
-        if self.config.json_mode {
-            body["response_format"] = json!({"type": "json_object"});
+        let format = match (self.config.response_format, &self.schema) {
+            (ResponseFormat::Text, _) => None,
+            (ResponseFormat::JsonSchema, Some((name, schema))) => Some(json!({
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": true},
+            })),
+            (ResponseFormat::JsonObjectSchema, Some((_, schema))) => {
+                Some(json!({"type": "json_object", "schema": schema}))
+            }
+            _ => Some(json!({"type": "json_object"})),
+        };
+        if let Some(format) = format {
+            body["response_format"] = format;
         }
         body
     }

@@ -48,14 +48,15 @@ pub struct Replayer<'a> {
 
 impl<'a> Replayer<'a> {
     /// A replayer for a model with `context_window` tokens. It checks every strategy's declared change in
-    /// debug builds, or when the environment sets `CTXBENCH_VERIFY=1` (see [`Replayer::verifying`]).
+    /// debug builds, in the crate's unit tests, or when the environment sets `CTXBENCH_VERIFY=1` (as the CLI
+    /// tests do; see [`Replayer::verifying`]).
     pub fn new(tokenizer: Arc<Tokenizer>, llm: &'a dyn Llm, context_window: usize) -> Self {
         Self {
             tokenizer,
             llm,
             judge: llm,
             context_window,
-            verify: cfg!(debug_assertions)
+            verify: cfg!(any(debug_assertions, test))
                 || std::env::var_os("CTXBENCH_VERIFY").is_some_and(|v| v == "1"),
         }
     }

@@ -26,7 +26,9 @@ const STYLE: &str = "body{font-family:system-ui,-apple-system,'DejaVu Sans',sans
 padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;\
 padding:4px 8px}td:not(:first-child),th:not(:first-child){text-align:right}th{background:#f3f3f3}\
 tr:nth-child(even){background:#fafafa}.chart{margin:1em 0}.chart svg{max-width:100%;height:auto}\
-pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.warn{background:#fff3cd;padding:.5em 1em}";
+pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.warn{background:#fff3cd;padding:.5em 1em}\
+.pick{background:#e7f3ea;border-left:4px solid #2e7d32;padding:.6em 1em;font-size:16px}.scroll{overflow-x:auto}\
+dt{font-weight:bold}dd{margin:0 0 .5em 1.5em}";
 
 /// The HTML report.
 pub struct HtmlReport;
@@ -69,6 +71,13 @@ impl Exporter for HtmlReport {
             }
             out.push_str("</ul>\n");
         }
+        if let Some(r) = &run.recommendation {
+            let _ = writeln!(
+                out,
+                "<h2>What to pick</h2>\n<p class=\"pick\">{}</p>",
+                escape(&r.text.replace('`', ""))
+            );
+        }
         let reading = super::table::reading(run);
         if !reading.is_empty() {
             out.push_str("<h2>Reading</h2>\n<ul>");
@@ -83,7 +92,11 @@ impl Exporter for HtmlReport {
             charts::render(run, &run.charts)?
         };
         for (i, t) in tables(run).iter().enumerate() {
-            let _ = write!(out, "<h2>{}</h2>\n<table><thead><tr>", escape(&t.title));
+            let _ = write!(
+                out,
+                "<h2>{}</h2>\n<div class=\"scroll\"><table><thead><tr>",
+                escape(&t.title)
+            );
             for h in &t.headers {
                 let _ = write!(out, "<th>{}</th>", escape(h));
             }
@@ -95,7 +108,7 @@ impl Exporter for HtmlReport {
                 }
                 out.push_str("</tr>\n");
             }
-            out.push_str("</tbody></table>\n");
+            out.push_str("</tbody></table></div>\n");
             if let Some(n) = &t.note {
                 let _ = writeln!(out, "<p>{}</p>", escape(n));
             }
@@ -127,6 +140,16 @@ impl Exporter for HtmlReport {
                 );
             }
         }
+        out.push_str("<h2>Glossary</h2>\n<dl>");
+        for (term, definition) in super::glossary::GLOSSARY {
+            let _ = write!(
+                out,
+                "<dt>{}</dt><dd>{}</dd>",
+                escape(term),
+                escape(definition)
+            );
+        }
+        out.push_str("</dl>\n");
         let _ = write!(
             out,
             "<h2>Configuration</h2>\n<pre>{}</pre>\n<h2>Notes</h2>\n<ul>",

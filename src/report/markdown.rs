@@ -35,6 +35,9 @@ impl Exporter for MarkdownReport {
             }
             out.push('\n');
         }
+        if let Some(r) = &run.recommendation {
+            let _ = writeln!(out, "## What to pick\n\n{}\n", r.text);
+        }
         let reading = super::table::reading(run);
         if !reading.is_empty() {
             out.push_str("## Reading\n\n");
@@ -75,6 +78,7 @@ impl Exporter for MarkdownReport {
                 );
             }
         }
+        let _ = writeln!(out, "## Glossary\n\n{}", super::glossary::markdown());
         out.push_str("## Configuration\n\n```json\n");
         out.push_str(&serde_json::to_string_pretty(&run.config).unwrap_or_default());
         out.push_str("\n```\n\n## Notes\n\n");

@@ -11,10 +11,12 @@
 
 pub mod charts;
 pub mod csv;
+pub mod glossary;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod rebuild;
+pub mod recommend;
 pub mod table;
 
 use std::collections::HashSet;
@@ -47,6 +49,9 @@ pub struct RunReport {
     pub config: serde_json::Value,
     /// Per-strategy results, in configuration order.
     pub strategies: Vec<StrategyMetrics>,
+    /// What to pick: the cheapest strategy whose retention at need meets the run's `min_retention`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommendation: Option<recommend::Recommendation>,
     /// Per strategy, the findings it lost at the most needs (at most [`MOST_LOST`] each; ties in dataset
     /// order).
     #[serde(default)]

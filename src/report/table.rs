@@ -31,6 +31,41 @@ impl Table {
         }
         out
     }
+
+    /// The table for a terminal: columns aligned (the first to the left, the rest to the right), a rule under
+    /// the header.
+    #[must_use]
+    pub fn to_console(&self) -> String {
+        let width = |i: usize| {
+            std::iter::once(&self.headers[i])
+                .chain(self.rows.iter().filter_map(|r| r.get(i)))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..self.headers.len()).map(width).collect();
+        let line = |cells: &[String]| {
+            let mut out = String::new();
+            for (i, c) in cells.iter().enumerate() {
+                let w = widths.get(i).copied().unwrap_or(0);
+                if i == 0 {
+                    let _ = write!(out, "{c:<w$}");
+                } else {
+                    let _ = write!(out, "  {c:>w$}");
+                }
+            }
+            out.trim_end().to_owned() + "\n"
+        };
+        let mut out = line(&self.headers);
+        out.push_str(
+            &"-".repeat(widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)),
+        );
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&line(row));
+        }
+        out
+    }
 }
 
 fn usd(v: Option<f64>) -> String {
@@ -56,9 +91,9 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
                 vec![
                     s.strategy.clone(),
                     pct(s.number("savings")),
-                    s.count("input_tokens").to_string(),
-                    s.count("peak_tokens").to_string(),
-                    s.count("steps_over_window").to_string(),
+                    thousands(s.count("input_tokens")),
+                    thousands(s.count("peak_tokens")),
+                    thousands(s.count("steps_over_window")),
                     s.count("strategy_calls").to_string(),
                     usd(s.number("cost_usd")),
                     pct(s.number("cost_savings")),
@@ -80,6 +115,20 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
                 .into(),
         ),
     }
+}
+
+/// `n` with thousands separators: `1,623,490`.
+#[must_use]
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A `[lo, hi]` share interval as `[a%, b%]`, or `–`.
@@ -107,14 +156,40 @@ fn with_ci(s: &StrategyMetrics, field: &str) -> String {
 /// One sentence per strategy on what it does where it acts, from the acted-on figures.
 #[must_use]
 pub fn reading(run: &RunReport) -> Vec<String> {
-    run.strategies
+    // The largest request any strategy was handed is the baseline's peak.
+    let peak = run
+        .strategies
         .iter()
-        .skip(1)
+        .map(|s| s.count("peak_tokens"))
+        .max()
+        .unwrap_or(0);
+    let window = run
+        .config
+        .get("context_window")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let mut lines: Vec<String> = run
+        .strategies
+        .iter()
+        .filter(|s| s.strategy != "none")
         .map(|s| {
             let acted = s.count("episodes_acted");
             if acted == 0 {
+                let why = if window > 0 {
+                    // A window the largest context outgrows, in round thousands.
+                    let suggest = (peak / 2 / 1000 * 1000).max(1000);
+                    format!(
+                        " The largest request was {} tokens, {} of the {}-token window, under what makes it act; \
+                         `--window {suggest}` (a window these contexts outgrow) shows what it would do.",
+                        thousands(peak),
+                        pct(Some(peak as f64 / window as f64)),
+                        thousands(window),
+                    )
+                } else {
+                    String::new()
+                };
                 return format!(
-                    "`{}` never changed a request on these {} episodes: its figures are the baseline's.",
+                    "`{}` never changed a request on these {} episodes: its figures are the baseline's.{why}",
                     s.strategy, s.episodes
                 );
             }
@@ -130,7 +205,34 @@ pub fn reading(run: &RunReport) -> Vec<String> {
                 pct(s.number("retention_at_need")),
             )
         })
-        .collect()
+        .collect();
+    if run
+        .strategies
+        .iter()
+        .any(|s| s.number("cost_usd").is_none())
+    {
+        let pricing = &run.config["pricing"];
+        // The strategies' model is the pricing's, else the [llm]'s.
+        let strategy_model = pricing["strategy_model"]
+            .as_str()
+            .or_else(|| run.config["llm"]["model"].as_str());
+        let mut models: Vec<String> = [pricing["agent_model"].as_str(), strategy_model]
+            .into_iter()
+            .flatten()
+            .map(|m| format!("`[pricing.models.\"{m}\"]`"))
+            .collect();
+        models.dedup();
+        lines.push(format!(
+            "Cost is unknown where a model's price is not in pricing.toml: add {} to the config, with `input`, \
+             `cached_input` and `output` in USD per million tokens.",
+            if models.is_empty() {
+                "`[pricing.models.\"MODEL\"]`".to_owned()
+            } else {
+                models.join(" or ")
+            }
+        ));
+    }
+    lines
 }
 
 /// Where each strategy acted, uncertainty, both cost views, and the paired differences on the frontier.
@@ -489,8 +591,8 @@ pub fn tables(run: &RunReport) -> Vec<Table> {
     out
 }
 
-/// The main comparison table, in Markdown (also printed to the terminal).
+/// The main comparison table, aligned for a terminal.
 #[must_use]
 pub fn comparison_table(strategies: &[StrategyMetrics]) -> String {
-    comparison(strategies).to_markdown()
+    comparison(strategies).to_console()
 }

@@ -52,6 +52,13 @@ impl Default for PricingConfig {
     }
 }
 
+/// The retention at need a recommended strategy keeps unless the config or `--min-retention` says otherwise.
+pub const DEFAULT_MIN_RETENTION: f64 = 0.9;
+
+fn default_min_retention() -> f64 {
+    DEFAULT_MIN_RETENTION
+}
+
 /// Everything a run needs besides the dataset; read from TOML.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -60,6 +67,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// The agent model's context window, in tokens.
     pub context_window: usize,
+    /// The retention at need the recommendation asks of a strategy (`--min-retention`).
+    #[serde(default = "default_min_retention")]
+    pub min_retention: f64,
     /// Tokenizer settings.
     pub tokenizer: TokenizerConfig,
     /// The mock LLM's latency model and summary budget.
@@ -82,6 +92,7 @@ impl Default for RunConfig {
         Self {
             seed: 42,
             context_window: 128_000,
+            min_retention: DEFAULT_MIN_RETENTION,
             tokenizer: TokenizerConfig::default(),
             mock: MockConfig::default(),
             pricing: PricingConfig::default(),
@@ -115,6 +126,12 @@ impl RunConfig {
         }
         if self.strategies.is_empty() {
             return Err(Error::Config("no strategy to compare".into()));
+        }
+        if !(0.0..=1.0).contains(&self.min_retention) {
+            return Err(Error::Config(format!(
+                "min_retention {} is outside [0, 1] (a share: 0.9 asks for 90% of findings where needed)",
+                self.min_retention
+            )));
         }
         strategy::validate_all(&self.strategies)
     }
@@ -173,6 +190,45 @@ impl RunConfig {
         }
         self.strategies = picked;
         self.validate()
+    }
+
+    /// What is legal but likely not meant: a sliding window's absolute token budget at or above the context
+    /// window (`--window` below its `max_tokens`).
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        fn walk(v: &serde_json::Value, name: &str, window: usize, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(map) => {
+                    let budget = map.get("max_tokens").and_then(serde_json::Value::as_u64);
+                    if map.get("type").and_then(serde_json::Value::as_str) == Some("sliding_window")
+                    {
+                        if let Some(budget) = budget.filter(|&b| b >= window as u64) {
+                            out.push(format!(
+                                "strategy '{name}': its sliding window keeps up to {budget} tokens, at or above \
+                                 the {window}-token context window, so its requests may not fit the window; set \
+                                 window_share (a share of the window) or a smaller max_tokens"
+                            ));
+                        }
+                    }
+                    for v in map.values() {
+                        walk(v, name, window, out);
+                    }
+                }
+                serde_json::Value::Array(items) => {
+                    for v in items {
+                        walk(v, name, window, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        for s in &self.strategies {
+            if let Ok(v) = serde_json::to_value(&s.config) {
+                walk(&v, &s.name, self.context_window, &mut out);
+            }
+        }
+        out
     }
 
     /// The price table: built-in prices overridden by the config's.

@@ -12,6 +12,7 @@ pub mod config;
 mod dry;
 pub mod journal;
 mod pipeline;
+pub mod staging;
 pub mod usage;
 mod writer;
 
@@ -122,9 +123,68 @@ pub fn run(
     let judge = config
         .judge
         .as_ref()
-        .map(|j| client(j, prices.judge, "judge's"))
+        .map(|j| {
+            client(j, prices.judge, "judge's")
+                .map(|c| c.with_schema("grades", crate::llm::judge::schema()))
+        })
         .transpose()?;
-    std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
+    // Everything is written into OUT.partial, swapped in for OUT once the run completes.
+    let staging = staging::prepare(out, resume)?;
+    let clients = Clients {
+        tokenizer,
+        openai,
+        judge,
+    };
+    let result = run_in(config, dataset, &staging, name, progress, options, clients);
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            staging::discard_if_empty(&staging);
+            return Err(e);
+        }
+    };
+    if outcome.report.dataset.episodes == 0 && outcome.report.failed.is_empty() {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(Error::Config(format!(
+            "'{}' holds no episode: nothing was run and '{}' is untouched (a dataset is JSON lines of \
+             episodes; `ctxbench import FILE -o out.jsonl` converts an agent's trace)",
+            dataset.display(),
+            out.display()
+        )));
+    }
+    if !outcome.report.complete {
+        return Ok(outcome);
+    }
+    staging::swap_in(&staging, out)?;
+    Ok(RunOutcome {
+        dir: out.to_owned(),
+        ..outcome
+    })
+}
+
+/// The tokenizer and the real LLM clients a run was started with.
+struct Clients {
+    tokenizer: Arc<Tokenizer>,
+    openai: Option<OpenAiLlm>,
+    judge: Option<OpenAiLlm>,
+}
+
+/// [`run`] in the staging directory `out`.
+fn run_in(
+    config: &RunConfig,
+    dataset: &Path,
+    out: &Path,
+    name: &str,
+    progress: &dyn Progress,
+    options: &RunOptions,
+    clients: Clients,
+) -> Result<RunOutcome> {
+    let Clients {
+        tokenizer,
+        openai,
+        judge,
+    } = clients;
+    let resume = options.resume;
     let mut config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
         what: "config",
         message: e.to_string(),

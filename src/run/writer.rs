@@ -107,6 +107,7 @@ impl<'a> Writer<'a> {
                 },
                 config: config_json.clone(),
                 strategies: Vec::new(),
+                recommendation: None,
                 most_lost: Vec::new(),
                 comparisons: Vec::new(),
                 examples: Vec::new(),
@@ -223,6 +224,19 @@ impl<'a> Writer<'a> {
                 .iter()
                 .map(|(name, totals, _, _)| self.catalog.strategy(name, totals))
                 .collect();
+            let min_retention = self
+                .config_json
+                .get("min_retention")
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(super::config::DEFAULT_MIN_RETENTION);
+            self.report.recommendation = self
+                .report
+                .strategies
+                .iter()
+                .any(|s| s.strategy != "none")
+                .then(|| {
+                    crate::report::recommend::recommend(&self.report.strategies, min_retention)
+                });
             self.report.comparisons = self.frontier_differences();
             self.report.timings = self
                 .totals

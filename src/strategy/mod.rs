@@ -450,9 +450,9 @@ pub fn defaults() -> Vec<NamedStrategy> {
         NamedStrategy::new("none", StrategyConfig::None),
         NamedStrategy::new(
             "sliding_window",
+            // An eighth of the window: 16,000 tokens of the default 128,000, and what --window makes it.
             StrategyConfig::SlidingWindow(SlidingWindowConfig {
-                max_tokens: Some(16_000),
-                max_items: None,
+                window_share: Some(0.125),
                 ..SlidingWindowConfig::default()
             }),
         ),

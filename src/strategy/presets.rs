@@ -147,6 +147,7 @@ pub fn presets() -> Vec<Preset> {
                    window can end up empty",
             config: S::SlidingWindow(SlidingWindowConfig {
                 max_tokens: Some(16_000),
+                window_share: None,
                 max_items: None,
                 keep_first_user: false,
                 start_on_user: true,

@@ -12,12 +12,14 @@
 //!
 //! ## Parameters
 //! - `max_tokens`: token budget of the whole request (instructions, items, reply priming).
+//! - `window_share`: the budget as a share of the model's context window instead (0.125: an eighth of it), so it
+//!   follows `--window`; with `max_tokens` too, the smaller budget holds.
 //! - `max_items`: the most items kept besides the head.
 //! - `keep_first_user` (true): the first user message is part of the head.
 //! - `start_on_user` (false): the window starts at a user message (LangChain `trim_messages(start_on="human")`).
 //!
 //! ## Example
-//! `{"type": "sliding_window", "max_tokens": 16000}`
+//! `{"type": "sliding_window", "max_tokens": 16000}` or `{"type": "sliding_window", "window_share": 0.125}`
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -29,12 +31,15 @@ use crate::llm::{Llm, LlmRequest};
 use crate::tokens::TOKENS_PER_REPLY;
 
 /// Parameters of [`SlidingWindow`]; at least one limit must be set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SlidingWindowConfig {
     /// Token budget of the whole request.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<usize>,
+    /// Token budget as a share of the context window (0 < share <= 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_share: Option<f64>,
     /// Most items kept besides the head.
     #[serde(default)]
     pub max_items: Option<usize>,
@@ -55,6 +60,7 @@ impl Default for SlidingWindowConfig {
     fn default() -> Self {
         Self {
             max_tokens: None,
+            window_share: None,
             max_items: None,
             keep_first_user: true,
             start_on_user: false,
@@ -65,10 +71,18 @@ impl Default for SlidingWindowConfig {
 impl StrategySpec for SlidingWindowConfig {
     /// Checks that a limit is set.
     fn validate(&self) -> Result<()> {
-        if self.max_tokens.is_none() && self.max_items.is_none() {
+        if self.max_tokens.is_none() && self.max_items.is_none() && self.window_share.is_none() {
             return Err(Error::Config(
-                "sliding_window needs max_tokens or max_items".into(),
+                "sliding_window needs max_tokens, window_share or max_items".into(),
             ));
+        }
+        if let Some(share) = self.window_share {
+            if !(share > 0.0 && share <= 1.0) {
+                return Err(Error::Config(format!(
+                    "sliding_window window_share must be above 0 and at most 1 (a share of the context \
+                     window), not {share}"
+                )));
+            }
         }
         Ok(())
     }
@@ -91,11 +105,21 @@ impl SlidingWindow {
         Self { config }
     }
 
+    /// The token budget at a call point: `max_tokens`, `window_share` of the window, the smaller of both.
+    fn budget(&self, state: &CallPoint) -> usize {
+        let share = self.config.window_share.map_or(usize::MAX, |s| {
+            // Whole tokens: the share of the window, rounded down.
+            (s * state.context_window as f64).floor() as usize
+        });
+        self.config.max_tokens.unwrap_or(usize::MAX).min(share)
+    }
+
     /// The reduction itself, synchronous: returns, when it dropped any, which of the items handed in it kept.
     pub fn reduce(&self, state: &CallPoint, req: &mut LlmRequest) -> Option<Vec<bool>> {
+        let max_tokens = self.budget(state);
         if self.config.max_items.is_none()
             && !self.config.start_on_user
-            && state.input_tokens(req) <= self.config.max_tokens.unwrap_or(usize::MAX)
+            && state.input_tokens(req) <= max_tokens
         {
             return None;
         }
@@ -135,7 +159,6 @@ impl SlidingWindow {
                 .filter(|(i, _)| !is_head(*i, &req.contents[*i]))
                 .map(|(_, c)| c)
                 .sum::<usize>();
-        let max_tokens = self.config.max_tokens.unwrap_or(usize::MAX);
         let max_items = self.config.max_items.unwrap_or(usize::MAX);
         // Like LangChain's trim_messages, `start_on_user` applies even when everything fits.
         if total <= max_tokens && body <= max_items && !self.config.start_on_user {

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use super::recommend::{meets, Recommendation};
 use crate::error::{Error, Result};
 use crate::metrics::series::SweepPoint;
 use crate::metrics::StrategyMetrics;
+use crate::report::recommend::{meets, Recommendation};
 use crate::report::{pct, Exporter, RunReport};
 
 /// What the sweep's files show besides the run's metrics.

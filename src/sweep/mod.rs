@@ -6,7 +6,6 @@
 //! cheapest setting whose retention at need is at least the target (the most saving one when prices are unknown).
 
 pub mod export;
-pub mod recommend;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use recommend::{recommend, Recommendation};
+pub use crate::report::recommend::{recommend, Recommendation};
 
 use crate::error::{Error, Result};
 use crate::metrics::series::SweepPoint;
@@ -194,6 +193,8 @@ pub fn run(
 ) -> Result<(run::RunOutcome, Recommendation)> {
     let points = sweep.points()?;
     let mut config = base.clone();
+    // The run's own report recommends by the sweep's target.
+    config.min_retention = sweep.min_retention;
     config.strategies = std::iter::once(NamedStrategy::new("none", StrategyConfig::None))
         .chain(points.iter().map(|p| p.strategy.clone()))
         .collect();

@@ -70,7 +70,7 @@ fn bad_datasets_fail_validate_and_run_with_their_error() {
                 "--dataset",
                 &path,
                 "--out",
-                dir.path().to_str().unwrap(),
+                dir.path().join("run").to_str().unwrap(),
             ],
             None,
         );
@@ -142,4 +142,111 @@ fn an_unwritable_output_directory_is_a_clear_error() {
         stderr.contains("failed to create") && stderr.contains(&out_dir.display().to_string()),
         "{stderr}"
     );
+}
+
+/// A run that fails, or finds no episode, never touches the previous complete run in its output directory,
+/// and says whether it finished anything; a folder that is not a run is never replaced.
+#[test]
+fn a_failed_run_keeps_the_previous_complete_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = crate::subset(dir.path(), 2);
+    let out_dir = dir.path().join("run");
+    let out = crate::ctxbench_run(&data, None, &out_dir, &[], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let before = std::fs::read(out_dir.join("steps.csv")).unwrap();
+    let summary = std::fs::read(out_dir.join("summary.json")).unwrap();
+
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "\n").unwrap();
+    let first = std::fs::read_to_string(&data).unwrap();
+    let first = first.lines().next().unwrap().to_owned();
+    let broken_first = dir.path().join("broken_first.jsonl");
+    std::fs::write(&broken_first, format!("{{\"id\": 3}}\n{first}\n")).unwrap();
+    for (bad, says) in [
+        (&empty, "no episode"),
+        (&broken_first, "failed before finishing an episode"),
+    ] {
+        let out = crate::ctxbench_run(bad, None, &out_dir, &[], None);
+        let stderr = text(&out.stderr);
+        no_panic("failed run", &out);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert_eq!(std::fs::read(out_dir.join("steps.csv")).unwrap(), before);
+        assert_eq!(
+            std::fs::read(out_dir.join("summary.json")).unwrap(),
+            summary
+        );
+        assert!(!dir.path().join("run.partial").exists(), "{stderr}");
+    }
+    // Broken after a good episode: that one is kept in run.partial for --resume, the previous run untouched,
+    // and a fresh run there is refused until the user resumes or removes it.
+    let broken_second = dir.path().join("broken_second.jsonl");
+    std::fs::write(&broken_second, format!("{first}\n{{\"id\": 3}}\n")).unwrap();
+    let out = crate::ctxbench_run(&broken_second, None, &out_dir, &[], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the 1 episode(s) it finished are in") && stderr.contains("run.partial"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("previous complete run"), "{stderr}");
+    assert_eq!(
+        std::fs::read(out_dir.join("summary.json")).unwrap(),
+        summary
+    );
+    let out = crate::ctxbench_run(&data, None, &out_dir, &[], None);
+    assert!(
+        text(&out.stderr).contains("--resume"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(out_dir.join("summary.json")).unwrap(),
+        summary
+    );
+
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "keep me").unwrap();
+    let out = crate::ctxbench_run(&data, None, &mine, &[], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not a ctxbench run directory"));
+    assert_eq!(
+        std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+}
+
+/// An agent's own trace given to `validate` or `run` is recognised: one problem that names its format and the
+/// `ctxbench import` command, not a parse error per line.
+#[test]
+fn a_raw_trace_points_to_import() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, format) in [
+        ("claude_code.jsonl", "claude-code"),
+        ("swe_agent.traj", "swe-agent"),
+        ("aider.md", "aider"),
+    ] {
+        let path = format!("tests/fixtures/import/{file}");
+        let out = ctxbench(&["validate", &path], None);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(
+            stdout.contains(&format!("(format {format})"))
+                && stdout.contains(&format!("ctxbench import {path} -o out.jsonl"))
+                && stdout.contains("1 problems"),
+            "{stdout}"
+        );
+        let out = crate::ctxbench_run(
+            std::path::Path::new(&path),
+            None,
+            &dir.path().join(file),
+            &[],
+            None,
+        );
+        let stderr = text(&out.stderr);
+        no_panic(file, &out);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("ctxbench import"), "{stderr}");
+    }
 }

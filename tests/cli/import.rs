@@ -514,3 +514,58 @@ fn swe_agent_text_mode_observations_are_masked() {
         total(0)
     );
 }
+
+/// `ctxbench import DIR` reads every trace under it, names each one's format, warns about episodes without
+/// findings and skips files in no known format; a run of it that imports nothing fails and writes nothing.
+#[test]
+fn import_reads_a_directory_and_fails_when_nothing_is_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    std::fs::create_dir_all(traces.join("nested")).unwrap();
+    std::fs::copy(fixture("claude_code.jsonl"), traces.join("a.jsonl")).unwrap();
+    std::fs::copy(fixture("swe_agent.traj"), traces.join("nested/b.traj")).unwrap();
+    std::fs::write(traces.join("notes.txt"), "not a trace").unwrap();
+    std::fs::write(traces.join("README.md"), "# about these traces").unwrap();
+    let out_file = dir.path().join("out.jsonl");
+    let out = crate::ctxbench(
+        &[
+            "import",
+            traces.to_str().unwrap(),
+            "-o",
+            out_file.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stdout = crate::text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", crate::text(&out.stderr));
+    assert!(
+        stdout.contains("a.jsonl: claude-code trace")
+            && stdout.contains("b.traj: swe-agent trace")
+            && stdout.contains("skipped")
+            && stdout.contains("notes.txt")
+            && !stdout.contains("README.md"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wrote 2 episodes"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(&out_file).unwrap().lines().count(),
+        2
+    );
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "not a trace").unwrap();
+    let none = dir.path().join("none.jsonl");
+    let out = crate::ctxbench(
+        &[
+            "import",
+            empty.to_str().unwrap(),
+            "-o",
+            none.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(crate::text(&out.stderr).contains("nothing was imported"));
+    assert!(!none.exists());
+}

@@ -300,7 +300,7 @@ fn a_run_with_a_real_llm_is_served_from_the_cache_on_rerun() {
     let first = run(&[]);
     let calls = seen.lock().unwrap().requests;
     assert!(calls > 0, "probes and summaries went to the server");
-    assert!(first.contains("| summarize |"), "{first}");
+    assert!(crate::console_row(&first, "summarize"), "{first}");
     let second = run(&[]);
     assert_eq!(
         seen.lock().unwrap().requests,
@@ -309,14 +309,14 @@ fn a_run_with_a_real_llm_is_served_from_the_cache_on_rerun() {
     );
     let table = |s: &str| {
         s.lines()
-            .filter(|l| l.starts_with('|'))
+            .filter(|l| l.contains('%') && !l.contains(':'))
             .collect::<Vec<_>>()
             .join("\n")
     };
     assert_eq!(table(&first), table(&second));
     assert!(
-        first.contains("| unknown |"),
-        "an unpriced model's cost is unknown, never 0: {first}"
+        first.contains(" unknown ") && first.contains("[pricing.models.\"test-model\"]"),
+        "an unpriced model's cost is unknown, never 0, and the table to add is named: {first}"
     );
     // Without the cache every call goes out (the first run may have served a few repeats from the cache).
     run(&["--no-cache"]);
@@ -362,10 +362,12 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let journal = killed.join("resume.jsonl");
+    // Until it completes, a run is in OUT.partial.
+    let staging = dir.path().join("killed.partial");
+    let journal = staging.join("resume.jsonl");
     let started = Instant::now();
     while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < 5
-        || !killed.join("summary.json").exists()
+        || !staging.join("summary.json").exists()
     {
         assert!(
             started.elapsed() < Duration::from_secs(60),
@@ -375,8 +377,9 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let summary = std::fs::read_to_string(killed.join("summary.json")).unwrap();
+    let summary = std::fs::read_to_string(staging.join("summary.json")).unwrap();
     assert!(summary.contains("\"complete\": false"), "{summary}");
+    assert!(!killed.exists(), "an incomplete run is not swapped in");
     let finished = std::fs::read_to_string(&journal).unwrap().lines().count() - 1;
     assert!(
         (4..8).contains(&finished),
@@ -391,7 +394,7 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
         Some(1),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(!journal.exists());
+    assert!(!staging.exists() && killed.join("summary.json").exists());
     // Only the unfinished episodes called the LLM again (the reference run made the same calls for all 8).
     let reference_calls = before / 2; // the reference and the killed run each sent their own calls
     assert!(
@@ -533,11 +536,13 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
         err.contains("call failed") && err.contains("--resume"),
         "{err}"
     );
+    let staging = dir.path().join("out.partial");
     assert!(
-        out_dir.join("resume.jsonl").exists(),
+        staging.join("resume.jsonl").exists(),
         "the journal stays for --resume"
     );
-    let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    assert!(!out_dir.exists());
+    let summary = std::fs::read_to_string(staging.join("summary.json")).unwrap();
     assert!(summary.contains("\"complete\": false"), "{summary}");
 
     // Back up: --resume finishes the run.
@@ -552,6 +557,7 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
         server_fn(|_, body| (!body.contains("upgrading sqlalchemy to 1.6")).then(|| ok("foo.h")));
     let cfg = llm_config(dir.path(), "keep", &url, "max_retries = 0\n");
     let kept = dir.path().join("kept");
+    let kept_staging = dir.path().join("kept.partial");
     let out = ctxbench_run(&data, Some(&cfg), &kept, &["--keep-going"], None);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
@@ -560,17 +566,18 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
         "{stdout}"
     );
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(kept.join("summary.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(kept_staging.join("summary.json")).unwrap())
+            .unwrap();
     assert_eq!(summary["dataset"]["episodes"], 5, "{}", summary["failed"]);
     assert_eq!(summary["failed"][0]["episode"], "coding-01");
     assert_eq!(summary["complete"], false);
-    let report = std::fs::read_to_string(kept.join("report.md")).unwrap();
+    let report = std::fs::read_to_string(kept_staging.join("report.md")).unwrap();
     assert!(
         report.contains("coding-01"),
         "the report names the failed episode"
     );
     // The journal stays: --resume tries the failed episode again (here it fails again, and is named again).
-    assert!(kept.join("resume.jsonl").exists());
+    assert!(kept_staging.join("resume.jsonl").exists() && !kept.exists());
     let out = ctxbench_run(
         &data,
         Some(&cfg),
@@ -741,8 +748,11 @@ fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
 fn a_judge_grades_open_probes() {
     let dir = tempfile::tempdir().unwrap();
     let data = subset(dir.path(), 2);
-    let (url, seen) = server_fn(|_, body| {
+    let judge_bodies = Arc::new(Mutex::new(Vec::<String>::new()));
+    let bodies = Arc::clone(&judge_bodies);
+    let (url, seen) = server_fn(move |_, body| {
         Some(if body.contains("Reference answer:") {
+            bodies.lock().unwrap().push(body.to_owned());
             ok(
                 r#"{"accuracy": 4, "context_awareness": 4, "artifact_trail": 3, "completeness": 4, "continuity": 4, "instruction_following": 5, "overall": 4}"#,
             )
@@ -753,6 +763,7 @@ fn a_judge_grades_open_probes() {
     let cfg = llm_config(dir.path(), "judged", &url, "");
     let judge = format!(
         "[judge]\nbase_url = \"{url}\"\nmodel = \"judge-model\"\napi_key_env = \"\"\ncache_dir = \"{}\"\n\
+         response_format = \"json_schema\"\n\
          [pricing.models.\"judge-model\"]\ninput = 1.0\ncached_input = 1.0\noutput = 2.0\n",
         dir.path().join("cache-judge").display()
     );
@@ -792,6 +803,21 @@ fn a_judge_grades_open_probes() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let judged: Vec<_> = calls.iter().filter(|c| c["purpose"] == "judge").collect();
+    // The judge's requests hold its replies to the grades' schema; the agent model's do not.
+    let bodies = judge_bodies.lock().unwrap();
+    assert!(!bodies.is_empty());
+    for body in bodies.iter() {
+        let body: serde_json::Value = serde_json::from_str(body).unwrap();
+        let format = &body["response_format"];
+        assert_eq!(format["type"], "json_schema", "{format}");
+        assert_eq!(format["json_schema"]["strict"], true);
+        assert_eq!(
+            format["json_schema"]["schema"]["required"]
+                .as_array()
+                .map(Vec::len),
+            Some(7)
+        );
+    }
     assert!(!judged.is_empty());
     assert!(judged.iter().all(|c| c["model"] == "judge-model"));
     let summary: serde_json::Value =

@@ -153,6 +153,28 @@ pub fn detect(text: &str, origin: &Path) -> Result<&'static dyn Importer> {
     })
 }
 
+/// When the file at `path` is an agent's trace in a format ctxbench imports (not a ctxbench dataset), the
+/// sentence that says so and how to convert it. Reads at most the first 256 MB.
+#[must_use]
+pub fn trace_hint(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(256 << 20)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let importer = detect(&text, path).ok()?;
+    (importer.name() != native::Native.name()).then(|| {
+        format!(
+            "this looks like an agent trace (format {}), not a ctxbench dataset: `ctxbench import {} -o out.jsonl` converts it",
+            importer.name(),
+            path.display()
+        )
+    })
+}
+
 /// Imports one file in the format named `format` (detected when `None` or `auto`), adding automatic findings
 /// to episodes that have none.
 ///

@@ -3,12 +3,14 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{color, err};
+use super::err;
+use super::style::{draw_marker, legend, Entry, LEGEND_WIDTH};
 use crate::error::Result;
 use crate::metrics::series::pareto_frontier;
 use crate::report::RunReport;
 
-/// Savings against retention at need for every strategy, with the Pareto frontier drawn.
+/// Savings against retention at need for every strategy, with the Pareto frontier drawn; each point is
+/// numbered, and the legend beside the plot names it (★ on the frontier); the axes fit the points.
 pub(super) fn retention_vs_savings<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     run: &RunReport,
@@ -24,45 +26,71 @@ pub(super) fn retention_vs_savings<DB: DrawingBackend>(
         })
         .collect();
     let frontier = pareto_frontier(&points);
-    {
-        root.fill(&WHITE).map_err(err("chart"))?;
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Retention against savings (Pareto frontier dashed)",
-                ("sans-serif", 20),
-            )
-            .margin(16)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(-5.0..105.0, 0.0..105.0)
-            .map_err(err("chart"))?;
-        chart
-            .configure_mesh()
-            .x_desc("token savings vs baseline (%)")
-            .y_desc("findings retained where needed (%)")
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(err("chart"))?;
-        let mut front: Vec<(f64, f64)> = frontier.iter().map(|&i| points[i]).collect();
-        front.sort_by(|a, b| a.0.total_cmp(&b.0));
-        chart
-            .draw_series(DashedLineSeries::new(front, 6, 4, BLACK.stroke_width(1)))
-            .map_err(err("chart"))?;
-        for (i, (s, p)) in run.strategies.iter().zip(&points).enumerate() {
-            let c = color(i);
-            let on_front = frontier.contains(&i);
-            chart
-                .draw_series([Circle::new(*p, if on_front { 7 } else { 5 }, c.filled())])
-                .map_err(err("chart"))?;
-            chart
-                .draw_series([Text::new(
-                    format!("{}{}", s.strategy, if on_front { " ★" } else { "" }),
-                    (p.0 + 1.2, p.1 - 1.5),
-                    ("sans-serif", 14).into_font().color(&c),
-                )])
-                .map_err(err("chart"))?;
-        }
+    root.fill(&WHITE).map_err(err("chart"))?;
+    let (width, _) = root.dim_in_pixel();
+    let (plot, side) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+    // Axes fitted to the points, with a margin, within 0–100%.
+    let (lo_x, hi_x) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+        (lo.min(p.0), hi.max(p.0))
+    });
+    let (lo_y, _) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+        (lo.min(p.1), hi.max(p.1))
+    });
+    let x_range = (lo_x - 5.0).clamp(-5.0, 90.0)..(hi_x + 8.0).clamp(10.0, 105.0);
+    let y_range = (lo_y - 5.0).clamp(0.0, 95.0)..101.5;
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(
+            "Retention at need against savings (★ Pareto frontier)",
+            ("sans-serif", 20),
+        )
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x_range, y_range)
+        .map_err(err("chart"))?;
+    chart
+        .configure_mesh()
+        .x_desc("token savings vs baseline (%)")
+        .y_desc("findings retained where needed (%)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(err("chart"))?;
+    let mut front: Vec<(f64, f64)> = frontier.iter().map(|&i| points[i]).collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0));
+    chart
+        .draw_series(DashedLineSeries::new(front, 6, 4, BLACK.stroke_width(1)))
+        .map_err(err("chart"))?;
+    for (i, p) in points.iter().enumerate() {
+        let at = chart.backend_coord(p);
+        draw_marker(&plot, at, i, if frontier.contains(&i) { 7 } else { 5 })?;
     }
-    Ok(())
+    // Every point is numbered as in the legend: short labels that neighbours do not run into.
+    for (i, p) in points.iter().enumerate() {
+        let (x, y) = chart.backend_coord(p);
+        plot.draw(&Text::new(
+            (i + 1).to_string(),
+            (x + 8, y - 16),
+            ("sans-serif", 12).into_font().color(&BLACK),
+        ))
+        .map_err(err("chart"))?;
+    }
+    let mut entries: Vec<Entry> = run
+        .strategies
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Entry::Series {
+            index: i,
+            name: format!(
+                "{} {}{}",
+                i + 1,
+                s.strategy,
+                if frontier.contains(&i) { " ★" } else { "" }
+            ),
+            line: false,
+        })
+        .collect();
+    entries.push(Entry::Note("★ on the Pareto frontier (dashed):".into()));
+    entries.push(Entry::Note("no other saves more and keeps more".into()));
+    legend(&side, &entries)
 }

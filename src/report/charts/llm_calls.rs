@@ -3,11 +3,13 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{color, err};
+use super::err;
+use super::style::{style, thousands};
 use crate::error::Result;
 use crate::report::RunReport;
 
-/// Bars of the strategies' LLM calls over the dataset, each labelled with its total LLM time.
+/// Horizontal bars of the strategies' LLM calls over the dataset, one row per strategy with its name beside
+/// it (never cut, however many), each labelled with its calls and total LLM time.
 pub(super) fn llm_calls<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     run: &RunReport,
@@ -15,66 +17,79 @@ pub(super) fn llm_calls<DB: DrawingBackend>(
     root.fill(&WHITE).map_err(err("chart"))?;
     let n = run.strategies.len().max(1);
     #[allow(clippy::cast_precision_loss)]
-    let max_y = run
+    let max_x = run
         .strategies
         .iter()
         .map(|s| s.count("strategy_calls"))
         .max()
         .unwrap_or(0)
         .max(1) as f64
-        * 1.2;
+        * 1.35;
+    let longest = run
+        .strategies
+        .iter()
+        .map(|s| s.strategy.chars().count())
+        .max()
+        .unwrap_or(8);
+    let label_width = u32::try_from(longest * 8 + 24)
+        .unwrap_or(240)
+        .clamp(80, 320);
     let names: Vec<String> = run.strategies.iter().map(|s| s.strategy.clone()).collect();
     #[allow(clippy::cast_precision_loss)]
     let mut chart = ChartBuilder::on(root)
         .caption(
-            "Strategy LLM calls over the dataset (label: total LLM time)",
-            ("sans-serif", 20),
+            "Strategy LLM calls over the dataset (label: calls, total LLM time)",
+            ("sans-serif", 18),
         )
         .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0.0..n as f64, 0.0..max_y)
+        .x_label_area_size(40)
+        .y_label_area_size(label_width)
+        .build_cartesian_2d(0.0..max_x, 0.0..n as f64)
         .map_err(err("chart"))?;
+    let font_size = if n > 16 { 11 } else { 13 };
     chart
         .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n * 2 + 1)
-        .x_label_formatter(&|x| {
-            // Label the bar centres (i + 0.5) with the strategy names.
-            let centre = x - 0.5;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let i = centre.round() as usize;
+        .disable_y_mesh()
+        .y_labels(n * 2 + 1)
+        .y_label_style(("sans-serif", font_size))
+        .y_label_formatter(&|y| {
+            // Rows run top down: row i is centred at n − i − 0.5.
+            let centre = y - 0.5;
             if (centre - centre.round()).abs() < 1e-6 {
-                names.get(i).cloned().unwrap_or_default()
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let row = centre.round() as usize;
+                n.checked_sub(row + 1)
+                    .and_then(|i| names.get(i).cloned())
+                    .unwrap_or_default()
             } else {
                 String::new()
             }
         })
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .x_desc("strategy")
-        .y_desc("LLM calls")
+        .x_label_formatter(&|v| thousands(*v))
+        .x_desc("LLM calls")
         .draw()
         .map_err(err("chart"))?;
     for (i, s) in run.strategies.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
-        let (x, calls) = (i as f64, s.count("strategy_calls") as f64);
+        let (y, calls) = ((n - i - 1) as f64, s.count("strategy_calls") as f64);
+        let (c, _) = style(i);
         chart
             .draw_series([Rectangle::new(
-                [(x + 0.2, 0.0), (x + 0.8, calls)],
-                color(i).filled(),
+                [(0.0, y + 0.2), (calls, y + 0.8)],
+                c.filled(),
             )])
             .map_err(err("chart"))?;
-        chart
-            .draw_series([Text::new(
-                format!(
-                    "{} calls, {:.1} s",
-                    s.count("strategy_calls"),
-                    s.number("strategy_llm_ms").unwrap_or(0.0) / 1000.0
-                ),
-                (x + 0.22, calls + max_y * 0.03),
-                ("sans-serif", 13).into_font().color(&BLACK),
-            )])
-            .map_err(err("chart"))?;
+        let (x, y) = chart.backend_coord(&(calls, y + 0.5));
+        root.draw(&Text::new(
+            format!(
+                "{} calls, {:.1} s",
+                thousands(calls),
+                s.number("strategy_llm_ms").unwrap_or(0.0) / 1000.0
+            ),
+            (x + 6, y - font_size / 2),
+            ("sans-serif", font_size).into_font().color(&BLACK),
+        ))
+        .map_err(err("chart"))?;
     }
     Ok(())
 }

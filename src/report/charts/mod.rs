@@ -18,24 +18,10 @@ use crate::metrics::series::{ChartData, StepSeries};
 mod frontier;
 mod llm_calls;
 mod steps;
+mod style;
 mod sweep;
 
 pub use sweep::sweep_charts;
-
-const COLORS: [RGBColor; 8] = [
-    RGBColor(0x33, 0x33, 0x33),
-    RGBColor(0x1f, 0x77, 0xb4),
-    RGBColor(0xff, 0x7f, 0x0e),
-    RGBColor(0x2c, 0xa0, 0x2c),
-    RGBColor(0xd6, 0x27, 0x28),
-    RGBColor(0x94, 0x67, 0xbd),
-    RGBColor(0x8c, 0x56, 0x4b),
-    RGBColor(0xe3, 0x77, 0xc2),
-];
-
-pub(super) fn color(i: usize) -> RGBColor {
-    COLORS[i % COLORS.len()]
-}
 
 pub(super) fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Error {
     move |e| Error::Serialize {
@@ -45,7 +31,7 @@ pub(super) fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Err
 }
 
 /// Chart size in pixels.
-pub(super) const SIZE: (u32, u32) = (960, 540);
+pub(super) const SIZE: (u32, u32) = (1040, 560);
 
 /// The font every chart's text uses, shipped with the project (DejaVu Sans, see `assets/fonts`).
 const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
@@ -95,6 +81,7 @@ fn draw<DB: DrawingBackend>(
             data,
             &tokens,
             Some((window, "context window")),
+            true,
         ),
         "retention_over_steps" => steps::step_lines(
             root,
@@ -103,6 +90,7 @@ fn draw<DB: DrawingBackend>(
             data,
             &retention,
             None,
+            false,
         ),
         "cumulative_cost" => steps::step_lines(
             root,
@@ -111,6 +99,7 @@ fn draw<DB: DrawingBackend>(
             data,
             &cost,
             None,
+            true,
         ),
         "llm_calls" => llm_calls::llm_calls(root, run),
         _ => frontier::retention_vs_savings(root, run),

@@ -2,7 +2,8 @@
 
 use plotters::prelude::*;
 
-use super::{color, err, register_font, SIZE};
+use super::style::{legend, style, Entry, LEGEND_WIDTH, REFERENCE};
+use super::{err, register_font, SIZE};
 use crate::error::Result;
 use crate::metrics::series::SweepPoint;
 use crate::metrics::StrategyMetrics;
@@ -67,8 +68,13 @@ pub fn sweep_charts(
             {
                 let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
                 root.fill(&WHITE).map_err(err("chart"))?;
+                let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+                let mut entries = vec![Entry::Reference {
+                    name: "retention target".into(),
+                    dashed: true,
+                }];
                 let max_x = xs.len().saturating_sub(1).max(1);
-                let mut chart = ChartBuilder::on(&root)
+                let mut chart = ChartBuilder::on(&plot)
                     .caption(
                         format!("Sweep {grid}: savings (solid) and retention (dotted) by {short}"),
                         ("sans-serif", 18),
@@ -93,13 +99,11 @@ pub fn sweep_charts(
                         [(0, min_retention * 100.0), (max_x, min_retention * 100.0)],
                         6,
                         4,
-                        RED.stroke_width(1),
+                        REFERENCE.stroke_width(2),
                     ))
-                    .map_err(err("chart"))?
-                    .label("retention target")
-                    .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], RED));
+                    .map_err(err("chart"))?;
                 for (i, (key, pts)) in lines.iter().enumerate() {
-                    let c = color(i + 1);
+                    let c = style(i + 1).0;
                     let label = if key.is_empty() {
                         String::new()
                     } else {
@@ -110,11 +114,12 @@ pub fn sweep_charts(
                             pts.iter().map(|p| (p.0, p.1)),
                             c.stroke_width(2),
                         ))
-                        .map_err(err("chart"))?
-                        .label(format!("savings{label}"))
-                        .legend(move |(x, y)| {
-                            PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2))
-                        });
+                        .map_err(err("chart"))?;
+                    entries.push(Entry::Series {
+                        index: i + 1,
+                        name: format!("savings{label} (solid)"),
+                        line: true,
+                    });
                     chart
                         .draw_series(DashedLineSeries::new(
                             pts.iter().map(|p| (p.0, p.2)),
@@ -122,20 +127,17 @@ pub fn sweep_charts(
                             3,
                             c.stroke_width(2),
                         ))
-                        .map_err(err("chart"))?
-                        .label(format!("retention{label}"))
-                        .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c));
+                        .map_err(err("chart"))?;
+                    entries.push(Entry::Series {
+                        index: i + 1,
+                        name: format!("retention{label} (dotted)"),
+                        line: false,
+                    });
                     chart
                         .draw_series(pts.iter().map(|p| Circle::new((p.0, p.2), 3, c.filled())))
                         .map_err(err("chart"))?;
                 }
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::LowerLeft)
-                    .border_style(BLACK)
-                    .background_style(WHITE.mix(0.85))
-                    .draw()
-                    .map_err(err("chart"))?;
+                legend(&side, &entries)?;
                 root.present().map_err(err("chart"))?;
             }
             out.push((format!("sweep_{grid}_{short}.svg"), svg));

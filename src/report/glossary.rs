@@ -1,0 +1,86 @@
+//! What every column of the report means, in the words of its definition (DESIGN's metric definitions; the
+//! README's Metrics section says the same).
+
+/// Each term of the report's tables and its definition, in the order the comparison shows them.
+pub const GLOSSARY: &[(&str, &str)] = &[
+    (
+        "call point",
+        "a moment the agent called its model: just before each recorded assistant turn, and at the end when \
+         items follow the last turn. Every figure is over call points.",
+    ),
+    (
+        "savings",
+        "1 − input tokens / the baseline's input tokens, summed over every call point of every episode.",
+    ),
+    (
+        "input tokens",
+        "tokens of every request as sent (instructions, items, tool schemas, reply priming), summed over call points.",
+    ),
+    ("peak", "the largest request at any call point, in tokens."),
+    (
+        "steps over window",
+        "call points whose request is larger than the context window (the agent's call would fail there).",
+    ),
+    (
+        "LLM calls",
+        "calls the strategy itself made (summaries), not the agent's and not the probes'.",
+    ),
+    (
+        "cost",
+        "USD of the agent's calls, the prefix shared with the previous request priced as cached input (and \
+         writes to the cache at the cache-write price where the provider charges one), plus the strategy's \
+         own calls. Cost (no cache) prices every input token at the full price.",
+    ),
+    (
+        "cost saved",
+        "1 − cost / the baseline's cost. Lower than savings when a strategy breaks the cached prefix.",
+    ),
+    (
+        "retention at need",
+        "the share of (finding, need) pairs whose finding is in the request at the call point where the agent \
+         needs it; the headline. findings.csv lists every pair and, where lost, what lost it.",
+    ),
+    (
+        "final retention",
+        "the share of the episode's findings in the request at its last call point.",
+    ),
+    (
+        "mean retention",
+        "the share of the findings introduced so far that are in the request, averaged over call points.",
+    ),
+    (
+        "probe retention",
+        "of the probes the unreduced request answers right, the share this strategy's request answers right too.",
+    ),
+    (
+        "probe accuracy",
+        "the share of all probes with accepted answers answered right; it measures the answering model as much \
+         as the reduction.",
+    ),
+    (
+        "acted on",
+        "the episodes where the strategy changed a request at least once; the figures \"there\" are over them \
+         alone.",
+    ),
+    (
+        "95% interval",
+        "the 2.5th to 97.5th percentile of the figure over paired Poisson-bootstrap replicates of the episodes.",
+    ),
+    (
+        "judge score",
+        "the judge's overall grade, 0–5, of the answers to open probes (those with a reference answer).",
+    ),
+    (
+        "Pareto frontier (★)",
+        "the strategies no other beats on both savings and retention at need.",
+    ),
+];
+
+/// The glossary as a Markdown list.
+#[must_use]
+pub fn markdown() -> String {
+    GLOSSARY
+        .iter()
+        .map(|(term, definition)| format!("- **{term}**: {definition}\n"))
+        .collect()
+}

@@ -1,0 +1,106 @@
+//! What to pick: the cheapest strategy (or sweep setting) whose retention at need meets the target.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::StrategyMetrics;
+use crate::report::pct;
+
+/// The strategy a run or a sweep recommends, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    /// The strategy name, or `None` when no setting reaches the target.
+    pub strategy: Option<String>,
+    /// The sentence the report prints.
+    pub text: String,
+}
+
+/// Whether a strategy's retention at need reaches `min_retention` (a strategy without findings does).
+#[must_use]
+pub fn meets(s: &StrategyMetrics, min_retention: f64) -> bool {
+    s.number("retention_at_need").unwrap_or(1.0) >= min_retention
+}
+
+/// The cheapest setting whose retention at need is at least `min_retention` (by savings when costs are unknown).
+#[must_use]
+pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommendation {
+    let savings = |s: &StrategyMetrics| s.number("savings").unwrap_or(0.0);
+    let ok: Vec<&StrategyMetrics> = strategies
+        .iter()
+        .filter(|s| s.strategy != "none" && meets(s, min_retention))
+        .collect();
+    let best = ok
+        .iter()
+        .min_by(|a, b| match (a.number("cost_usd"), b.number("cost_usd")) {
+            (Some(x), Some(y)) => x.total_cmp(&y).then(savings(b).total_cmp(&savings(a))),
+            _ => savings(b).total_cmp(&savings(a)),
+        });
+    match best {
+        Some(s) => {
+            let interval = match s.get("retention_at_need_ci95").as_array().map(|a| {
+                (
+                    a.first().and_then(serde_json::Value::as_f64),
+                    a.get(1).and_then(serde_json::Value::as_f64),
+                )
+            }) {
+                Some((Some(lo), Some(hi))) => {
+                    let caveat = if lo < min_retention {
+                        " — its interval reaches below the target, so with these episodes it may not meet it"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        " (95% interval {}–{}{caveat})",
+                        pct(Some(lo)),
+                        pct(Some(hi))
+                    )
+                }
+                _ => String::new(),
+            };
+            // A pooled figure mixes the episodes it left alone: say what it did where it acted.
+            let acted = s.count("episodes_acted");
+            let acted = if acted < s.episodes as u64 {
+                let there = s.number("retention_at_need_acted");
+                format!(
+                    " It acted on {acted} of {} episodes (the rest it left as they were) and kept {} there{}.",
+                    s.episodes,
+                    pct(there),
+                    if there.is_some_and(|r| r < min_retention) {
+                        ", below the target: on histories that outgrow the window, expect that"
+                    } else {
+                        ""
+                    }
+                )
+            } else {
+                String::new()
+            };
+            Recommendation {
+                strategy: Some(s.strategy.clone()),
+                text: format!(
+                    "Use `{}`: the cheapest that keeps at least {} of findings where they are needed — it keeps {}{interval}, \
+                     saves {} of input tokens and costs {} ({} less than no reduction), with {} strategy LLM calls.{acted}",
+                    s.strategy,
+                    pct(Some(min_retention)),
+                    pct(s.number("retention_at_need")),
+                    pct(Some(savings(s))),
+                    s.number("cost_usd")
+                        .map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}")),
+                    pct(s.number("cost_savings")),
+                    s.count("strategy_calls")
+                ),
+            }
+        }
+        None => Recommendation {
+            strategy: None,
+            text: format!(
+                "Nothing keeps {} of findings where they are needed; the best retention at need is {}. Lower the \
+                 target (--min-retention) or try gentler settings (ctxbench sweep).",
+                pct(Some(min_retention)),
+                pct(strategies
+                    .iter()
+                    .filter(|s| s.strategy != "none")
+                    .filter_map(|s| s.number("retention_at_need"))
+                    .reduce(f64::max))
+            ),
+        },
+    }
+}
