@@ -98,7 +98,19 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
     let bar = progress_bar(dataset);
     if let Ok(staging) = run::staging::staging_dir(&out) {
-        let command: Vec<String> = std::env::args().filter(|a| a != "--resume").collect();
+        // The command as typed, each argument quoted where a shell would split or expand it.
+        let command: Vec<String> = std::env::args()
+            .filter(|a| a != "--resume")
+            .map(|a| {
+                if a.is_empty()
+                    || a.contains(|c: char| c.is_whitespace() || "'\"$`\\*?".contains(c))
+                {
+                    format!("'{}'", a.replace('\'', "'\\''"))
+                } else {
+                    a
+                }
+            })
+            .collect();
         super::progress::on_interrupt(command.join(" "), &staging);
     }
     let options = run::RunOptions {
@@ -111,7 +123,10 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         Err(e) => {
             let staging = run::staging::staging_dir(&out).unwrap_or_else(|_| out.clone());
             let finished = run::staging::finished_in(&staging);
-            let context = if finished > 0 {
+            let context = if matches!(e, crate::error::Error::Config(_)) {
+                // Refused before any episode ran (a bad config, an interrupted run in the way, no episode).
+                format!("run '{name}' did not start{}", previous(&out))
+            } else if finished > 0 {
                 format!(
                     "run '{name}' stopped; the {finished} episode(s) it finished are in '{}' (`ctxbench run \
                      --resume` with the same arguments continues it){}",

@@ -74,9 +74,11 @@ pub struct RunOptions {
 
 /// Runs the comparison on `dataset` and writes the run directory `out`.
 ///
+/// The run is written into `OUT.partial` and replaces `out` only once complete ([`staging`]).
+///
 /// # Errors
-/// Bad input (naming file, line and episode), an invalid config, or a file that cannot be written. Files
-/// already written stay, marked incomplete.
+/// Bad input (naming file, line and episode), an invalid config, a dataset without episodes, or a file that
+/// cannot be written. What was finished stays in `OUT.partial`, marked incomplete, for `--resume`.
 pub fn run(
     config: &RunConfig,
     dataset: &Path,

@@ -65,12 +65,44 @@ pub(super) fn retention_vs_savings<DB: DrawingBackend>(
         let at = chart.backend_coord(p);
         draw_marker(&plot, at, i, if frontier.contains(&i) { 7 } else { 5 })?;
     }
-    // Every point is numbered as in the legend: short labels that neighbours do not run into.
-    for (i, p) in points.iter().enumerate() {
-        let (x, y) = chart.backend_coord(p);
+    // Every point is numbered as in the legend; each number goes to the first of eight places around its point
+    // where it overlaps no number placed before (frontier points first), so close points stay readable.
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|i| !frontier.contains(i));
+    let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
+    let markers: Vec<(i32, i32)> = points.iter().map(|p| chart.backend_coord(p)).collect();
+    for i in order {
+        let (x, y) = markers[i];
+        let label = (i + 1).to_string();
+        let w = 8 * i32::try_from(label.len()).unwrap_or(2);
+        let h = 12;
+        let offsets = [
+            (8, -18),
+            (8, 6),
+            (-8 - w, -18),
+            (-8 - w, 6),
+            (-w / 2, -24),
+            (-w / 2, 10),
+            (14, -6),
+            (-14 - w, -6),
+        ];
+        let free = |bx: i32, by: i32| {
+            placed
+                .iter()
+                .all(|&(px, py, pw, ph)| bx + w < px || px + pw < bx || by + h < py || py + ph < by)
+                && markers.iter().all(|&(mx, my)| {
+                    (mx - (bx + w / 2)).abs() > w / 2 + 4 || (my - (by + h / 2)).abs() > h / 2 + 4
+                })
+        };
+        let (dx, dy) = offsets
+            .iter()
+            .copied()
+            .find(|&(dx, dy)| free(x + dx, y + dy))
+            .unwrap_or(offsets[0]);
+        placed.push((x + dx, y + dy, w, h));
         plot.draw(&Text::new(
-            (i + 1).to_string(),
-            (x + 8, y - 16),
+            label,
+            (x + dx, y + dy),
             ("sans-serif", 12).into_font().color(&BLACK),
         ))
         .map_err(err("chart"))?;
