@@ -41,10 +41,18 @@ model_list:
     litellm_params: {model: openai/gpt-4o-mini, api_key: unused, mock_response: "The missing header is foo.h", rpm: 8}
   - model_name: broken
     litellm_params: {model: openai/gpt-4o-mini, api_key: unused, mock_response: "litellm.InternalServerError"}
+  # Two replicas of one model, the first dead (nothing listens on port 9): LiteLLM's router retries the other
+  # and cools the dead one down, so ctxbench sees one healthy endpoint.
+  - model_name: replicas
+    litellm_params: {model: openai/gpt-4o-mini, api_key: unused, api_base: "http://127.0.0.1:9/v1", num_retries: 3}
+  - model_name: replicas
+    litellm_params: {model: openai/gpt-4o-mini, api_key: unused, mock_response: "The missing header is foo.h", num_retries: 3}
 litellm_settings:
   num_retries: 0
 router_settings:
   routing_strategy: usage-based-routing-v2
+  allowed_fails: 0
+  cooldown_time: 5
 general_settings:
   master_key: $CTXBENCH_PROXY_KEY
 EOF
@@ -102,7 +110,10 @@ min_chars = 0
 EOF
     echo "$WORK/$1.toml"
 }
-tables() { grep '^|' "$1"; }
+# The console's comparison table: from its header line to the first blank line (never empty).
+tables() {
+    awk '/^strategy /{t=1} t&&/^$/{exit} t' "$1" | grep . || { cat "$1"; fail "no comparison table in $1"; }
+}
 expect_exit() {
     local want="$1" what="$2"
     shift 2
@@ -120,10 +131,21 @@ expect_exit() {
 # 429 from the rpm limit, with only llm_provider-retry-after: waited out, the same figures, nothing failed.
 "$BIN" run --dataset "$DATA" --config "$(config limited limited)" --out "$WORK/limited" >"$WORK/limited.txt" \
     || { cat "$WORK/limited.txt"; fail "the rate-limited run failed"; }
-diff <(tables "$WORK/ok.txt") <(tables "$WORK/limited.txt") || fail "the rate-limited run's figures differ"
+tables "$WORK/ok.txt" >"$WORK/ok.table"
+tables "$WORK/limited.txt" >"$WORK/limited.table"
+diff "$WORK/ok.table" "$WORK/limited.table" || fail "the rate-limited run's figures differ"
 grep -q " 0 failed" "$WORK/limited.txt" || fail "a rate-limited call failed"
 grep -Eq "\(([1-9][0-9]*) retries\)" "$WORK/limited.txt" || fail "the rate limit was never hit"
 log "429 with llm_provider-retry-after: $(grep '^LLM:' "$WORK/limited.txt")"
+
+# Several replicas behind LiteLLM's router, one of them dead: the run succeeds with the figures of one healthy
+# endpoint and no failed call (the way to spread ctxbench's requests over a fleet: README, Scaling).
+"$BIN" run --dataset "$DATA" --config "$(config replicas replicas)" --out "$WORK/replicas" >"$WORK/replicas.txt" \
+    || { cat "$WORK/replicas.txt"; fail "the run against replicas with a dead one failed"; }
+tables "$WORK/replicas.txt" >"$WORK/replicas.table"
+diff "$WORK/ok.table" "$WORK/replicas.table" || fail "the replicas run's figures differ"
+grep -q " 0 failed" "$WORK/replicas.txt" || fail "a call to the replicas failed"
+log "two replicas behind LiteLLM's router, one dead: $(grep '^LLM:' "$WORK/replicas.txt")"
 
 # A model that answers 500, a refused key, a server down from the start: exit 2 before anything is written.
 expect_exit 2 "500" "$BIN" run --dataset "$DATA" --config "$(config broken broken)" --out "$WORK/broken"

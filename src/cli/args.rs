@@ -63,6 +63,19 @@ pub enum Command {
     },
     /// List the built-in strategies with their configuration.
     Strategies,
+    /// Combine the shard runs of one dataset and config (`run --shard I/N`) into the run directory one `run`
+    /// would have written.
+    Merge {
+        /// The N shard run directories, in any order.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Run name.
+        #[arg(long, default_value = "merged")]
+        name: String,
+    },
     /// Compare the baseline replay of imported traces with the usage the traces record (provider prompt tokens
     /// per episode and per call).
     Usage {
@@ -147,4 +160,9 @@ pub struct RunArgs {
     /// resumable).
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
+    /// Replay one shard of the dataset: `I/N` (the episodes at positions k with k mod N = I), `slurm` (from a
+    /// Slurm array task's environment) or `k8s/N` (from a Kubernetes indexed job's JOB_COMPLETION_INDEX);
+    /// `ctxbench merge` combines the N shard runs.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 }

@@ -53,7 +53,11 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         keep_going,
         dry_run,
         max_cost,
+        shard,
     } = args;
+    let shard = shard
+        .map(|s| run::shard::Shard::parse(&s, |k| std::env::var(k).ok()))
+        .transpose()?;
     let (dataset, config_path) = (dataset.as_path(), config_path.as_deref());
     let mut config = match config_path {
         Some(p) => RunConfig::from_file(p)?,
@@ -117,6 +121,7 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         resume,
         keep_going,
         max_cost,
+        shard,
     };
     let outcome = match run::run(&config, dataset, &out, &name, &Bar(bar.clone()), &options) {
         Ok(outcome) => outcome,

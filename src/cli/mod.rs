@@ -122,6 +122,24 @@ pub fn run(cli: Cli) -> Result<bool> {
             out,
             tools,
         } => commands::cmd_import(&mut stdout, &format, &files, &out, tools.as_deref()),
+        Command::Merge { dirs, out, name } => {
+            let outcome = crate::run::shard::merge(&dirs, &out, &name)
+                .with_context(|| format!("failed to merge into '{}'", out.display()))?;
+            let r = &outcome.report;
+            writeln!(
+                stdout,
+                "merged {} shard runs: {} episodes, {} items\n",
+                dirs.len(),
+                r.dataset.episodes,
+                r.dataset.items
+            )?;
+            write!(stdout, "{}", comparison_table(&r.strategies))?;
+            if let Some(pick) = &r.recommendation {
+                writeln!(stdout, "\nWhat to pick: {}", pick.text.replace('`', ""))?;
+            }
+            writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
+            Ok(true)
+        }
         Command::Usage {
             dataset,
             encoding,

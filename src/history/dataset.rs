@@ -7,6 +7,8 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use super::Episode;
 use crate::error::{Error, Result};
@@ -23,6 +25,9 @@ pub struct DatasetReader<R> {
     parsed: bool,
     /// The file is an agent's trace, not a dataset: nothing more comes out after the error that says so.
     done: bool,
+    /// Only the episodes at positions k (counted over every file of the dataset) with k mod N = I: (I, N, the
+    /// position counter); the others' lines are not parsed.
+    every: Option<(usize, usize, Arc<AtomicUsize>)>,
 }
 
 impl DatasetReader<BufReader<File>> {
@@ -47,6 +52,7 @@ impl<R: BufRead> DatasetReader<R> {
             yielded: false,
             parsed: false,
             done: false,
+            every: None,
         }
     }
 
@@ -89,7 +95,19 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
         if self.done {
             return None;
         }
-        let Some(next) = self.next_line() else {
+        let next = loop {
+            let next = self.next_line();
+            // Another shard's line is counted and left unparsed.
+            if let (Some(Ok(_)), Some((index, count, position))) = (&next, &self.every) {
+                let k = position.fetch_add(1, Ordering::Relaxed);
+                if k % count != *index {
+                    self.yielded = true;
+                    continue;
+                }
+            }
+            break next;
+        };
+        let Some(next) = next else {
             // A file with nothing in it is a mistake (a failed export, a wrong path), not an empty dataset.
             if !self.yielded {
                 self.yielded = true;
@@ -210,9 +228,26 @@ pub fn dataset_files(path: &Path) -> Result<Vec<PathBuf>> {
 pub fn stream(
     path: &Path,
 ) -> Result<impl Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> {
+    stream_every(path, None)
+}
+
+/// [`stream`] of the episodes at positions k (from 0, over every file) with k mod N = I, for `every` = (I, N);
+/// the other lines are counted without being parsed.
+///
+/// # Errors
+/// As [`stream`].
+pub fn stream_every(
+    path: &Path,
+    every: Option<(usize, usize)>,
+) -> Result<impl Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> {
     let files = dataset_files(path)?;
-    Ok(files.into_iter().flat_map(|file| {
-        let reader = DatasetReader::open(&file);
+    let position = Arc::new(AtomicUsize::new(0));
+    Ok(files.into_iter().flat_map(move |file| {
+        let every = every.map(|(i, n)| (i, n, Arc::clone(&position)));
+        let reader = DatasetReader::open(&file).map(|mut r| {
+            r.every = every;
+            r
+        });
         let iter: Box<dyn Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> = match reader
         {
             Ok(r) => {

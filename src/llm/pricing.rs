@@ -225,6 +225,27 @@ mod tests {
         .is_err());
     }
 
+    /// A config's prices replace the built-in ones of the same model and add the others.
+    #[test]
+    fn config_prices_override_and_extend_the_builtin_table() {
+        let mut table = PriceTable::builtin();
+        let builtin_mini = table.get("gpt-4o-mini");
+        table.extend(
+            &PriceTable::parse(
+                "[models.gpt-4o]\ninput = 9.0\ncached_input = 1.0\noutput = 20.0\n\
+                 [models.\"my-local\"]\ninput = 0.5\ncached_input = 0.5\noutput = 1.5\n",
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            table.get("gpt-4o").map(|p| (p.input, p.output)),
+            Some((9.0, 20.0))
+        );
+        assert_eq!(table.get("my-local").map(|p| p.output), Some(1.5));
+        assert_eq!(table.get("gpt-4o-mini"), builtin_mini, "the others stay");
+        assert!(builtin_mini.is_some());
+    }
+
     #[test]
     fn negative_price_is_rejected() {
         let err = PriceTable::parse("[models.x]\ninput = -1.0\ncached_input = 0.0\noutput = 0.0\n")

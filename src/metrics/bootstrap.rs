@@ -98,6 +98,25 @@ mod tests {
         let zeros = w.iter().filter(|&&k| k == 0).count();
         // P(0) = 0.368: within 5 standard deviations of 368 out of 1000.
         assert!((290..=445).contains(&zeros), "{zeros} zero weights");
+        // The stream itself is pinned: a changed generator changes every published interval.
+        assert_eq!(
+            w[..24],
+            [1, 0, 1, 1, 0, 0, 3, 0, 0, 0, 0, 1, 1, 1, 0, 4, 0, 2, 1, 2, 0, 2, 2, 0]
+        );
+        assert_eq!(
+            (zeros, w.iter().map(|&k| u32::from(k)).sum::<u32>()),
+            (372, 975)
+        );
+    }
+
+    /// SplitMix64's published first output for seed 0: mix(0 + the golden gamma).
+    #[test]
+    fn mix_is_splitmix64() {
+        assert_eq!(mix(0x9E37_79B9_7F4A_7C15), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(
+            mix(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(2)),
+            0x6E78_9E6A_A1B9_65F4
+        );
     }
 
     #[test]

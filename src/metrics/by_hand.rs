@@ -237,3 +237,107 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     assert_eq!(base.number("probe_accuracy"), Some(1.0));
     assert_eq!(base.number("cost_usd"), Some(105.0));
 }
+
+/// The published schema, pinned: episodes.csv's columns and summary.json's fields, in order. A metric that
+/// loses a column, or a reorder, fails here before it changes a published file.
+#[test]
+fn the_published_columns_and_fields_are_pinned() {
+    let c = crate::metrics::Catalog::standard();
+    let episode: Vec<&str> = c.episode_columns().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        episode,
+        [
+            "items",
+            "steps",
+            "input_tokens",
+            "baseline_input_tokens",
+            "savings",
+            "peak_tokens",
+            "steps_over_window",
+            "cached_tokens",
+            "output_tokens",
+            "strategy_calls",
+            "strategy_failures",
+            "strategy_input_tokens",
+            "strategy_output_tokens",
+            "strategy_llm_ms",
+            "cost_usd",
+            "cost_usd_no_cache",
+            "findings",
+            "final_retention",
+            "mean_retention",
+            "retention_recall",
+            "retention_artifact",
+            "retention_decision",
+            "retention_continuation",
+            "needs",
+            "retention_at_need",
+            "retention_at_need_recall",
+            "retention_at_need_artifact",
+            "retention_at_need_decision",
+            "retention_at_need_continuation",
+            "acted",
+            "probes",
+            "probes_correct",
+            "probe_accuracy",
+            "probes_valid",
+            "probe_retention",
+            "judged",
+            "judge_score",
+        ]
+    );
+    let fields: Vec<&str> = c
+        .strategy_fields()
+        .map(|f| f.column.name.as_str())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "steps",
+            "input_tokens",
+            "baseline_input_tokens",
+            "savings",
+            "mean_episode_savings",
+            "peak_tokens",
+            "steps_over_window",
+            "strategy_calls",
+            "strategy_failures",
+            "strategy_input_tokens",
+            "strategy_output_tokens",
+            "strategy_llm_ms",
+            "cost_usd",
+            "cost_savings",
+            "cost_usd_no_cache",
+            "cost_savings_no_cache",
+            "findings",
+            "final_retention",
+            "mean_retention",
+            "retention_by_kind",
+            "needs",
+            "retention_at_need",
+            "retention_at_need_by_kind",
+            "lost_by",
+            "episodes_acted",
+            "savings_acted",
+            "cost_savings_acted",
+            "retention_at_need_acted",
+            "savings_ci95",
+            "cost_savings_ci95",
+            "retention_at_need_ci95",
+            "probes",
+            "probe_accuracy",
+            "probes_valid",
+            "probe_retention",
+            "judged",
+            "judge_graded",
+            "judge_score",
+            "judge_score_ci95",
+            "judge_score_by_dimension",
+            "judge_score_by_kind",
+            "judge_agreement",
+            "judge_calls",
+            "judge_cost_usd",
+            "token_share",
+        ]
+    );
+}

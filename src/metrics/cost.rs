@@ -192,5 +192,26 @@ mod tests {
         .step_cost(&step)
         .unwrap();
         assert!((c - (10.0 + 2.0 + 5.0 + 10.0) / 1e6).abs() < 1e-15);
+        // Without a cache the agent's input is all at the full price; the strategy's own calls count the same.
+        let step = StepRecord {
+            tokens_sent: 3000,
+            cached_tokens: 2000,
+            ..step
+        };
+        let prices = Prices {
+            agent: Some(p),
+            strategy: Some(Price::new(3.0, 3.0, 4.0)),
+            judge: None,
+        };
+        let cached = prices.step_cost(&step).unwrap();
+        let full = prices.step_cost_no_cache(&step).unwrap();
+        assert!(
+            (cached - (1000.0 + 2000.0 * 0.5 + 2.0 + 15.0 + 20.0) / 1e6).abs() < 1e-15,
+            "{cached}"
+        );
+        assert!(
+            (full - (3000.0 + 2.0 + 15.0 + 20.0) / 1e6).abs() < 1e-15,
+            "{full}"
+        );
     }
 }

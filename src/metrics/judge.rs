@@ -292,5 +292,130 @@ mod tests {
         let cost = out[21].as_f64().unwrap();
         assert!((cost - 0.0024).abs() < 1e-12, "{cost}");
         assert_eq!(out.len(), 22);
+
+        // Agreement counts only graded probes that also have accepted answers: a (answers, right, 4.0) agrees;
+        // b and c (no answers) are left out whatever their grades.
+        let episode = Episode {
+            probes: vec![probe("a", true), probe("b", false), probe("c", false)],
+            ..Episode::default()
+        };
+        let replay = EpisodeReplay {
+            probes: vec![
+                record("a", FindingKind::Recall, true, Some(4.0)),
+                record("b", FindingKind::Recall, false, Some(3.0)),
+                record("c", FindingKind::Recall, false, Some(1.0)),
+            ],
+            calls: Vec::new(),
+            ..replay
+        };
+        let view = EpisodeView {
+            episode: &episode,
+            replay: &replay,
+            baseline: &replay,
+            context: &context,
+        };
+        let mut out = Vec::new();
+        Judge.episode_values(&view, &mut out);
+        assert_eq!(out[18..20], [Value::from(1), Value::from(1)]);
+    }
+
+    /// The strategy's fields from two episodes, by hand: every aggregate reads the episode values it names.
+    #[test]
+    fn judge_fields_by_hand() {
+        let probe = |id: &str, answers: bool| Probe {
+            id: id.into(),
+            answers: if answers {
+                vec!["x".into()]
+            } else {
+                Vec::new()
+            },
+            reference: Some("ref".into()),
+            ..Probe::default()
+        };
+        let catalog = crate::metrics::Catalog::new(vec![Box::new(Judge)]);
+        let context = Context {
+            prices: Prices {
+                judge: Some(Price::new(1.0, 1.0, 2.0)),
+                ..Prices::default()
+            },
+            context_window: 1000,
+        };
+        let mut totals = catalog.totals();
+        // Episode 1: p1 recall 4.0 (answers, right), p2 artifact 1.0 (no answers); 2 judge calls.
+        // Episode 2: q1 decision 3.0 (answers, wrong: disagrees), q2 recall ungraded; 1 judge call.
+        let episodes = [
+            (
+                vec![probe("p1", true), probe("p2", false)],
+                vec![
+                    record("p1", FindingKind::Recall, true, Some(4.0)),
+                    record("p2", FindingKind::Artifact, false, Some(1.0)),
+                ],
+                2,
+            ),
+            (
+                vec![probe("q1", true), probe("q2", true)],
+                vec![
+                    record("q1", FindingKind::Decision, false, Some(3.0)),
+                    record("q2", FindingKind::Recall, false, None),
+                ],
+                1,
+            ),
+        ];
+        for (i, (probes, records, calls)) in episodes.into_iter().enumerate() {
+            let episode = Episode {
+                id: format!("e{i}"),
+                probes,
+                ..Episode::default()
+            };
+            let replay = EpisodeReplay {
+                episode: episode.id.clone(),
+                source: "t".into(),
+                strategy: "s".into(),
+                items: 0,
+                steps: Vec::new(),
+                probes: records,
+                calls: (0..calls).map(|_| judge_call(1000, 100)).collect(),
+            };
+            let view = EpisodeView {
+                episode: &episode,
+                replay: &replay,
+                baseline: &replay,
+                context: &context,
+            };
+            let m = catalog.episode(&view);
+            totals.add(&m, &m);
+        }
+        let s = catalog.strategy("s", &totals);
+        assert_eq!((s.count("judged"), s.count("judge_graded")), (4, 3));
+        // (4 + 1 + 3) / 3.
+        assert!((s.number("judge_score").unwrap() - 8.0 / 3.0).abs() < 1e-12);
+        // The records grade accuracy as overall (4, 1, 3) and the other dimensions 1, 2, 3, 4, 5.
+        let dims = s.get("judge_score_by_dimension");
+        assert!(
+            (dims["accuracy"].as_f64().unwrap() - 8.0 / 3.0).abs() < 1e-12,
+            "{dims}"
+        );
+        assert_eq!(
+            (
+                dims["context_awareness"].as_f64(),
+                dims["instruction_following"].as_f64()
+            ),
+            (Some(1.0), Some(5.0))
+        );
+        let kinds = s.get("judge_score_by_kind");
+        assert_eq!(
+            (
+                kinds["recall"].as_f64(),
+                kinds["artifact"].as_f64(),
+                kinds["decision"].as_f64()
+            ),
+            (Some(4.0), Some(1.0), Some(3.0))
+        );
+        assert!(kinds["continuation"].is_null(), "{kinds}");
+        // Both answers and grade: p1 (agrees), q1 (3.0 passes but the exact answer is wrong): 1 of 2.
+        assert!((s.number("judge_agreement").unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(s.count("judge_calls"), 3);
+        // 3 calls × (1000 × 1 + 100 × 2) / 1e6.
+        assert!((s.number("judge_cost_usd").unwrap() - 0.0036).abs() < 1e-12);
     }
 }

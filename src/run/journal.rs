@@ -98,6 +98,12 @@ impl Journal {
             .map_err(|e| Error::io("write", &self.path, e))
     }
 
+    /// Renames the journal of a completed run to `name` beside it (a shard's entries, for the merge).
+    pub(super) fn keep_as(self, name: &str) -> Result<()> {
+        std::fs::rename(&self.path, self.path.with_file_name(name))
+            .map_err(|e| Error::io("rename", &self.path, e))
+    }
+
     /// Removes the journal of a run that completed.
     pub(super) fn finish(self) -> Result<()> {
         std::fs::remove_file(&self.path).map_err(|e| Error::io("remove", &self.path, e))

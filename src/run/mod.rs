@@ -12,6 +12,7 @@ pub mod config;
 mod dry;
 pub mod journal;
 mod pipeline;
+pub mod shard;
 pub mod staging;
 pub mod usage;
 mod writer;
@@ -26,7 +27,7 @@ pub use config::{dataset_sha256, PricingConfig, RunConfig, TokenizerConfig, SUMM
 pub use dry::{dry_run, DryRow, DryRun};
 
 use crate::error::{Error, Result};
-use crate::history::dataset::stream;
+use crate::history::dataset::stream_every;
 use crate::history::Episode;
 use crate::llm::mock::MockLlm;
 use crate::llm::openai::OpenAiLlm;
@@ -70,6 +71,8 @@ pub struct RunOptions {
     pub keep_going: bool,
     /// With a real LLM: send no call that could take the run's spend past this many USD.
     pub max_cost: Option<f64>,
+    /// Replay only this shard's episodes (see [`shard`]); the run keeps its journal for `ctxbench merge`.
+    pub shard: Option<shard::Shard>,
 }
 
 /// Runs the comparison on `dataset` and writes the run directory `out`.
@@ -145,7 +148,11 @@ pub fn run(
             return Err(e);
         }
     };
-    if outcome.report.dataset.episodes == 0 && outcome.report.failed.is_empty() {
+    // A shard may hold no episode (more shards than episodes); a run may not.
+    if outcome.report.dataset.episodes == 0
+        && outcome.report.failed.is_empty()
+        && options.shard.is_none()
+    {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(Error::Config(format!(
             "'{}' holds no episode: nothing was run and '{}' is untouched (a dataset is JSON lines of \
@@ -193,6 +200,10 @@ fn run_in(
     })?;
     // The judge's prompt and rubric are part of what a run is: a resumed run refuses another version.
     config_json["judge_digest"] = serde_json::Value::from(crate::llm::judge::digest());
+    // A shard is part of what a run is: it resumes only as itself, and the merge compares configs without it.
+    if let Some(shard) = options.shard {
+        config_json["shard"] = shard.to_json();
+    }
     // A resumed run reads its journal twice, entry by entry: here for the ids of the episodes to skip, and as
     // the writer starts for their totals, so that memory does not grow with the episodes finished.
     let journal = if resume {
@@ -213,7 +224,8 @@ fn run_in(
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
-    let episodes = stream(dataset)?;
+    // A shard reads its own episodes' lines; the others' are counted, not parsed.
+    let episodes = stream_every(dataset, options.shard.map(|s| (s.index, s.count)))?;
     let window = Window::new(threads.max(1) * 8);
     // With a real LLM every episode costs calls: each is journaled as soon as it is written.
     let checkpoint_every = if config.llm.is_some() {

@@ -290,7 +290,12 @@ impl<'a> Writer<'a> {
         self.report.complete = self.report.failed.is_empty();
         self.checkpoint(true)?;
         if self.report.complete {
-            self.journal.finish()?;
+            if self.config_json.get("shard").is_some() {
+                // A shard keeps its entries for `ctxbench merge`.
+                self.journal.keep_as(super::shard::SHARD_FILE)?;
+            } else {
+                self.journal.finish()?;
+            }
         }
         Ok(self.report)
     }

@@ -1,0 +1,597 @@
+//! Shards and their merge. `run --shard I/N` replays the episodes at dataset positions k with k mod N = I (a
+//! round-robin split: streamable, no count needed, and the merged order follows from it) and writes a complete
+//! run directory of them, keeping its journal as `shard.jsonl`. `merge` checks that the shards are the N of one
+//! run (same configuration, dataset and format; each index once), interleaves their rows back into dataset order
+//! and re-adds their journaled results in that order — the resume path with every episode finished — so that the
+//! tables and per-strategy figures equal one run's byte for byte.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use super::journal::{scan_journal, JOURNAL};
+use super::writer::{Target, Writer};
+use super::{staging, RunConfig};
+use crate::error::{Error, Result};
+
+/// What a shard run keeps of its journal: its head (format and configuration) and one entry per episode.
+pub const SHARD_FILE: &str = "shard.jsonl";
+
+/// One shard of a run: index `index` of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Zero-based.
+    pub index: usize,
+    /// How many shards the dataset is split into.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Reads `I/N`, `slurm` (a Slurm array task: I = `SLURM_ARRAY_TASK_ID` − `SLURM_ARRAY_TASK_MIN`, N =
+    /// `SLURM_ARRAY_TASK_COUNT`) or `k8s/N` (a Kubernetes indexed job: I = `JOB_COMPLETION_INDEX`).
+    ///
+    /// # Errors
+    /// A malformed spec, a missing or non-numeric variable, or I ≥ N.
+    pub fn parse(spec: &str, env: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let var = |name: &str| -> Result<usize> {
+            let value = env(name).ok_or_else(|| {
+                Error::Config(format!("--shard {spec}: the environment has no {name}"))
+            })?;
+            value.trim().parse().map_err(|_| {
+                Error::Config(format!("--shard {spec}: {name} is '{value}', not a number"))
+            })
+        };
+        let number = |s: &str| -> Result<usize> {
+            s.trim().parse().map_err(|_| {
+                Error::Config(format!(
+                    "--shard '{spec}': expected I/N (e.g. 0/4), slurm or k8s/N"
+                ))
+            })
+        };
+        let shard = match spec.split_once('/') {
+            None if spec == "slurm" => {
+                let min =
+                    env("SLURM_ARRAY_TASK_MIN").map_or(Ok(0), |_| var("SLURM_ARRAY_TASK_MIN"))?;
+                let id = var("SLURM_ARRAY_TASK_ID")?;
+                Shard {
+                    index: id.checked_sub(min).ok_or_else(|| {
+                        Error::Config(format!(
+                            "--shard slurm: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
+                        ))
+                    })?,
+                    count: var("SLURM_ARRAY_TASK_COUNT")?,
+                }
+            }
+            Some(("k8s", n)) => Shard {
+                index: var("JOB_COMPLETION_INDEX")?,
+                count: number(n)?,
+            },
+            Some((i, n)) => Shard {
+                index: number(i)?,
+                count: number(n)?,
+            },
+            None => return Err(number("").unwrap_err()),
+        };
+        if shard.count == 0 || shard.index >= shard.count {
+            return Err(Error::Config(format!(
+                "--shard {spec}: shard {} of {} does not exist (I counts from 0 and must be below N)",
+                shard.index, shard.count
+            )));
+        }
+        Ok(shard)
+    }
+
+    /// Whether the episode at dataset position `position` (from 0) is this shard's.
+    #[must_use]
+    pub fn holds(&self, position: usize) -> bool {
+        position % self.count == self.index
+    }
+
+    /// The shard as the run's configuration records it.
+    #[must_use]
+    pub fn to_json(self) -> serde_json::Value {
+        serde_json::json!({"index": self.index, "count": self.count})
+    }
+}
+
+/// A shard run directory, as the merge reads it.
+struct ShardDir {
+    dir: PathBuf,
+    shard: Shard,
+    config: serde_json::Value,
+    /// The episode of each journal entry, in its dataset order (the entries themselves are streamed).
+    episodes: Vec<String>,
+    sha256: String,
+}
+
+/// The files whose rows the merge interleaves: the CSV tables (a header, then rows whose first field is the
+/// episode) and the JSON Lines one (each line's `episode`).
+const CSV_TABLES: [&str; 3] = ["steps.csv", "episodes.csv", "findings.csv"];
+const JSONL_TABLES: [&str; 1] = ["llm_calls.jsonl"];
+
+fn read_shard(dir: &Path) -> Result<ShardDir> {
+    let path = dir.join(SHARD_FILE);
+    let file = std::fs::File::open(&path).map_err(|_| {
+        Error::Config(format!(
+            "'{}' is not a completed shard run: it has no {SHARD_FILE} (run `ctxbench run --shard I/N` to its end, \
+             or --resume it)",
+            dir.display()
+        ))
+    })?;
+    let mut lines = std::io::BufReader::new(file).lines();
+    let head_line = lines
+        .next()
+        .transpose()
+        .map_err(|e| Error::io("read", &path, e))?
+        .ok_or_else(|| Error::Parse {
+            path: path.clone(),
+            line: 1,
+            message: "empty shard journal".into(),
+        })?;
+    // The head is checked as a resume journal's is (format version first).
+    let head: serde_json::Value = serde_json::from_str(&head_line).map_err(|e| Error::Parse {
+        path: path.clone(),
+        line: 1,
+        message: format!("not a ctxbench shard journal ({e})"),
+    })?;
+    let version = head
+        .get("ctxbench_journal")
+        .and_then(serde_json::Value::as_u64);
+    if version != Some(u64::from(super::journal::JOURNAL_VERSION)) {
+        return Err(Error::Config(format!(
+            "'{}' was written in journal format {}, this ctxbench merges format {}: run the shards again with \
+             this version",
+            path.display(),
+            version.map_or_else(|| "(none)".to_owned(), |v| v.to_string()),
+            super::journal::JOURNAL_VERSION
+        )));
+    }
+    let mut config = head.get("config").cloned().unwrap_or_default();
+    let shard = config
+        .as_object_mut()
+        .and_then(|c| c.remove("shard"))
+        .and_then(|s| {
+            Some(Shard {
+                index: usize::try_from(s.get("index")?.as_u64()?).ok()?,
+                count: usize::try_from(s.get("count")?.as_u64()?).ok()?,
+            })
+        })
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "'{}' is not a shard run: its configuration has no shard",
+                dir.display()
+            ))
+        })?;
+    let mut episodes = Vec::new();
+    let mut sha256 = String::new();
+    for (i, line) in lines.enumerate() {
+        let line = line.map_err(|e| Error::io("read", &path, e))?;
+        #[derive(serde::Deserialize)]
+        struct Id {
+            episode: String,
+            sha256: String,
+        }
+        let id: Id = serde_json::from_str(&line).map_err(|e| Error::Parse {
+            path: path.clone(),
+            line: i + 2,
+            message: e.to_string(),
+        })?;
+        if sha256.is_empty() {
+            sha256 = id.sha256;
+        } else if sha256 != id.sha256 {
+            return Err(Error::Parse {
+                path: path.clone(),
+                line: i + 2,
+                message: "entries from two datasets in one shard".into(),
+            });
+        }
+        episodes.push(id.episode);
+    }
+    Ok(ShardDir {
+        dir: dir.to_owned(),
+        shard,
+        config,
+        episodes,
+        sha256,
+    })
+}
+
+/// Checks that `shards` are the N shards of one run, each once, and returns them by index.
+fn check(mut shards: Vec<ShardDir>) -> Result<Vec<ShardDir>> {
+    let first = shards
+        .first()
+        .ok_or_else(|| Error::Config("merge needs shard directories".into()))?;
+    let count = first.shard.count;
+    for s in &shards[1..] {
+        if s.shard.count != count {
+            return Err(Error::Config(format!(
+                "'{}' is a shard of {} and '{}' of {}: they are not from one split",
+                first.dir.display(),
+                count,
+                s.dir.display(),
+                s.shard.count
+            )));
+        }
+        if s.config != first.config {
+            let differ: Vec<String> = first
+                .config
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, v)| s.config.get(k.as_str()) != Some(*v))
+                .map(|(k, _)| k.clone())
+                .collect();
+            return Err(Error::Config(format!(
+                "'{}' and '{}' were run with different configurations (they differ in: {}); merge shards of one \
+                 run only",
+                first.dir.display(),
+                s.dir.display(),
+                if differ.is_empty() { "keys".to_owned() } else { differ.join(", ") }
+            )));
+        }
+        if !s.sha256.is_empty() && !first.sha256.is_empty() && s.sha256 != first.sha256 {
+            return Err(Error::Config(format!(
+                "'{}' and '{}' replayed different datasets (SHA-256 {} and {})",
+                first.dir.display(),
+                s.dir.display(),
+                &first.sha256[..12.min(first.sha256.len())],
+                &s.sha256[..12.min(s.sha256.len())]
+            )));
+        }
+    }
+    let mut by_index: BTreeMap<usize, &ShardDir> = BTreeMap::new();
+    for s in &shards {
+        if let Some(other) = by_index.insert(s.shard.index, s) {
+            return Err(Error::Config(format!(
+                "shard {}/{count} is given twice: '{}' and '{}'",
+                s.shard.index,
+                other.dir.display(),
+                s.dir.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|i| !by_index.contains_key(i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Config(format!(
+            "missing shard(s) {}: merge needs all {count} shard directories",
+            missing.join(", ")
+        )));
+    }
+    shards.sort_by_key(|s| s.shard.index);
+    // A round-robin split of T episodes gives shard i ⌈(T − i) / N⌉ of them.
+    let total: usize = shards.iter().map(|s| s.episodes.len()).sum();
+    for s in &shards {
+        let expected = (total + count - 1 - s.shard.index) / count;
+        if s.episodes.len() != expected {
+            return Err(Error::Config(format!(
+                "shard {}/{count} in '{}' holds {} episodes where a split of {total} gives it {expected}: was it \
+                 run on another dataset, or is it incomplete?",
+                s.shard.index,
+                s.dir.display(),
+                s.episodes.len()
+            )));
+        }
+    }
+    Ok(shards)
+}
+
+/// The merged dataset order: position k is shard k mod N's (k div N)-th episode.
+fn order(shards: &[ShardDir]) -> Vec<(usize, usize)> {
+    let total: usize = shards.iter().map(|s| s.episodes.len()).sum();
+    (0..total)
+        .map(|k| (k % shards.len(), k / shards.len()))
+        .collect()
+}
+
+/// A shard's rows of one table, read one episode's group at a time: `(episode, row)` items, consecutive rows of
+/// one episode forming its group.
+struct Groups<T, I: Iterator<Item = Result<(String, T)>>> {
+    rows: std::iter::Peekable<I>,
+}
+
+impl<T, I: Iterator<Item = Result<(String, T)>>> Groups<T, I> {
+    fn new(rows: I) -> Self {
+        Self {
+            rows: rows.peekable(),
+        }
+    }
+
+    /// The episode of the next group, if any (an error is left for [`Groups::take`]).
+    fn next_episode(&mut self) -> Option<&str> {
+        match self.rows.peek() {
+            Some(Ok((episode, _))) => Some(episode),
+            _ => None,
+        }
+    }
+
+    /// The next group's rows.
+    fn take(&mut self) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        let Some(first) = self.rows.next().transpose()? else {
+            return Ok(out);
+        };
+        out.push(first.1);
+        while let Some(Ok((episode, _))) = self.rows.peek() {
+            if *episode != first.0 {
+                break;
+            }
+            if let Some(Ok((_, row))) = self.rows.next() {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
+    /// An error the reader met, or rows left over.
+    fn finish(&mut self, dir: &Path) -> Result<()> {
+        match self.rows.next() {
+            None => Ok(()),
+            Some(Err(e)) => Err(e),
+            Some(Ok((episode, _))) => Err(Error::Config(format!(
+                "'{}' has rows of episode '{episode}' out of its {SHARD_FILE}'s order: the shard's tables and its \
+                 records do not match",
+                dir.display()
+            ))),
+        }
+    }
+}
+
+/// A CSV table's header and rows with their episode (the first field), streamed.
+fn csv_rows(
+    path: &Path,
+) -> Result<(
+    csv::StringRecord,
+    impl Iterator<Item = Result<(String, csv::StringRecord)>>,
+)> {
+    let bad = {
+        let path = path.to_owned();
+        move |e: csv::Error| Error::Parse {
+            path: path.clone(),
+            line: e
+                .position()
+                .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
+            message: e.to_string(),
+        }
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(&bad)?;
+    let header = reader.headers().map_err(&bad)?.clone();
+    let rows = reader.into_records().map(move |r| {
+        let r = r.map_err(&bad)?;
+        Ok((r.get(0).unwrap_or_default().to_owned(), r))
+    });
+    Ok((header, rows))
+}
+
+/// A JSON Lines table's lines with their `episode`, streamed (a missing file has none).
+fn jsonl_rows(path: &Path) -> impl Iterator<Item = Result<(String, String)>> {
+    let path = path.to_owned();
+    let lines = std::fs::File::open(&path)
+        .ok()
+        .map(|f| std::io::BufReader::new(f).lines());
+    lines
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(move |(i, line)| {
+            let line = line.map_err(|e| Error::io("read", &path, e))?;
+            let episode = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v.get("episode").and_then(|e| e.as_str().map(str::to_owned)))
+                .ok_or_else(|| Error::Parse {
+                    path: path.clone(),
+                    line: i + 1,
+                    message: "a line without its episode".into(),
+                })?;
+            Ok((episode, line))
+        })
+}
+
+/// For each episode of `merged` in order, its rows from its shard (an episode without rows in the table has
+/// none), handed to `emit`.
+fn interleave<T, I: Iterator<Item = Result<(String, T)>>>(
+    shards: &[ShardDir],
+    merged: &[(usize, usize)],
+    groups: &mut [Groups<T, I>],
+    mut emit: impl FnMut(Vec<T>) -> Result<()>,
+) -> Result<()> {
+    for &(s, j) in merged {
+        if groups[s].next_episode() == Some(shards[s].episodes[j].as_str()) {
+            emit(groups[s].take()?)?;
+        }
+    }
+    for (g, shard) in groups.iter_mut().zip(shards) {
+        g.finish(&shard.dir)?;
+    }
+    Ok(())
+}
+
+/// Merges the shard run directories `dirs` into the run directory `out` (through `OUT.partial`, as a run).
+///
+/// # Errors
+/// Shards that are not the N of one run (naming them), unreadable or inconsistent files, or a failed write.
+pub fn merge(dirs: &[PathBuf], out: &Path, name: &str) -> Result<super::RunOutcome> {
+    let shards = check(
+        dirs.iter()
+            .map(|d| read_shard(d))
+            .collect::<Result<Vec<_>>>()?,
+    )?;
+    let merged = order(&shards);
+    // Episode ids are unique across the dataset, as a single run checks.
+    let mut seen = std::collections::HashMap::new();
+    for s in &shards {
+        for e in &s.episodes {
+            if let Some(other) = seen.insert(e.as_str(), &s.dir) {
+                return Err(Error::Config(format!(
+                    "episode '{e}' is in '{}' and in '{}': duplicate episode ids",
+                    other.display(),
+                    s.dir.display()
+                )));
+            }
+        }
+    }
+    let staging = staging::prepare(out, false)?;
+    let result = merge_into(&shards, &merged, &staging, name);
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    let outcome = result?;
+    staging::swap_in(&staging, out)?;
+    Ok(super::RunOutcome {
+        dir: out.to_owned(),
+        ..outcome
+    })
+}
+
+fn merge_into(
+    shards: &[ShardDir],
+    merged: &[(usize, usize)],
+    staging: &Path,
+    name: &str,
+) -> Result<super::RunOutcome> {
+    // The row tables, interleaved into dataset order, a group at a time.
+    for table in CSV_TABLES {
+        let mut header = None;
+        let mut groups = Vec::new();
+        for s in shards {
+            let (h, rows) = csv_rows(&s.dir.join(table))?;
+            header = header.or(Some(h));
+            groups.push(Groups::new(rows));
+        }
+        let path = staging.join(table);
+        crate::files::write_atomic_with(&path, |file| {
+            let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
+            if let Some(h) = &header {
+                w.write_record(h)?;
+            }
+            interleave(shards, merged, &mut groups, |rows| {
+                for r in &rows {
+                    w.write_record(r)
+                        .map_err(|e| Error::io("write", &path, e.into()))?;
+                }
+                Ok(())
+            })
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+            w.flush()
+        })?;
+    }
+    for table in JSONL_TABLES {
+        let mut groups: Vec<_> = shards
+            .iter()
+            .map(|s| Groups::new(jsonl_rows(&s.dir.join(table))))
+            .collect();
+        let path = staging.join(table);
+        crate::files::write_atomic_with(&path, |file| {
+            let mut w = std::io::BufWriter::new(file);
+            interleave(shards, merged, &mut groups, |lines| {
+                for l in &lines {
+                    writeln!(w, "{l}").map_err(|e| Error::io("write", &path, e))?;
+                }
+                Ok(())
+            })
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+            w.flush()
+        })?;
+    }
+    // The journal of a run with every episode finished: the shards' entries in dataset order, streamed.
+    let config_json = shards[0].config.clone();
+    let journal = staging.join(JOURNAL);
+    let mut entries = shards
+        .iter()
+        .map(|s| {
+            let path = s.dir.join(SHARD_FILE);
+            std::fs::File::open(&path)
+                .map(|f| std::io::BufReader::new(f).lines().skip(1))
+                .map_err(|e| Error::io("read", &path, e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    crate::files::write_atomic_with(&journal, |file| {
+        let mut w = std::io::BufWriter::new(file);
+        let head = serde_json::json!({
+            "ctxbench_journal": super::journal::JOURNAL_VERSION,
+            "config": config_json,
+        });
+        writeln!(w, "{head}")?;
+        for &(s, _) in merged {
+            let line = entries[s]
+                .next()
+                .ok_or_else(|| std::io::Error::other("a shard's records ended early"))??;
+            writeln!(w, "{line}")?;
+        }
+        w.flush()
+    })?;
+    let head = scan_journal(&journal, &config_json)?;
+    let mut plain = config_json.clone();
+    if let Some(c) = plain.as_object_mut() {
+        c.remove("judge_digest");
+    }
+    let config: RunConfig = serde_json::from_value(plain).map_err(|e| {
+        Error::Config(format!(
+        "the shards' configuration cannot be read back ({e}): were they run by another ctxbench?"
+    ))
+    })?;
+    // The dataset as the shards' reports name it.
+    let dataset = std::fs::read_to_string(shards[0].dir.join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["dataset"]["path"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("(merged shards)"));
+    let sha256 = head.sha256.clone().unwrap_or_default();
+    let writer = Writer::start(
+        &config,
+        &config_json,
+        Target {
+            dataset: &dataset,
+            out: staging,
+            name,
+            sha256,
+            journal: Some(&head),
+        },
+    )?;
+    Ok(super::RunOutcome {
+        report: writer.finish()?,
+        dir: staging.to_owned(),
+        llm: None,
+        judge: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_come_from_flags_slurm_and_kubernetes() {
+        let none = |_: &str| None;
+        assert_eq!(
+            Shard::parse("2/5", none).unwrap(),
+            Shard { index: 2, count: 5 }
+        );
+        let slurm = |k: &str| match k {
+            "SLURM_ARRAY_TASK_ID" => Some("12".to_owned()),
+            "SLURM_ARRAY_TASK_MIN" => Some("10".to_owned()),
+            "SLURM_ARRAY_TASK_COUNT" => Some("4".to_owned()),
+            _ => None,
+        };
+        assert_eq!(
+            Shard::parse("slurm", slurm).unwrap(),
+            Shard { index: 2, count: 4 }
+        );
+        let k8s = |k: &str| (k == "JOB_COMPLETION_INDEX").then(|| "3".to_owned());
+        assert_eq!(
+            Shard::parse("k8s/7", k8s).unwrap(),
+            Shard { index: 3, count: 7 }
+        );
+        for bad in ["5/5", "x/3", "3", "slurm", "k8s/4", "1/0"] {
+            let err = Shard::parse(bad, none).unwrap_err().to_string();
+            assert!(err.contains("--shard"), "{bad}: {err}");
+        }
+        let s = Shard { index: 1, count: 3 };
+        assert_eq!((0..7).filter(|&k| s.holds(k)).collect::<Vec<_>>(), [1, 4]);
+    }
+}
