@@ -216,9 +216,22 @@ mod tests {
     /// graded 1), p3 (recall, exact answers too, wrong, no grade given). Mean overall (4 + 1) / 2 = 2.5; p1
     /// agrees (correct and 4 ≥ 2.5); p3 has no grade, so one probe is graded both ways. Two judge calls of
     /// 1,000 + 100 tokens at $1 and $2 per million: 2 × 0.0012 = $0.0024.
-    #[test]
-    fn judge_values_by_hand() {
-        let probe = |id: &str, answers: bool| Probe {
+    /// The judge's episode values for `replay` of `episode`.
+    fn values(episode: &Episode, replay: &EpisodeReplay, context: &Context) -> Vec<Value> {
+        let view = EpisodeView {
+            episode,
+            replay,
+            baseline: replay,
+            context,
+        };
+        let mut out = Vec::new();
+        Judge.episode_values(&view, &mut out);
+        out
+    }
+
+    /// An open probe, with an accepted answer when `answers`.
+    fn probe(id: &str, answers: bool) -> Probe {
+        Probe {
             id: id.into(),
             answers: if answers {
                 vec!["x".into()]
@@ -227,7 +240,11 @@ mod tests {
             },
             reference: Some("ref".into()),
             ..Probe::default()
-        };
+        }
+    }
+
+    #[test]
+    fn judge_values_by_hand() {
         let episode = Episode {
             probes: vec![probe("p1", true), probe("p2", false), probe("p3", true)],
             ..Episode::default()
@@ -252,14 +269,7 @@ mod tests {
             },
             context_window: 1000,
         };
-        let view = EpisodeView {
-            episode: &episode,
-            replay: &replay,
-            baseline: &replay,
-            context: &context,
-        };
-        let mut out = Vec::new();
-        Judge.episode_values(&view, &mut out);
+        let out = values(&episode, &replay, &context);
         assert_eq!(
             out[..4],
             [
@@ -308,30 +318,13 @@ mod tests {
             calls: Vec::new(),
             ..replay
         };
-        let view = EpisodeView {
-            episode: &episode,
-            replay: &replay,
-            baseline: &replay,
-            context: &context,
-        };
-        let mut out = Vec::new();
-        Judge.episode_values(&view, &mut out);
+        let out = values(&episode, &replay, &context);
         assert_eq!(out[18..20], [Value::from(1), Value::from(1)]);
     }
 
     /// The strategy's fields from two episodes, by hand: every aggregate reads the episode values it names.
     #[test]
     fn judge_fields_by_hand() {
-        let probe = |id: &str, answers: bool| Probe {
-            id: id.into(),
-            answers: if answers {
-                vec!["x".into()]
-            } else {
-                Vec::new()
-            },
-            reference: Some("ref".into()),
-            ..Probe::default()
-        };
         let catalog = crate::metrics::Catalog::new(vec![Box::new(Judge)]);
         let context = Context {
             prices: Prices {
