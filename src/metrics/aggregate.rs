@@ -260,6 +260,45 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Each replicate's sums are the episodes' values weighted by that replicate's weights; a flag weighs as 0
+    /// or 1; a null value ends its replicates; totals without the bootstrap keep none.
+    #[test]
+    fn replicates_are_weighted_sums_by_hand() {
+        let mut t = Totals::with_bootstrap();
+        // Values: [tokens, flag, cost]; weights of three replicates per episode.
+        t.add_weighted(&[json!(10), json!(true), json!(4.0)], &[], &[1, 0, 2]);
+        t.add_weighted(&[json!(3), json!(true), json!(2.0)], &[], &[0, 3, 1]);
+        // Tokens per replicate: 10, 9, 23; cost: 4, 6, 10; flags: 1, 3, 3.
+        assert_eq!(
+            t.replicate_values(&Agg::Ratio(0, 2)),
+            Some(vec![Some(2.5), Some(1.5), Some(2.3)])
+        );
+        assert_eq!(
+            t.replicate_values(&Agg::Ratio(1, 0)),
+            Some(vec![Some(0.1), Some(3.0 / 9.0), Some(3.0 / 23.0)])
+        );
+        assert_eq!(
+            t.replicate_values(&Agg::Saving(1, 0)),
+            Some(vec![
+                Some(0.9),
+                Some(1.0 - 3.0 / 9.0),
+                Some(1.0 - 3.0 / 23.0)
+            ])
+        );
+        // The plain totals are those of `add`.
+        assert_eq!(t.get(&Agg::Sum(0)), json!(13));
+        t.add_weighted(&[json!(1), json!(false), Value::Null], &[], &[1, 1, 1]);
+        assert_eq!(t.replicate_values(&Agg::Ratio(0, 2)), None);
+        assert_eq!(
+            t.replicate_values(&Agg::Ratio(1, 0)),
+            Some(vec![Some(1.0 / 11.0), Some(3.0 / 10.0), Some(3.0 / 24.0)])
+        );
+        let mut plain = Totals::default();
+        plain.add_weighted(&[json!(10), json!(true)], &[], &[1, 0, 2]);
+        assert_eq!(plain.replicate_values(&Agg::Ratio(1, 0)), None);
+        assert_eq!(plain.get(&Agg::Sum(0)), json!(10));
+    }
+
     #[test]
     fn aggregations_by_hand() {
         let mut t = Totals::default();
@@ -284,6 +323,8 @@ mod tests {
         assert_eq!(t.get(&Agg::Mean(3)), json!(0.5));
         assert_eq!(t.get(&Agg::Sum(3)), Value::Null);
         assert_eq!(t.get(&Agg::Sum(4)), json!(1));
+        // A flag counts as 0 or 1 in a mean too.
+        assert_eq!(t.get(&Agg::Mean(4)), json!(0.5));
         assert_eq!(t.get(&Agg::Saving(0, 1)), json!(0.125));
         assert_eq!(t.get(&Agg::Ratio(0, 1)), json!(0.875));
         assert_eq!(t.get(&Agg::SavingOverBaseline(2)), json!(0.5));

@@ -184,6 +184,25 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     assert_eq!(s.count("episodes_acted"), 1);
     close("savings_acted", 1.0 - 85.0 / 119.0);
     close("retention_at_need_acted", 0.0);
+    // One episode: every replicate that draws it at all has the episode's own figures, so each interval is the
+    // point itself.
+    let ci = |field: &str| -> Vec<f64> {
+        s.get(field)
+            .as_array()
+            .unwrap_or_else(|| panic!("{field} is null"))
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    for (field, want) in [
+        ("savings_ci95", 1.0 - 85.0 / 119.0),
+        ("cost_savings_ci95", 1.0 - 88.0 / 105.0),
+        ("retention_at_need_ci95", 0.0),
+    ] {
+        for got in ci(field) {
+            assert!((got - want).abs() < 1e-12, "{field}: {got} against {want}");
+        }
+    }
     // The steps.csv rows: one per call point, every catalog column filled, the figures above.
     let rows = &result.steps.iter().find(|(s, _)| s == "window").unwrap().1;
     let column = |name: &str| {

@@ -131,3 +131,90 @@ pub fn paired(
         cost_savings_ci95: cost_ci,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn diff(retention: Option<(f64, f64)>, cost: Option<(f64, f64)>) -> PairedDifference {
+        PairedDifference {
+            a: "a".into(),
+            b: "b".into(),
+            retention_at_need: None,
+            retention_at_need_ci95: retention,
+            cost_savings: None,
+            cost_savings_ci95: cost,
+        }
+    }
+
+    /// A difference is told apart from noise only when its interval leaves out 0, on either side.
+    #[test]
+    fn an_interval_that_holds_zero_is_no_difference() {
+        for (interval, differs) in [
+            (Some((0.1, 0.3)), true),
+            (Some((-0.3, -0.1)), true),
+            (Some((-0.1, 0.2)), false),
+            (Some((0.0, 0.2)), false),
+            (Some((-0.2, 0.0)), false),
+            (None, false),
+        ] {
+            assert_eq!(
+                diff(interval, None).retention_differs(),
+                differs,
+                "{interval:?}"
+            );
+            assert_eq!(diff(None, interval).cost_differs(), differs, "{interval:?}");
+            assert!(
+                !diff(None, interval).retention_differs() && !diff(interval, None).cost_differs()
+            );
+        }
+    }
+
+    /// b − a on the same resampled episodes, by hand. Episode 1 is in every replicate once; episode 2 is in half
+    /// the replicates twice and in the other half not at all, so the replicates take two values.
+    #[test]
+    fn paired_differences_by_hand() {
+        let reps = bootstrap::REPLICATES;
+        let once = vec![1u8; reps];
+        let alternate: Vec<u8> = (0..reps).map(|r| if r % 2 == 0 { 0 } else { 2 }).collect();
+        // Values: input, baseline input, cost, baseline cost, needs, retained.
+        let episode = |cost: f64, needs: u64, retained: u64| {
+            [
+                json!(0),
+                json!(0),
+                json!(cost),
+                json!(10.0),
+                json!(needs),
+                json!(retained),
+            ]
+        };
+        let (mut a, mut b) = (
+            super::super::Totals::with_bootstrap(),
+            super::super::Totals::with_bootstrap(),
+        );
+        a.add_weighted(&episode(8.0, 4, 2), &[], &once);
+        b.add_weighted(&episode(5.0, 4, 4), &[], &once);
+        a.add_weighted(&episode(6.0, 2, 2), &[], &alternate);
+        b.add_weighted(&episode(4.0, 2, 0), &[], &alternate);
+        // Retention: a 4/6, b 4/6: no difference. Without episode 2: a 1/2, b 1: +0.5; with it twice: a 6/8,
+        // b 4/8: −0.25.
+        let (point, interval) = difference(&a, &b, &RETENTION);
+        assert!(point.unwrap().abs() < 1e-12);
+        assert_eq!(interval, Some((-0.25, 0.5)));
+        // Cost saved: a 1 − 14/20 = 0.3, b 1 − 9/20 = 0.55: b saves 0.25 more. Without episode 2: 0.5 − 0.2 = 0.3;
+        // with it twice: (1 − 13/30) − (1 − 20/30) = 7/30.
+        let (point, interval) = difference(&a, &b, &COST_SAVINGS);
+        assert!((point.unwrap() - 0.25).abs() < 1e-12);
+        let (lo, hi) = interval.unwrap();
+        assert!(
+            (lo - 7.0 / 30.0).abs() < 1e-12 && (hi - 0.3).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        // Totals without replicates give the point and no interval.
+        let mut plain = super::super::Totals::default();
+        plain.add(&episode(8.0, 4, 2), &[]);
+        let (point, interval) = difference(&plain, &plain, &RETENTION);
+        assert_eq!((point, interval), (Some(0.0), None));
+    }
+}
