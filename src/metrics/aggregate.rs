@@ -265,33 +265,45 @@ mod tests {
     #[test]
     fn replicates_are_weighted_sums_by_hand() {
         let mut t = Totals::with_bootstrap();
-        // Values: [tokens, flag, cost]; weights of three replicates per episode.
-        t.add_weighted(&[json!(10), json!(true), json!(4.0)], &[], &[1, 0, 2]);
-        t.add_weighted(&[json!(3), json!(true), json!(2.0)], &[], &[0, 3, 1]);
-        // Tokens per replicate: 10, 9, 23; cost: 4, 6, 10; flags: 1, 3, 3.
+        // Values: [tokens, flag, cost]; weights of four replicates per episode (the last draws neither).
+        t.add_weighted(&[json!(10), json!(true), json!(4.0)], &[], &[1, 0, 2, 0]);
+        t.add_weighted(&[json!(3), json!(true), json!(2.0)], &[], &[0, 3, 1, 0]);
+        // Tokens per replicate: 10, 9, 23, 0; cost: 4, 6, 10, 0; flags: 1, 3, 3, 0. A replicate with nothing to
+        // divide by has no figure.
         assert_eq!(
             t.replicate_values(&Agg::Ratio(0, 2)),
-            Some(vec![Some(2.5), Some(1.5), Some(2.3)])
+            Some(vec![Some(2.5), Some(1.5), Some(2.3), None])
         );
         assert_eq!(
             t.replicate_values(&Agg::Ratio(1, 0)),
-            Some(vec![Some(0.1), Some(3.0 / 9.0), Some(3.0 / 23.0)])
+            Some(vec![Some(0.1), Some(3.0 / 9.0), Some(3.0 / 23.0), None])
         );
         assert_eq!(
             t.replicate_values(&Agg::Saving(1, 0)),
             Some(vec![
                 Some(0.9),
                 Some(1.0 - 3.0 / 9.0),
-                Some(1.0 - 3.0 / 23.0)
+                Some(1.0 - 3.0 / 23.0),
+                None
             ])
+        );
+        assert_eq!(
+            t.replicate_values(&Agg::Sum(0)),
+            None,
+            "only ratios and savings"
         );
         // The plain totals are those of `add`.
         assert_eq!(t.get(&Agg::Sum(0)), json!(13));
-        t.add_weighted(&[json!(1), json!(false), Value::Null], &[], &[1, 1, 1]);
+        t.add_weighted(&[json!(1), json!(false), Value::Null], &[], &[1, 1, 1, 1]);
         assert_eq!(t.replicate_values(&Agg::Ratio(0, 2)), None);
         assert_eq!(
             t.replicate_values(&Agg::Ratio(1, 0)),
-            Some(vec![Some(1.0 / 11.0), Some(3.0 / 10.0), Some(3.0 / 24.0)])
+            Some(vec![
+                Some(1.0 / 11.0),
+                Some(3.0 / 10.0),
+                Some(3.0 / 24.0),
+                Some(0.0)
+            ])
         );
         let mut plain = Totals::default();
         plain.add_weighted(&[json!(10), json!(true)], &[], &[1, 0, 2]);

@@ -211,6 +211,29 @@ mod tests {
             (lo - 7.0 / 30.0).abs() < 1e-12 && (hi - 0.3).abs() < 1e-12,
             "{lo} {hi}"
         );
+        // Through the catalog: two strategies' totals over the same two episodes, named as given.
+        let catalog = crate::metrics::Catalog::new(vec![Box::new(Intervals)]);
+        let metrics =
+            |id: &str, strategy: &str, values: [Value; 6]| crate::metrics::EpisodeMetrics {
+                episode: id.into(),
+                source: "t".into(),
+                strategy: strategy.into(),
+                values: vec![values.to_vec()],
+            };
+        let (mut ta, mut tb) = (catalog.totals(), catalog.totals());
+        for (id, va, vb) in [
+            ("e1", episode(8.0, 4, 2), episode(5.0, 4, 4)),
+            ("e2", episode(6.0, 2, 2), episode(4.0, 2, 0)),
+        ] {
+            let (ma, mb) = (metrics(id, "a", va), metrics(id, "b", vb));
+            ta.add(&ma, &ma);
+            tb.add(&mb, &ma);
+        }
+        let d = catalog.paired(("a", &ta), ("b", &tb)).unwrap();
+        assert_eq!((d.a.as_str(), d.b.as_str()), ("a", "b"));
+        assert!(d.retention_at_need.unwrap().abs() < 1e-12);
+        assert!((d.cost_savings.unwrap() - 0.25).abs() < 1e-12);
+        assert!(d.retention_at_need_ci95.is_some() && d.cost_savings_ci95.is_some());
         // Totals without replicates give the point and no interval.
         let mut plain = super::super::Totals::default();
         plain.add(&episode(8.0, 4, 2), &[]);
