@@ -229,13 +229,17 @@ fn check(mut shards: Vec<ShardDir>) -> Result<Vec<ShardDir>> {
                 if differ.is_empty() { "keys".to_owned() } else { differ.join(", ") }
             )));
         }
-        if !s.sha256.is_empty() && !first.sha256.is_empty() && s.sha256 != first.sha256 {
+    }
+    // One dataset: every shard that replayed an episode names the same SHA-256 (an empty shard names none).
+    let mut hashed = shards.iter().filter(|s| !s.sha256.is_empty());
+    if let Some(one) = hashed.next() {
+        if let Some(other) = hashed.find(|s| s.sha256 != one.sha256) {
             return Err(Error::Config(format!(
                 "'{}' and '{}' replayed different datasets (SHA-256 {} and {})",
-                first.dir.display(),
-                s.dir.display(),
-                &first.sha256[..12.min(first.sha256.len())],
-                &s.sha256[..12.min(s.sha256.len())]
+                one.dir.display(),
+                other.dir.display(),
+                &one.sha256[..12.min(one.sha256.len())],
+                &other.sha256[..12.min(other.sha256.len())]
             )));
         }
     }

@@ -98,12 +98,25 @@ fn shards_of_another_run_are_refused_by_name() {
     let s1 = shard("s1", "1/2", &[]);
     let wide = shard("wide", "1/2", &["--window", "64000"]);
     let third = shard("third", "0/3", &[]);
+    // The same episodes in another order: another dataset.
+    let reversed = dir.path().join("reversed.jsonl");
+    let mut lines: Vec<String> = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.reverse();
+    std::fs::write(&reversed, lines.join("\n") + "\n").unwrap();
+    let other = dir.path().join("other");
+    let out = ctxbench_run(&reversed, None, &other, &["--shard", "1/2"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     let out_dir = dir.path().join("merged");
     for (dirs, says) in [
         (vec![s0.as_path()], "missing shard(s) 1/2"),
         (vec![s0.as_path(), s0.as_path()], "given twice"),
         (vec![s0.as_path(), wide.as_path()], "context_window"),
         (vec![s0.as_path(), third.as_path()], "not from one split"),
+        (vec![s0.as_path(), other.as_path()], "different datasets"),
         (vec![s0.as_path(), dir.path()], "not a completed shard run"),
     ] {
         let out = merge(&dirs, &out_dir);
