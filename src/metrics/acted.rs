@@ -7,16 +7,24 @@ use serde_json::Value;
 
 use super::{needs, Agg, Column, EpisodeView, Field, Metric, Unit};
 
-/// (input tokens, cost with the cache, needs, needs retained) of one replay of an episode.
-pub(super) fn totals(
-    v: &EpisodeView<'_>,
-    replay: &crate::replay::EpisodeReplay,
-) -> (usize, Value, usize, usize) {
-    let input = replay.steps.iter().map(|s| s.tokens_sent).sum();
-    let cost = super::maybe(v.context.prices.episode_cost(&replay.steps));
-    let rows = needs::ledger(v.episode, &replay.steps);
+/// Input tokens, the baseline's, cost with the cache, the baseline's, needs and needs retained of an episode
+/// under a strategy: the sums behind savings, cost saved and retention at need (here over the episodes acted
+/// on, in [`super::intervals`] per bootstrap replicate).
+pub(super) fn sums(v: &EpisodeView<'_>) -> [Value; 6] {
+    let input =
+        |r: &crate::replay::EpisodeReplay| r.steps.iter().map(|s| s.tokens_sent).sum::<usize>();
+    let cost =
+        |r: &crate::replay::EpisodeReplay| super::maybe(v.context.prices.episode_cost(&r.steps));
+    let rows = needs::ledger(v.episode, &v.replay.steps);
     let retained = rows.iter().filter(|r| r.retained).count();
-    (input, cost, rows.len(), retained)
+    [
+        Value::from(input(v.replay)),
+        Value::from(input(v.baseline)),
+        cost(v.replay),
+        cost(v.baseline),
+        Value::from(rows.len()),
+        Value::from(retained),
+    ]
 }
 
 /// Episodes acted on, and the figures over them.
@@ -37,16 +45,7 @@ impl Metric for Acted {
         let acted = v.replay.steps.iter().any(|s| s.changed);
         out.push(Value::Bool(acted));
         if acted {
-            let (input, cost, needs, retained) = totals(v, v.replay);
-            let (base_input, base_cost, _, _) = totals(v, v.baseline);
-            out.extend([
-                Value::from(input),
-                Value::from(base_input),
-                cost,
-                base_cost,
-                Value::from(needs),
-                Value::from(retained),
-            ]);
+            out.extend(sums(v));
         } else {
             out.extend([0, 0, 0, 0, 0, 0].map(Value::from));
         }

@@ -17,16 +17,7 @@ impl Metric for Intervals {
     /// Input tokens, the baseline's, cost, the baseline's, needs and needs retained: the sums the replicates
     /// keep.
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
-        let (input, cost, needs, retained) = acted::totals(v, v.replay);
-        let (base_input, base_cost, _, _) = acted::totals(v, v.baseline);
-        out.extend([
-            Value::from(input),
-            Value::from(base_input),
-            cost,
-            base_cost,
-            Value::from(needs),
-            Value::from(retained),
-        ]);
+        out.extend(acted::sums(v));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
