@@ -37,7 +37,7 @@ fn strategies(c: &mut Criterion) {
                             )
                         },
                         |(mut s, mut req)| {
-                            pollster::block_on(s.apply(&state, &mut req, &llm)).expect("apply");
+                            s.apply(&state, &mut req, &llm).expect("apply");
                             black_box(req.contents.len())
                         },
                         BatchSize::LargeInput,
@@ -65,7 +65,7 @@ fn whole_replay(c: &mut Criterion) {
             let steps: usize = episodes
                 .iter()
                 .map(|e| {
-                    pollster::block_on(r.replay_all(e, &strategies))
+                    r.replay_all(e, &strategies)
                         .expect("replay")
                         .iter()
                         .map(|x| x.steps.len())
@@ -99,7 +99,7 @@ fn episode_length(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::from_parameter(n), &episode, |b, ep| {
                 b.iter(|| {
                     let r = Replayer::new(Arc::clone(&tok), &llm, 128_000);
-                    black_box(pollster::block_on(r.replay(ep, &named)).expect("replay"))
+                    black_box(r.replay(ep, &named).expect("replay"))
                 });
             });
         }

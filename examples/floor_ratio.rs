@@ -73,7 +73,7 @@ fn main() -> anyhow::Result<()> {
         pool.install(|| {
             episodes
                 .par_iter()
-                .try_for_each(|e| pollster::block_on(replayer.replay_all(e, strategies)).map(drop))
+                .try_for_each(|e| replayer.replay_all(e, strategies).map(drop))
         })?;
         Ok(start.elapsed())
     };

@@ -20,7 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut asked, mut missed) = (0, 0);
     for entry in ctxbench::history::dataset::stream(std::path::Path::new(&path))? {
         let (_, _, episode) = entry?;
-        let replay = pollster::block_on(replayer.replay(&episode, &none))?;
+        let replay = replayer.replay(&episode, &none)?;
         for record in &replay.probes {
             asked += 1;
             if record.correct {

@@ -51,7 +51,7 @@ fn main() -> anyhow::Result<()> {
                 .map(|_| {
                     let replayer = Replayer::new(Arc::clone(&tok), &llm, 128_000);
                     let start = Instant::now();
-                    let out = pollster::block_on(replayer.replay(ep, named));
+                    let out = replayer.replay(ep, named);
                     let took = start.elapsed();
                     out.map(|r| {
                         std::hint::black_box(r);

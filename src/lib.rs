@@ -28,7 +28,7 @@
 //! let window = NamedStrategy::new("window", StrategyConfig::SlidingWindow(SlidingWindowConfig {
 //!     max_tokens: Some(1_000), ..SlidingWindowConfig::default()
 //! }));
-//! let replay = pollster::block_on(Replayer::new(tokenizer, &llm, 128_000).replay(&episode, &window))?;
+//! let replay = Replayer::new(tokenizer, &llm, 128_000).replay(&episode, &window)?;
 //! assert!(replay.steps.iter().all(|s| s.tokens_sent <= 1_000));
 //! # Ok::<(), ctxbench::Error>(())
 //! ```

@@ -6,7 +6,6 @@ pub mod openai;
 pub mod pricing;
 pub mod transcript;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -86,16 +85,16 @@ pub struct CallMeta {
 ///
 /// Implementations return the same response for the same request when they are deterministic (the mock), and
 /// never put secrets into their errors.
-#[async_trait]
 pub trait Llm: Send + Sync {
     /// The model name, for reports and pricing.
     fn model(&self) -> &str;
 
-    /// Sends one request.
+    /// Sends one request and blocks until its answer: the run replays episodes on rayon workers, each
+    /// waiting for its own calls, so there is no async layer to hide a blocking call in.
     ///
     /// # Errors
     /// Fails when the model cannot answer; strategies then leave the context as it was.
-    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse>;
+    fn generate(&self, request: &LlmRequest) -> Result<LlmResponse>;
 
     /// A hint, on the thread that is about to replay an episode under every strategy, of what the episode's
     /// probes will ask, so that a model that indexes what it reads (the mock) may index only what those

@@ -30,7 +30,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -941,13 +940,12 @@ fn snippet(text: &str) -> String {
     }
 }
 
-#[async_trait]
 impl Llm for OpenAiLlm {
     fn model(&self) -> &str {
         &self.config.model
     }
 
-    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+    fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
         self.complete(request)
     }
 }

@@ -86,7 +86,7 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
         NamedStrategy::new("none", StrategyConfig::None),
         NamedStrategy::new("window", StrategyConfig::SlidingWindow(window)),
     ];
-    let out = pollster::block_on(replayer.replay_all(&ep, &strategies)).unwrap();
+    let out = replayer.replay_all(&ep, &strategies).unwrap();
     let steps = |i: usize| -> Vec<(usize, usize, usize)> {
         out[i]
             .steps

@@ -389,7 +389,7 @@ mod tests {
             NamedStrategy::new("none", StrategyConfig::None),
             NamedStrategy::new("mask_all", StrategyConfig::Compaction(mask_all)),
         ];
-        pollster::block_on(r.replay_all(ep, &strategies)).unwrap()
+        r.replay_all(ep, &strategies).unwrap()
     }
 
     #[test]

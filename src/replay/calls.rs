@@ -6,7 +6,6 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -118,15 +117,10 @@ impl Recorder<'_> {
         JudgeOf(self)
     }
 
-    async fn record(
-        &self,
-        purpose: Purpose,
-        llm: &dyn Llm,
-        request: &LlmRequest,
-    ) -> Result<LlmResponse> {
+    fn record(&self, purpose: Purpose, llm: &dyn Llm, request: &LlmRequest) -> Result<LlmResponse> {
         let step = lock(&self.now).1;
         let started = Instant::now();
-        let result = llm.generate(request).await;
+        let result = llm.generate(request);
         *lock(&self.wall) += started.elapsed();
         let record = match &result {
             Ok(r) => CallRecord {
@@ -168,15 +162,14 @@ impl Recorder<'_> {
     }
 }
 
-#[async_trait]
 impl Llm for Recorder<'_> {
     fn model(&self) -> &str {
         self.inner.model()
     }
 
-    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+    fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
         let purpose = lock(&self.now).0;
-        self.record(purpose, self.inner, request).await
+        self.record(purpose, self.inner, request)
     }
 
     fn start_episode(&self, hint: &EpisodeHint<'_>) {
@@ -187,13 +180,12 @@ impl Llm for Recorder<'_> {
 /// The judge as seen through a [`Recorder`].
 pub(super) struct JudgeOf<'r, 'l>(&'r Recorder<'l>);
 
-#[async_trait]
 impl Llm for JudgeOf<'_, '_> {
     fn model(&self) -> &str {
         self.0.judge.model()
     }
 
-    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
-        self.0.record(Purpose::Judge, self.0.judge, request).await
+    fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+        self.0.record(Purpose::Judge, self.0.judge, request)
     }
 }

@@ -81,7 +81,7 @@ impl<'a> Replayer<'a> {
     ///
     /// # Errors
     /// A strategy's harness fault, naming the episode and strategy.
-    pub async fn replay_all(
+    pub fn replay_all(
         &self,
         episode: &Episode,
         strategies: &[NamedStrategy],
@@ -92,10 +92,7 @@ impl<'a> Replayer<'a> {
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
             let strategy = s.config.build();
-            out.push(
-                self.replay_with(episode, &s.name, strategy, &prepared, &mut evidence)
-                    .await?,
-            );
+            out.push(self.replay_with(episode, &s.name, strategy, &prepared, &mut evidence)?);
         }
         Ok(out)
     }
@@ -104,20 +101,15 @@ impl<'a> Replayer<'a> {
     ///
     /// # Errors
     /// As [`Replayer::replay_all`].
-    pub async fn replay(
-        &self,
-        episode: &Episode,
-        strategy: &NamedStrategy,
-    ) -> Result<EpisodeReplay> {
+    pub fn replay(&self, episode: &Episode, strategy: &NamedStrategy) -> Result<EpisodeReplay> {
         self.replay_custom(episode, &strategy.name, strategy.config.build())
-            .await
     }
 
     /// Replays `episode` under a strategy of the caller's own, reported as `name`.
     ///
     /// # Errors
     /// As [`Replayer::replay_all`].
-    pub async fn replay_custom(
+    pub fn replay_custom(
         &self,
         episode: &Episode,
         name: &str,
@@ -132,7 +124,6 @@ impl<'a> Replayer<'a> {
             &prepared,
             &mut Evidence::new(episode),
         )
-        .await
     }
 
     /// Tells the LLM which questions the episode's probes ask.
@@ -143,7 +134,7 @@ impl<'a> Replayer<'a> {
         });
     }
 
-    async fn replay_with(
+    fn replay_with(
         &self,
         episode: &Episode,
         name: &str,
@@ -196,14 +187,12 @@ impl<'a> Replayer<'a> {
             let handed_in = self.verify.then(|| live.clone());
             recorder.expect(calls::Purpose::Strategy, Some(step));
             let started = Instant::now();
-            let applied =
-                strategy
-                    .apply(&point, &mut live, llm)
-                    .await
-                    .map_err(|e| Error::Strategy {
-                        strategy: name.to_owned(),
-                        message: format!("episode '{}', step {step}: {e}", episode.id),
-                    })?;
+            let applied = strategy
+                .apply(&point, &mut live, llm)
+                .map_err(|e| Error::Strategy {
+                    strategy: name.to_owned(),
+                    message: format!("episode '{}', step {step}: {e}", episode.id),
+                })?;
             // The strategy's own work: the time its LLM calls took is theirs.
             let compute_us = started
                 .elapsed()
@@ -226,9 +215,7 @@ impl<'a> Replayer<'a> {
                 evidence,
             );
             recorder.expect(calls::Purpose::Probe, Some(step));
-            probes
-                .ask_due(at, step, &mut live, (llm, &recorder.judge()))
-                .await;
+            probes.ask_due(at, step, &mut live, (llm, &recorder.judge()));
             failed(&format!("step {step}"))?;
             // 4. The recorded assistant turn is appended, whatever the strategy did.
             let end = crate::history::turn_end(items, at);
@@ -259,7 +246,7 @@ impl<'a> Replayer<'a> {
             });
         }
         recorder.expect(calls::Purpose::Probe, None);
-        let probes = probes.finish(&mut live, (llm, &recorder.judge())).await;
+        let probes = probes.finish(&mut live, (llm, &recorder.judge()));
         failed("after the last step")?;
         Ok(EpisodeReplay {
             episode: episode.id.clone(),
@@ -408,7 +395,7 @@ pub(crate) mod tests {
         let tok = Tokenizer::shared_default().unwrap();
         let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
         let r = Replayer::new(tok, &llm, 4000);
-        pollster::block_on(r.replay_all(&episode(), strategies)).unwrap()
+        r.replay_all(&episode(), strategies).unwrap()
     }
 
     #[test]
@@ -457,14 +444,8 @@ pub(crate) mod tests {
     /// A strategy that drops the oldest tool result but says it changed nothing.
     struct Liar;
 
-    #[async_trait::async_trait]
     impl crate::strategy::Strategy for Liar {
-        async fn apply(
-            &mut self,
-            _: &CallPoint,
-            req: &mut LlmRequest,
-            _: &dyn Llm,
-        ) -> Result<Applied> {
+        fn apply(&mut self, _: &CallPoint, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
             if let Some(i) = req
                 .contents
                 .iter()
@@ -483,6 +464,6 @@ pub(crate) mod tests {
         let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
         let replayer = Replayer::new(tok, &llm, 4000).verifying(true);
         // Step 0 has no tool result to drop yet; at step 1 the liar drops one.
-        let _ = pollster::block_on(replayer.replay_custom(&episode(), "liar", Box::new(Liar)));
+        let _ = replayer.replay_custom(&episode(), "liar", Box::new(Liar));
     }
 }

@@ -24,7 +24,7 @@ impl<'e> Probes<'e> {
     }
 
     /// Asks, of `live` as sent at call point `step` (before episode item `at`), every probe due by then.
-    pub(super) async fn ask_due(
+    pub(super) fn ask_due(
         &mut self,
         at: usize,
         step: usize,
@@ -33,21 +33,20 @@ impl<'e> Probes<'e> {
     ) {
         while let Some(probe) = self.due.get(self.next).filter(|p| p.after_item < at) {
             self.records
-                .push(ask((llm, judge), live, probe, Some(step)).await);
+                .push(ask((llm, judge), live, probe, Some(step)));
             self.next += 1;
         }
     }
 
     /// Asks every probe not asked yet of `live` (the request as last sent, with the last turn appended), and
     /// returns every answer.
-    pub(super) async fn finish(
+    pub(super) fn finish(
         mut self,
         live: &mut LlmRequest,
         (llm, judge): (&dyn Llm, &dyn Llm),
     ) -> Vec<ProbeRecord> {
         for probe in &self.due[self.next..] {
-            self.records
-                .push(ask((llm, judge), live, probe, None).await);
+            self.records.push(ask((llm, judge), live, probe, None));
         }
         self.records
     }
@@ -56,7 +55,7 @@ impl<'e> Probes<'e> {
 /// Asks one probe against the live request, and has the judge grade the answer of an open one. A failed call
 /// is recorded by the replay's [`super::calls::Recorder`], which fails the episode: the answer here is never
 /// graded as if it were the model's.
-pub(super) async fn ask(
+pub(super) fn ask(
     (llm, judge): (&dyn Llm, &dyn Llm),
     live: &mut LlmRequest,
     probe: &Probe,
@@ -65,7 +64,7 @@ pub(super) async fn ask(
     // The question goes on the live request for the call and comes off again: no copy of the history.
     live.contents
         .push(Item::message(Role::User, probe.question.clone()));
-    let answer = match llm.generate(live).await {
+    let answer = match llm.generate(live) {
         Ok(response) => response.text,
         Err(e) => format!("(probe call failed: {e})"),
     };
@@ -73,7 +72,6 @@ pub(super) async fn ask(
     let grades = match &probe.reference {
         Some(reference) => judge
             .generate(&judge::request(&probe.question, reference, &answer))
-            .await
             .ok()
             .and_then(|r| judge::parse(&r.text)),
         None => None,

@@ -32,7 +32,7 @@ enum Text {
 ///
 /// # Errors
 /// A strategy's harness fault.
-pub async fn replay(
+pub fn replay(
     tokenizer: &Arc<Tokenizer>,
     llm: &dyn Llm,
     context_window: usize,
@@ -66,7 +66,7 @@ pub async fn replay(
         };
         let present_before = present_in(episode, &live);
         recorder.expect(Purpose::Strategy, Some(step));
-        let applied = reducer.apply(&point, &mut live, &recorder).await?;
+        let applied = reducer.apply(&point, &mut live, &recorder)?;
 
         // The request as sent, part by part.
         let mut texts: Vec<(Text, usize)> = Vec::new();
@@ -95,7 +95,12 @@ pub async fn replay(
         let present = present_in(episode, &live);
         while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
             recorder.expect(Purpose::Probe, Some(step));
-            asked.push(ask((&recorder, &recorder.judge()), &mut live, probe, Some(step)).await);
+            asked.push(ask(
+                (&recorder, &recorder.judge()),
+                &mut live,
+                probe,
+                Some(step),
+            ));
             probes.remove(0);
         }
 
@@ -135,7 +140,7 @@ pub async fn replay(
     }
     recorder.expect(Purpose::Probe, None);
     for probe in probes {
-        asked.push(ask((&recorder, &recorder.judge()), &mut live, probe, None).await);
+        asked.push(ask((&recorder, &recorder.judge()), &mut live, probe, None));
     }
     Ok(EpisodeReplay {
         episode: episode.id.clone(),

@@ -12,7 +12,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use rayon::prelude::*;
 
 use super::pipeline::replay_episode;
@@ -126,14 +125,13 @@ impl DryRun {
 /// The mock, with each answer marked by a hash of its request, so identical requests can be told apart.
 struct Hashing<'m>(&'m MockLlm);
 
-#[async_trait]
 impl Llm for Hashing<'_> {
     fn model(&self) -> &str {
         self.0.model()
     }
 
-    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
-        let mut response = self.0.generate(request).await?;
+    fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+        let mut response = self.0.generate(request)?;
         let bytes = serde_json::to_vec(request).unwrap_or_default();
         response.meta = CallMeta {
             request_hash: Some(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes))),

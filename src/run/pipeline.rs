@@ -26,7 +26,7 @@ pub(super) fn replay_episode(
     if has_baseline.is_none() {
         all.insert(0, NamedStrategy::new("(baseline)", StrategyConfig::None));
     }
-    let mut out = pollster::block_on(replayer.replay_all(episode, &all))?;
+    let mut out = replayer.replay_all(episode, &all)?;
     let baseline = match has_baseline {
         Some(i) => out[i].clone(),
         None => out.remove(0),

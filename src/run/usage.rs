@@ -57,7 +57,7 @@ pub fn compare(dataset: &Path, tokenizer: &Arc<Tokenizer>) -> Result<Vec<Episode
         };
         // Probes do not change what the baseline sends.
         episode.probes.clear();
-        let replay = pollster::block_on(replayer.replay(&episode, &baseline))?;
+        let replay = replayer.replay(&episode, &baseline)?;
         let sent: Vec<usize> = replay.steps.iter().map(|s| s.tokens_sent).collect();
         let replay_input_tokens = sent.iter().sum();
         #[allow(clippy::cast_precision_loss)]

@@ -24,7 +24,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use async_trait::async_trait;
 use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3Default;
@@ -416,14 +415,8 @@ impl Compaction {
     }
 }
 
-#[async_trait]
 impl Strategy for Compaction {
-    async fn apply(
-        &mut self,
-        state: &CallPoint,
-        req: &mut LlmRequest,
-        _: &dyn Llm,
-    ) -> Result<Applied> {
+    fn apply(&mut self, state: &CallPoint, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
         Ok(match self.reduce_from(state, req) {
             (0, _) | (_, None) => Applied::unchanged(),
             (compacted, Some(first)) => Applied {

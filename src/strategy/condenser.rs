@@ -32,7 +32,6 @@
 //! ## Example
 //! `{"type": "condenser", "unit": "items", "max_units": 100, "keep_first": 1, "keep_last": 49}`
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::summarization::request_summary;
@@ -169,14 +168,8 @@ impl Condenser {
     }
 }
 
-#[async_trait]
 impl Strategy for Condenser {
-    async fn apply(
-        &mut self,
-        _: &CallPoint,
-        req: &mut LlmRequest,
-        llm: &dyn Llm,
-    ) -> Result<Applied> {
+    fn apply(&mut self, _: &CallPoint, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
         let Some(forgotten) = self.forgotten(&req.contents) else {
             return Ok(Applied::unchanged());
         };
@@ -204,7 +197,7 @@ impl Strategy for Condenser {
                             .then(|| previous.join("\n"))
                             .as_deref(),
                     );
-            match request_summary(llm, &transcript).await {
+            match request_summary(llm, &transcript) {
                 Ok((summary, done)) => {
                     call = Some(done);
                     summarized_items = history.len();

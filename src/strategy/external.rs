@@ -36,7 +36,6 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{Applied, CallPoint, Change, LlmCall, Strategy, StrategySpec};
@@ -268,14 +267,8 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
-#[async_trait]
 impl Strategy for External {
-    async fn apply(
-        &mut self,
-        state: &CallPoint,
-        req: &mut LlmRequest,
-        _: &dyn Llm,
-    ) -> Result<Applied> {
+    fn apply(&mut self, state: &CallPoint, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
         let line = self.exchange(state, req)?;
         let answer: Answer = serde_json::from_str(&line).map_err(|e| {
             self.fail(

@@ -28,7 +28,6 @@ pub mod summarization;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
@@ -333,27 +332,20 @@ impl Applied {
 }
 
 /// A context-reduction strategy, applied at every call point of a replay.
-#[async_trait]
 pub trait Strategy: Send {
     /// Reduces `req` in place; the reduced request is the live request from then on.
     ///
     /// # Errors
     /// Only for harness faults; a failed LLM call is recorded in [`Applied::llm_calls`] instead.
-    async fn apply(
-        &mut self,
-        at: &CallPoint,
-        req: &mut LlmRequest,
-        llm: &dyn Llm,
-    ) -> Result<Applied>;
+    fn apply(&mut self, at: &CallPoint, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied>;
 }
 
 /// The baseline: sends the history unchanged.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoReduction;
 
-#[async_trait]
 impl Strategy for NoReduction {
-    async fn apply(&mut self, _: &CallPoint, _: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
+    fn apply(&mut self, _: &CallPoint, _: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
         Ok(Applied::unchanged())
     }
 }
@@ -532,7 +524,7 @@ pub(crate) mod testing {
         llm: &dyn Llm,
     ) -> Applied {
         let before = req.clone();
-        let applied = pollster::block_on(s.apply(st, req, llm)).unwrap();
+        let applied = s.apply(st, req, llm).unwrap();
         if let Err(e) = applied.change.verify(&before, req) {
             panic!("declared {:?} wrongly: {e}", applied.change);
         }
@@ -542,12 +534,11 @@ pub(crate) mod testing {
     /// An LLM that always fails.
     pub struct Failing;
 
-    #[async_trait]
     impl Llm for Failing {
         fn model(&self) -> &str {
             "failing"
         }
-        async fn generate(&self, _: &LlmRequest) -> Result<LlmResponse> {
+        fn generate(&self, _: &LlmRequest) -> Result<LlmResponse> {
             Err(Error::Llm("503 service unavailable".into()))
         }
     }

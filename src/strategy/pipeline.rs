@@ -20,7 +20,6 @@
 //! ## Example
 //! `{"type": "pipeline", "threshold": 0.8, "stages": [{"type": "compaction"}, {"type": "summarization"}]}`
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{Applied, CallPoint, Strategy, StrategyConfig, StrategySpec};
@@ -103,14 +102,8 @@ impl Pipeline {
     }
 }
 
-#[async_trait]
 impl Strategy for Pipeline {
-    async fn apply(
-        &mut self,
-        state: &CallPoint,
-        req: &mut LlmRequest,
-        llm: &dyn Llm,
-    ) -> Result<Applied> {
+    fn apply(&mut self, state: &CallPoint, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
         let trigger = self.trigger_tokens(state.context_window);
         let mut applied = Applied::unchanged();
         let mut tokens = state.input_tokens(req);
@@ -127,7 +120,7 @@ impl Strategy for Pipeline {
                     ..state.clone()
                 }
             };
-            let done = stage.apply(&stage_state, req, llm).await?;
+            let done = stage.apply(&stage_state, req, llm)?;
             if done.changed() {
                 tokens = state.measure(req);
             }

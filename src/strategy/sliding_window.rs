@@ -21,7 +21,6 @@
 //! ## Example
 //! `{"type": "sliding_window", "max_tokens": 16000}` or `{"type": "sliding_window", "window_share": 0.125}`
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{retain_paired, Applied, CallPoint, Change, Strategy, StrategySpec};
@@ -192,14 +191,8 @@ impl SlidingWindow {
     }
 }
 
-#[async_trait]
 impl Strategy for SlidingWindow {
-    async fn apply(
-        &mut self,
-        state: &CallPoint,
-        req: &mut LlmRequest,
-        _: &dyn Llm,
-    ) -> Result<Applied> {
+    fn apply(&mut self, state: &CallPoint, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
         Ok(match self.reduce(state, req) {
             Some(kept) => {
                 let dropped = kept.iter().filter(|&&k| !k).count();

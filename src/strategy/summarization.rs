@@ -26,7 +26,6 @@
 //! ## Example
 //! `{"type": "summarization", "keep_recent": 5}`
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{Applied, CallPoint, Change, LlmCall, Strategy, StrategySpec};
@@ -122,11 +121,11 @@ impl Summarization {
 /// # Errors
 /// The failed call, with its error text, for the caller to record; the caller must leave the request as it
 /// was.
-pub(crate) async fn request_summary(
+pub(crate) fn request_summary(
     llm: &dyn Llm,
     transcript: &Transcript,
 ) -> std::result::Result<(String, LlmCall), LlmCall> {
-    match llm.generate(&transcript.request()).await {
+    match llm.generate(&transcript.request()) {
         Ok(response) => Ok((
             response.text,
             LlmCall {
@@ -143,14 +142,8 @@ pub(crate) async fn request_summary(
     }
 }
 
-#[async_trait]
 impl Strategy for Summarization {
-    async fn apply(
-        &mut self,
-        _: &CallPoint,
-        req: &mut LlmRequest,
-        llm: &dyn Llm,
-    ) -> Result<Applied> {
+    fn apply(&mut self, _: &CallPoint, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
         let Some(user_idx) = req.contents.iter().position(|i| i.is_role(Role::User)) else {
             return Ok(Applied::unchanged());
         };
@@ -171,7 +164,7 @@ impl Strategy for Summarization {
         let transcript = self
             .transcript(&req.contents[summary_start..summary_end])
             .after(previous.as_deref());
-        let (summary, call) = match request_summary(llm, &transcript).await {
+        let (summary, call) = match request_summary(llm, &transcript) {
             Ok(done) => done,
             // The request stays exactly as it was; the failure is recorded, never committed as a summary.
             Err(failed) => return Ok(Applied::unchanged().with_call(failed)),
@@ -208,12 +201,11 @@ mod tests {
     #[derive(Default)]
     struct Recorder(Mutex<Vec<String>>);
 
-    #[async_trait]
     impl Llm for Recorder {
         fn model(&self) -> &str {
             "recorder"
         }
-        async fn generate(&self, req: &LlmRequest) -> Result<LlmResponse> {
+        fn generate(&self, req: &LlmRequest) -> Result<LlmResponse> {
             let mut seen = self.0.lock().unwrap();
             seen.push(req.instructions[0].clone());
             Ok(LlmResponse {

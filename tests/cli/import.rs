@@ -419,11 +419,15 @@ fn mini_swe_agent_sends_reasoning_back() {
         ctxbench::llm::mock::MockConfig::default(),
         std::sync::Arc::clone(&tok),
     );
-    let replay = pollster::block_on(ctxbench::replay::Replayer::new(tok, &llm, 128_000).replay(
-        &ep,
-        &ctxbench::strategy::NamedStrategy::new("none", ctxbench::strategy::StrategyConfig::None),
-    ))
-    .unwrap();
+    let replay = ctxbench::replay::Replayer::new(tok, &llm, 128_000)
+        .replay(
+            &ep,
+            &ctxbench::strategy::NamedStrategy::new(
+                "none",
+                ctxbench::strategy::StrategyConfig::None,
+            ),
+        )
+        .unwrap();
     assert_eq!(replay.steps.len(), 2, "the run stopped at its submission");
     assert!(replay.steps[1].tokens_by_kind.get(ItemKind::Reasoning) > 30);
     assert_eq!(recorded_calls(&ep), [412, 603]);
@@ -505,7 +509,7 @@ fn swe_agent_text_mode_observations_are_masked() {
     let masking = ctxbench::strategy::presets::find("complexity_trap_masking").unwrap();
     let none =
         ctxbench::strategy::NamedStrategy::new("none", ctxbench::strategy::StrategyConfig::None);
-    let out = pollster::block_on(replayer.replay_all(&ep, &[none, masking])).unwrap();
+    let out = replayer.replay_all(&ep, &[none, masking]).unwrap();
     let total = |i: usize| out[i].steps.iter().map(|s| s.tokens_sent).sum::<usize>();
     assert!(
         total(1) < total(0) * 95 / 100,

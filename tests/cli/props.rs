@@ -3,7 +3,6 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::llm::{Llm, LlmRequest, LlmResponse, Usage};
 use ctxbench::replay::Replayer;
@@ -82,12 +81,11 @@ fn pairs_intact(items: &[Item]) -> bool {
 #[derive(Default)]
 struct Recorder(Mutex<Vec<String>>);
 
-#[async_trait]
 impl Llm for Recorder {
     fn model(&self) -> &str {
         "recorder"
     }
-    async fn generate(&self, req: &LlmRequest) -> ctxbench::Result<LlmResponse> {
+    fn generate(&self, req: &LlmRequest) -> ctxbench::Result<LlmResponse> {
         let mut seen = self.0.lock().unwrap();
         seen.push(req.instructions[0].clone());
         Ok(LlmResponse {
@@ -196,7 +194,7 @@ proptest! {
         for part in items.chunks(chunk) {
             req.contents.extend_from_slice(part);
             fed += part.len();
-            pollster::block_on(s.apply(&state(), &mut req, &llm)).unwrap();
+            s.apply(&state(), &mut req, &llm).unwrap();
             // Once it has arrived, the first user message is always kept.
             if fed >= 2 {
                 prop_assert!(req.contents.iter().any(|i| i.is_role(Role::User) && i.text().contains("Do the task.")));
@@ -222,8 +220,8 @@ proptest! {
         let llm = MockLlm::new(MockConfig::default(), tokenizer());
         let mut a = LlmRequest::from_contents(items.clone());
         let mut b = a.clone();
-        pollster::block_on(stage.build().apply(&st, &mut a, &llm)).unwrap();
-        pollster::block_on(pipeline.build().apply(&st, &mut b, &llm)).unwrap();
+        stage.build().apply(&st, &mut a, &llm).unwrap();
+        pipeline.build().apply(&st, &mut b, &llm).unwrap();
         prop_assert_eq!(a, b);
     }
 
@@ -242,7 +240,7 @@ proptest! {
         let ep = Episode { id: "p".into(), source: "prop".into(), task: String::new(), items, findings, probes: vec![], ..Episode::default() };
         let llm = MockLlm::new(MockConfig::default(), tokenizer());
         let r = Replayer::new(tokenizer(), &llm, 100_000);
-        let out = pollster::block_on(r.replay(&ep, &NamedStrategy::new("none", StrategyConfig::None))).unwrap();
+        let out = r.replay(&ep, &NamedStrategy::new("none", StrategyConfig::None)).unwrap();
         for s in &out.steps {
             for (i, f) in ep.findings.iter().enumerate() {
                 if f.introduced_at < s.item_index {

@@ -202,10 +202,9 @@ fn check(ep: &Episode, window: usize) -> Result<(), TestCaseError> {
     let llm = MockLlm::new(MockConfig::default(), tokenizer());
     let fast = Replayer::new(tokenizer(), &llm, window).verifying(true);
     let all = strategies();
-    let replays = pollster::block_on(fast.replay_all(ep, &all)).unwrap();
+    let replays = fast.replay_all(ep, &all).unwrap();
     for (named, fast) in all.iter().zip(replays) {
-        let plain =
-            pollster::block_on(reference::replay(&tokenizer(), &llm, window, ep, named)).unwrap();
+        let plain = reference::replay(&tokenizer(), &llm, window, ep, named).unwrap();
         let (fast, plain) = (without_timing(fast), without_timing(plain));
         prop_assert_eq!(
             fast.steps.len(),

@@ -201,7 +201,7 @@ fn masking_acts_on_swe_agent_text_mode() {
     let masking = ctxbench::strategy::presets::find("complexity_trap_masking").unwrap();
     let none =
         ctxbench::strategy::NamedStrategy::new("none", ctxbench::strategy::StrategyConfig::None);
-    let out = pollster::block_on(replayer.replay_all(ep, &[none, masking])).unwrap();
+    let out = replayer.replay_all(ep, &[none, masking]).unwrap();
     let total = |i: usize| out[i].steps.iter().map(|s| s.tokens_sent).sum::<usize>();
     assert!(
         total(1) < total(0) * 95 / 100,

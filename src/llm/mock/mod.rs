@@ -13,7 +13,6 @@ mod summarize;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::transcript::Transcript;
@@ -73,7 +72,7 @@ impl MockLlm {
         ms
     }
 
-    /// Answers a request synchronously (the async [`Llm::generate`] is ready at once): a summary of its
+    /// Answers a request (what [`Llm::generate`] returns): a summary of its
     /// transcript, or an answer to its last user message; usage counted with the tokenizer.
     #[must_use]
     pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
@@ -116,13 +115,12 @@ impl MockLlm {
     }
 }
 
-#[async_trait]
 impl Llm for MockLlm {
     fn model(&self) -> &str {
         &self.config.model
     }
 
-    async fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
+    fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
         Ok(self.respond(request))
     }
 
