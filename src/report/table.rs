@@ -145,7 +145,7 @@ fn ci(v: &serde_json::Value) -> String {
 }
 
 /// A share with its interval: `63.2% [61.0%, 65.4%]`.
-fn with_ci(s: &StrategyMetrics, field: &str) -> String {
+pub(crate) fn with_ci(s: &StrategyMetrics, field: &str) -> String {
     format!(
         "{} {}",
         pct(s.number(field)),
