@@ -270,6 +270,9 @@
     return cell;
   }
 
+  function rowCells(s, b, k, r) {
+    return r.w ? [writtenCell(r.w, k), el("div", { class: "cell empty base" })] : [itemCell(s, k, r.i, ""), itemCell(b, k, r.i, "base")];
+  }
   function requestView(k) {
     const s = S[st.s], b = S[baseline];
     const grid = el("div", { class: "req", id: "request" });
@@ -286,34 +289,40 @@
       grid.append(si[n] ? writtenCell(si[n], k) : el("div", { class: "cell empty" }),
         bi[n] ? writtenCell(bi[n], k) : el("div", { class: "cell empty base" }));
     }
-    // Rows of the strategy's request aligned with the baseline's; long runs of items the strategy kept as
-    // the baseline did, or left out long before, fold into one line.
+    // Rows of the strategy's request aligned with the baseline's; runs of items this call point did not
+    // change (kept as the baseline sent them, or changed at an earlier call point) fold into one line, unless
+    // they hold the finding in focus.
     const list = rows(s, k);
     const plain = (r) => {
-      if (r.w) return false;
-      const [state, , , since] = stateAt(s, r.i, k);
+      if (r.w) return r.w[0] < k;
       if (st.f >= 0 && holders[st.f].includes(r.i)) return false;
-      return state === KEPT || (state >= 4 && since < k);
+      const [state, , , since] = stateAt(s, r.i, k);
+      return state === KEPT || since < k;
     };
     let n = 0;
     while (n < list.length) {
       if (plain(list[n])) {
         let m = n;
-        while (m < list.length && plain(list[m]) && stateAt(s, list[m].i, k)[0] === stateAt(s, list[n].i, k)[0]) m++;
-        const key = `fold:${st.s}:${list[n].i}`;
+        while (m < list.length && plain(list[m])) m++;
+        const key = `fold:${st.s}:${n}:${list[n].i ?? "w"}`;
         if (m - n > 3 && !st.open.has(key)) {
-          const gone = stateAt(s, list[n].i, k)[0] >= 4;
+          const counts = new Map();
+          for (const r of list.slice(n, m)) {
+            const what = r.w ? "written earlier" : stateAt(s, r.i, k)[0] === KEPT ? "as the baseline sent them"
+              : `${D.states[stateAt(s, r.i, k)[0]]} earlier`;
+            counts.set(what, (counts.get(what) || 0) + 1);
+          }
+          const ids = list.slice(n, m).filter((r) => !r.w).map((r) => r.i);
+          const span = ids.length ? ` (#${ids[0]}–#${ids[ids.length - 1]})` : "";
           grid.append(el("div", { class: "fold", onclick: () => { st.open.add(key); detail(); } },
-            `▸ ${m - n} items (#${list[n].i}–#${list[m - 1].i}) ${gone ? "left out at earlier call points" : "sent as the baseline sent them"} — show`));
+            `▸ ${m - n} items${span} unchanged at this call point: ${[...counts].map(([w, c]) => `${c} ${w}`).join(", ")} — show`));
           n = m;
           continue;
         }
-        for (; n < m; n++) grid.append(itemCell(s, k, list[n].i, ""), itemCell(b, k, list[n].i, "base"));
+        for (; n < m; n++) grid.append(...rowCells(s, b, k, list[n]));
         continue;
       }
-      const r = list[n++];
-      if (r.w) grid.append(writtenCell(r.w, k), el("div", { class: "cell empty base" }));
-      else grid.append(itemCell(s, k, r.i, ""), itemCell(b, k, r.i, "base"));
+      grid.append(...rowCells(s, b, k, list[n++]));
     }
     return grid;
   }

@@ -154,7 +154,7 @@ pub fn page_link(episode: &str, strategy: &str, finding: &str) -> String {
 }
 
 /// The episodes the report of `run` names, in the order it names them: those of the findings lost most often,
-/// then the episode of its charts (the largest).
+/// the episode of its charts (the largest), and those of the summaries it quotes.
 #[must_use]
 pub fn named_episodes(run: &super::RunReport) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -163,6 +163,7 @@ pub fn named_episodes(run: &super::RunReport) -> Vec<String> {
         .iter()
         .map(|l| &l.episode)
         .chain(std::iter::once(&run.charts.episode))
+        .chain(run.examples.iter().map(|e| &e.episode))
     {
         if !id.is_empty() && !out.contains(id) {
             out.push(id.clone());
@@ -170,6 +171,63 @@ pub fn named_episodes(run: &super::RunReport) -> Vec<String> {
     }
     out
 }
+
+/// What the reports say of an episode they name: its id, with the link to its page (opening at `strategy`'s
+/// request where `finding` left it) when the page is in the run directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpisodeRef {
+    /// The episode.
+    pub episode: String,
+    /// The link, when its page exists.
+    pub link: Option<String>,
+}
+
+impl EpisodeRef {
+    /// `episode` of `run`, linked at `strategy` and `finding` when its page exists.
+    #[must_use]
+    pub fn new(run: &super::RunReport, episode: &str, strategy: &str, finding: &str) -> Self {
+        Self {
+            episode: episode.to_owned(),
+            link: run
+                .pages
+                .iter()
+                .any(|p| p == episode)
+                .then(|| page_link(episode, strategy, finding)),
+        }
+    }
+}
+
+/// One sentence per strategy that lost a need: the episode where it lost most, and what (from the report's
+/// findings lost most often), keyed by strategy.
+#[must_use]
+pub fn worst(run: &super::RunReport) -> Vec<(String, EpisodeRef, String)> {
+    let mut out: Vec<(String, EpisodeRef, String)> = Vec::new();
+    for l in &run.most_lost {
+        if out.iter().any(|(s, _, _)| *s == l.strategy) {
+            continue;
+        }
+        out.push((
+            l.strategy.clone(),
+            EpisodeRef::new(run, &l.episode, &l.strategy, &l.finding),
+            format!(
+                "{}: {} of {} needs lost, {}",
+                l.finding, l.lost, l.needs, l.lost_by
+            ),
+        ));
+    }
+    out
+}
+
+/// Whether some episode the report names has no page yet.
+#[must_use]
+pub fn pages_missing(run: &super::RunReport) -> bool {
+    named_episodes(run).iter().any(|id| !run.pages.contains(id))
+}
+
+/// The sentence that says how to write the pages the report would link.
+pub const SHOW_HINT: &str = "`ctxbench show` on this run directory writes the page of each episode named \
+here (what every strategy sent, call point by call point, and where each finding was lost), and this report \
+then links them; `ctxbench run --explore N` writes them as part of a run.";
 
 fn label(item: &Item) -> String {
     match item {
