@@ -166,11 +166,18 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         writeln!(
             stdout,
             "{}\n",
-            super::console::paragraph(&format!("What to pick: {}", pick.text), width)
+            super::console::paragraph(
+                &format!("What to pick: {}", pick.text.replace('`', "")),
+                width
+            )
         )?;
     }
     for line in crate::report::table::reading(r) {
-        writeln!(stdout, "{}", super::console::paragraph(&line, width))?;
+        writeln!(
+            stdout,
+            "{}",
+            super::console::paragraph(&line.replace('`', ""), width)
+        )?;
     }
     writeln!(stdout)?;
     for t in r.timings.iter().filter(|_| verbose) {

@@ -16,10 +16,10 @@ pub fn width() -> usize {
     100
 }
 
-/// `text` (Markdown's backquotes left out) wrapped at `width` columns.
+/// `text` wrapped at `width` columns.
 #[must_use]
 pub fn paragraph(text: &str, width: usize) -> String {
-    textwrap::fill(&text.replace('`', ""), width)
+    textwrap::fill(text, width)
 }
 
 /// The comparison table: every column when `wide`, else the five that fit `width` (at most 100) columns.

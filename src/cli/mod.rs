@@ -153,7 +153,10 @@ pub fn run(cli: Cli) -> Result<bool> {
                 writeln!(
                     stdout,
                     "\n{}",
-                    console::paragraph(&format!("What to pick: {}", pick.text), width)
+                    console::paragraph(
+                        &format!("What to pick: {}", pick.text.replace('`', "")),
+                        width
+                    )
                 )?;
             }
             writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
