@@ -289,15 +289,15 @@
       grid.append(si[n] ? writtenCell(si[n], k) : el("div", { class: "cell empty" }),
         bi[n] ? writtenCell(bi[n], k) : el("div", { class: "cell empty base" }));
     }
-    // Rows of the strategy's request aligned with the baseline's; runs of items this call point did not
-    // change (kept as the baseline sent them, or changed at an earlier call point) fold into one line, unless
-    // they hold the finding in focus.
+    // Rows of the strategy's request aligned with the baseline's; runs of items kept as the baseline sent
+    // them, changed at an earlier call point, or left out fold into one line, unless they hold the finding in
+    // focus: what stays open is what this call point rewrote.
     const list = rows(s, k);
     const plain = (r) => {
       if (r.w) return r.w[0] < k;
       if (st.f >= 0 && holders[st.f].includes(r.i)) return false;
       const [state, , , since] = stateAt(s, r.i, k);
-      return state === KEPT || since < k;
+      return state === KEPT || since < k || state >= 4;
     };
     let n = 0;
     while (n < list.length) {
@@ -308,14 +308,15 @@
         if (m - n > 3 && !st.open.has(key)) {
           const counts = new Map();
           for (const r of list.slice(n, m)) {
-            const what = r.w ? "written earlier" : stateAt(s, r.i, k)[0] === KEPT ? "as the baseline sent them"
-              : `${D.states[stateAt(s, r.i, k)[0]]} earlier`;
+            const [state, , , since] = r.w ? [] : stateAt(s, r.i, k);
+            const what = r.w ? "written earlier" : state === KEPT ? "as the baseline sent them"
+              : `${D.states[state]} ${since === k ? "at this call point" : "earlier"}`;
             counts.set(what, (counts.get(what) || 0) + 1);
           }
           const ids = list.slice(n, m).filter((r) => !r.w).map((r) => r.i);
           const span = ids.length ? ` (#${ids[0]}–#${ids[ids.length - 1]})` : "";
           grid.append(el("div", { class: "fold", onclick: () => { st.open.add(key); detail(); } },
-            `▸ ${m - n} items${span} unchanged at this call point: ${[...counts].map(([w, c]) => `${c} ${w}`).join(", ")} — show`));
+            `▸ ${m - n} items${span}: ${[...counts].map(([w, c]) => `${c} ${w}`).join(", ")} — show`));
           n = m;
           continue;
         }
