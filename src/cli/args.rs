@@ -45,7 +45,14 @@ pub enum Command {
     Report {
         /// The run directory (holding summary.json and steps.csv).
         run_dir: PathBuf,
+        /// Print every column of the comparison, not only the five that fit 100 columns.
+        #[arg(long)]
+        wide: bool,
     },
+    /// Write the episode explorer's page of episodes of a run (RUN_DIR/episodes/ID.html, self-contained): what
+    /// each strategy sent at every call point beside the baseline, where findings were lost, the probes'
+    /// answers. The report then links each page.
+    Show(ShowArgs),
     /// Check dataset files and report every problem with file, line, episode and field.
     Validate {
         /// Files or directories.
@@ -75,6 +82,9 @@ pub enum Command {
         /// Run name.
         #[arg(long, default_value = "merged")]
         name: String,
+        /// Print every column of the comparison, not only the five that fit 100 columns.
+        #[arg(long)]
+        wide: bool,
     },
     /// Compare the baseline replay of imported traces with the usage the traces record (provider prompt tokens
     /// per episode and per call).
@@ -110,6 +120,28 @@ pub enum Command {
     },
 }
 
+/// Arguments of `ctxbench show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The run directory (holding summary.json, steps.csv, findings.csv).
+    pub run_dir: PathBuf,
+    /// An episode to show (repeat for more); default: the episodes the report names (those of the findings
+    /// lost most often, and the largest).
+    #[arg(long = "episode", value_name = "ID")]
+    pub episodes: Vec<String>,
+    /// Strategies to show beside the baseline, by name (comma-separated); default: every strategy of the run.
+    #[arg(long, value_delimiter = ',')]
+    pub strategies: Vec<String>,
+    /// The dataset the run read, when it is no longer at the path summary.json records (its SHA-256 must
+    /// match).
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// With a real LLM: call the endpoint (through the response cache) instead of answering every call from
+    /// the run's llm_calls.jsonl.
+    #[arg(long)]
+    pub call_llm: bool,
+}
+
 /// Arguments of `ctxbench run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -138,9 +170,17 @@ pub struct RunArgs {
     /// `min_retention`.
     #[arg(long, value_name = "SHARE")]
     pub min_retention: Option<f64>,
-    /// Also print each strategy's compute time and its LLM calls' latency (p50, p95; in timings.csv too).
+    /// Also print every column of the comparison, and each strategy's compute time and its LLM calls'
+    /// latency (p50, p95; in timings.csv too).
     #[arg(long, short)]
     pub verbose: bool,
+    /// Print every column of the comparison, not only the five that fit 100 columns.
+    #[arg(long)]
+    pub wide: bool,
+    /// Also write the explorer pages of the N most informative episodes (where the strategies lost the most
+    /// needs, the largest first among equals) into OUT/episodes/, linked from the report.
+    #[arg(long, value_name = "N")]
+    pub explore: Option<usize>,
     /// With a real LLM (`[llm]` in the config): ignore the response cache and call the endpoint again.
     #[arg(long)]
     pub no_cache: bool,

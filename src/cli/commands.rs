@@ -8,7 +8,6 @@ use anyhow::{bail, Context, Result};
 use super::args::RunArgs;
 use super::progress::{progress_bar, Bar};
 use crate::history::validate::validate_path;
-use crate::report::table::comparison_table;
 use crate::run::{self, RunConfig};
 
 pub(super) fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result<bool> {
@@ -48,6 +47,8 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         window,
         min_retention,
         verbose,
+        wide,
+        explore,
         no_cache,
         resume,
         keep_going,
@@ -154,13 +155,29 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         "{} episodes, {} items, window {} tokens, agent model {}\n",
         r.dataset.episodes, r.dataset.items, config.context_window, config.pricing.agent_model
     )?;
-    write!(stdout, "{}", comparison_table(&r.strategies))?;
+    let width = super::console::width();
+    write!(
+        stdout,
+        "{}",
+        super::console::comparison(&r.strategies, wide || verbose, width)
+    )?;
     writeln!(stdout)?;
     if let Some(pick) = &r.recommendation {
-        writeln!(stdout, "What to pick: {}\n", pick.text.replace('`', ""))?;
+        writeln!(
+            stdout,
+            "{}\n",
+            super::console::paragraph(
+                &format!("What to pick: {}", pick.text.replace('`', "")),
+                width
+            )
+        )?;
     }
     for line in crate::report::table::reading(r) {
-        writeln!(stdout, "{}", line.replace('`', ""))?;
+        writeln!(
+            stdout,
+            "{}",
+            super::console::paragraph(&line.replace('`', ""), width)
+        )?;
     }
     writeln!(stdout)?;
     for t in r.timings.iter().filter(|_| verbose) {
@@ -202,6 +219,25 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         )?;
     }
     writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
+    if r.complete && r.failed.is_empty() {
+        match explore {
+            Some(n) if n > 0 => {
+                let episodes = run::show::most_informative(&outcome.dir, n)?;
+                let options = run::show::ShowOptions {
+                    episodes,
+                    ..run::show::ShowOptions::default()
+                };
+                let pages = run::show::show(&outcome.dir, &options)
+                    .context("failed to write the episode pages (--explore)")?;
+                print_pages(stdout, &pages)?;
+            }
+            _ => writeln!(
+                stdout,
+                "what each strategy sent, episode by episode: ctxbench show {}",
+                outcome.dir.display()
+            )?,
+        }
+    }
     if !r.failed.is_empty() {
         writeln!(
             stdout,
@@ -219,6 +255,33 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         }
         return Ok(false);
     }
+    Ok(true)
+}
+
+/// Prints each page written and its size.
+pub(super) fn print_pages(stdout: &mut impl Write, pages: &[run::show::Page]) -> Result<()> {
+    for p in pages {
+        #[allow(clippy::cast_precision_loss)]
+        let mb = p.bytes as f64 / 1e6;
+        writeln!(stdout, "{} ({mb:.1} MB)", p.path.display())?;
+    }
+    Ok(())
+}
+
+pub(super) fn cmd_show(stdout: &mut impl Write, args: super::args::ShowArgs) -> Result<bool> {
+    let options = run::show::ShowOptions {
+        episodes: args.episodes,
+        strategies: args.strategies,
+        dataset: args.dataset,
+        call_llm: args.call_llm,
+    };
+    let pages = run::show::show(&args.run_dir, &options).with_context(|| {
+        format!(
+            "failed to write the episode pages of '{}'",
+            args.run_dir.display()
+        )
+    })?;
+    print_pages(stdout, &pages)?;
     Ok(true)
 }
 

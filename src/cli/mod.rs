@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod console;
 mod progress;
 
 use std::io::Write;
@@ -12,7 +13,6 @@ use anyhow::{bail, Context, Result};
 
 use crate::files::write_atomic;
 use crate::history::dataset::write_episodes;
-use crate::report::table::comparison_table;
 use crate::run::RunConfig;
 pub use args::Cli;
 use args::Command;
@@ -28,11 +28,15 @@ pub fn run(cli: Cli) -> Result<bool> {
     match cli.command {
         Command::Run(args) => cmd_run(&mut stdout, args),
         Command::Validate { paths } => cmd_validate(&mut stdout, &paths),
-        Command::Report { run_dir } => {
+        Command::Report { run_dir, wide } => {
             let run = crate::report::rebuild::rebuild(&run_dir).with_context(|| {
                 format!("failed to rebuild the report of '{}'", run_dir.display())
             })?;
-            write!(stdout, "{}", comparison_table(&run.strategies))?;
+            write!(
+                stdout,
+                "{}",
+                console::comparison(&run.strategies, wide, console::width())
+            )?;
             writeln!(
                 stdout,
                 "\nrewrote report.md, report.html and charts in {}",
@@ -84,7 +88,7 @@ pub fn run(cli: Cli) -> Result<bool> {
                 "{} settings on {} episodes\n\n{}\n\nwrote {}",
                 outcome.report.strategies.len() - 1,
                 outcome.report.dataset.episodes,
-                rec.text,
+                console::paragraph(&rec.text, console::width()),
                 out.display()
             )?;
             Ok(true)
@@ -122,7 +126,13 @@ pub fn run(cli: Cli) -> Result<bool> {
             out,
             tools,
         } => commands::cmd_import(&mut stdout, &format, &files, &out, tools.as_deref()),
-        Command::Merge { dirs, out, name } => {
+        Command::Show(args) => commands::cmd_show(&mut stdout, args),
+        Command::Merge {
+            dirs,
+            out,
+            name,
+            wide,
+        } => {
             let outcome = crate::run::shard::merge(&dirs, &out, &name)
                 .with_context(|| format!("failed to merge into '{}'", out.display()))?;
             let r = &outcome.report;
@@ -133,9 +143,21 @@ pub fn run(cli: Cli) -> Result<bool> {
                 r.dataset.episodes,
                 r.dataset.items
             )?;
-            write!(stdout, "{}", comparison_table(&r.strategies))?;
+            let width = console::width();
+            write!(
+                stdout,
+                "{}",
+                console::comparison(&r.strategies, wide, width)
+            )?;
             if let Some(pick) = &r.recommendation {
-                writeln!(stdout, "\nWhat to pick: {}", pick.text.replace('`', ""))?;
+                writeln!(
+                    stdout,
+                    "\n{}",
+                    console::paragraph(
+                        &format!("What to pick: {}", pick.text.replace('`', "")),
+                        width
+                    )
+                )?;
             }
             writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
             Ok(true)

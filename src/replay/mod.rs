@@ -44,6 +44,23 @@ pub struct Replayer<'a> {
     judge: &'a dyn Llm,
     context_window: usize,
     verify: bool,
+    observer: Option<&'a dyn Observer>,
+}
+
+/// Sees, at every call point, the request as handed to the strategy and as the strategy left it (sent): an
+/// opt-in hook for tools that show what a strategy sent (`ctxbench show`). A replay without one clones no
+/// request for it.
+pub trait Observer: Sync {
+    /// Call point `step` of `strategy`: the request `handed_in` (the previous request as sent, with the items
+    /// recorded since appended), the request `sent`, and what the strategy said it did.
+    fn observe(
+        &self,
+        strategy: &str,
+        step: usize,
+        handed_in: &LlmRequest,
+        sent: &LlmRequest,
+        applied: &Applied,
+    );
 }
 
 impl<'a> Replayer<'a> {
@@ -58,7 +75,15 @@ impl<'a> Replayer<'a> {
             context_window,
             verify: cfg!(any(debug_assertions, test))
                 || std::env::var_os("CTXBENCH_VERIFY").is_some_and(|v| v == "1"),
+            observer: None,
         }
+    }
+
+    /// The same replayer, showing `observer` every request handed to a strategy and sent.
+    #[must_use]
+    pub fn observed(mut self, observer: &'a dyn Observer) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// The same replayer, with `judge` grading the answers of open probes (by default the replayer's LLM,
@@ -184,7 +209,7 @@ impl<'a> Replayer<'a> {
                 input_tokens: Some(received.tokens),
                 content_tokens: Some(tally.content_tokens()),
             };
-            let handed_in = self.verify.then(|| live.clone());
+            let handed_in = (self.verify || self.observer.is_some()).then(|| live.clone());
             recorder.expect(calls::Purpose::Strategy, Some(step));
             let started = Instant::now();
             let applied = strategy
@@ -203,7 +228,12 @@ impl<'a> Replayer<'a> {
             // The tally updates the item counts in place: the strategy holds no copy of them any more.
             drop(point);
             if let Some(before) = handed_in {
-                check(name, episode, step, &applied, &before, &live);
+                if self.verify {
+                    check(name, episode, step, &applied, &before, &live);
+                }
+                if let Some(observer) = self.observer {
+                    observer.observe(name, step, &before, &live, &applied);
+                }
             }
             let measured = tally.send(
                 step,

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::explorer::{self, EpisodeRef};
 use super::table::tables;
 use super::{charts, Exporter, RunReport};
 use crate::error::Result;
@@ -22,13 +23,25 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// An episode as HTML: its id in code, linked to its page when there is one.
+fn link(at: &EpisodeRef) -> String {
+    match &at.link {
+        Some(l) => format!(
+            "<a href=\"{}\"><code>{}</code></a>",
+            escape(l),
+            escape(&at.episode)
+        ),
+        None => format!("<code>{}</code>", escape(&at.episode)),
+    }
+}
+
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:1100px;margin:2em auto;\
 padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;\
 padding:4px 8px}td:not(:first-child),th:not(:first-child){text-align:right}th{background:#f3f3f3}\
 tr:nth-child(even){background:#fafafa}.chart{margin:1em 0}.chart svg{max-width:100%;height:auto}\
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.warn{background:#fff3cd;padding:.5em 1em}\
 .pick{background:#e7f3ea;border-left:4px solid #2e7d32;padding:.6em 1em;font-size:16px}.scroll{overflow-x:auto}\
-dt{font-weight:bold}dd{margin:0 0 .5em 1.5em}";
+dt{font-weight:bold}dd{margin:0 0 .5em 1.5em}.hint{color:#555;font-size:13px}";
 
 /// The HTML report.
 pub struct HtmlReport;
@@ -81,10 +94,25 @@ impl Exporter for HtmlReport {
         let reading = super::table::reading(run);
         if !reading.is_empty() {
             out.push_str("<h2>Reading</h2>\n<ul>");
+            let worst = explorer::worst(run);
             for line in reading {
-                let _ = write!(out, "<li>{}</li>", escape(&line.replace('`', "")));
+                let _ = write!(out, "<li>{}", escape(&line.replace('`', "")));
+                if let Some((_, at, what)) = worst
+                    .iter()
+                    .find(|(s, _, _)| line.starts_with(&format!("`{s}`")))
+                {
+                    let _ = write!(out, " It lost most in {} ({}).", link(at), escape(what));
+                }
+                out.push_str("</li>");
             }
             out.push_str("</ul>\n");
+            if explorer::pages_missing(run) {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"hint\">{}</p>",
+                    escape(&explorer::SHOW_HINT.replace('`', ""))
+                );
+            }
         }
         let rendered = if run.charts.series.is_empty() {
             Vec::new()
@@ -101,10 +129,20 @@ impl Exporter for HtmlReport {
                 let _ = write!(out, "<th>{}</th>", escape(h));
             }
             out.push_str("</tr></thead><tbody>\n");
+            let col = |name: &str| t.headers.iter().position(|h| h == name);
+            let (episode, strategy, finding) = (col("episode"), col("strategy"), col("finding"));
             for row in &t.rows {
                 out.push_str("<tr>");
-                for c in row {
-                    let _ = write!(out, "<td>{}</td>", escape(c));
+                for (i, c) in row.iter().enumerate() {
+                    if Some(i) == episode {
+                        let cell = |c: Option<usize>| {
+                            c.and_then(|c| row.get(c)).map_or("", String::as_str)
+                        };
+                        let at = EpisodeRef::new(run, c, cell(strategy), cell(finding));
+                        let _ = write!(out, "<td>{}</td>", link(&at));
+                    } else {
+                        let _ = write!(out, "<td>{}</td>", escape(c));
+                    }
                 }
                 out.push_str("</tr>\n");
             }
@@ -128,9 +166,9 @@ impl Exporter for HtmlReport {
             for e in &run.examples {
                 let _ = writeln!(
                     out,
-                    "<p><b>{}</b>, episode <code>{}</code>, {} ({}):</p>\n<pre>{}</pre>",
+                    "<p><b>{}</b>, episode {}, {} ({}):</p>\n<pre>{}</pre>",
                     escape(&e.strategy),
-                    escape(&e.episode),
+                    link(&EpisodeRef::new(run, &e.episode, &e.strategy, "")),
                     e.step.map_or_else(
                         || "after the last call point".to_owned(),
                         |s| format!("call point {s}")

@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::table::tables;
+use super::explorer::{self, EpisodeRef};
+use super::table::{tables, Table};
 use super::{Exporter, RunReport};
 use crate::error::Result;
 
@@ -41,13 +42,24 @@ impl Exporter for MarkdownReport {
         let reading = super::table::reading(run);
         if !reading.is_empty() {
             out.push_str("## Reading\n\n");
+            let worst = explorer::worst(run);
             for line in reading {
-                let _ = writeln!(out, "- {line}");
+                let _ = write!(out, "- {line}");
+                if let Some((_, at, what)) = worst
+                    .iter()
+                    .find(|(s, _, _)| line.starts_with(&format!("`{s}`")))
+                {
+                    let _ = write!(out, " It lost most in {} ({what}).", link(at));
+                }
+                out.push('\n');
             }
             out.push('\n');
+            if explorer::pages_missing(run) {
+                let _ = writeln!(out, "{}\n", explorer::SHOW_HINT);
+            }
         }
         for (i, t) in tables(run).iter().enumerate() {
-            let _ = writeln!(out, "## {}\n\n{}", t.title, t.to_markdown());
+            let _ = writeln!(out, "## {}\n\n{}", t.title, linked(run, t).to_markdown());
             if let Some(n) = &t.note {
                 let _ = writeln!(out, "{n}\n");
             }
@@ -64,17 +76,28 @@ impl Exporter for MarkdownReport {
         if !run.examples.is_empty() {
             out.push_str("## What the summarizing strategies' model wrote\n\nOne example per strategy: its first summary, in dataset order (every call is in llm_calls.jsonl).\n\n");
             for e in &run.examples {
+                // Quoted line by line: the summary's own headings stay inside the quote.
+                let quoted: String = e
+                    .text
+                    .lines()
+                    .map(|l| {
+                        if l.is_empty() {
+                            ">\n".to_owned()
+                        } else {
+                            format!("> {l}\n")
+                        }
+                    })
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "**{}**, episode `{}`, {} ({}):\n\n```text\n{}\n```\n",
+                    "**{}**, episode {}, {} ({}):\n\n{quoted}",
                     e.strategy,
-                    e.episode,
+                    link(&explorer::EpisodeRef::new(run, &e.episode, &e.strategy, "")),
                     e.step.map_or_else(
                         || "after the last call point".to_owned(),
                         |s| format!("call point {s}")
                     ),
                     e.model,
-                    e.text.replace("```", "'''")
                 );
             }
         }
@@ -87,4 +110,31 @@ impl Exporter for MarkdownReport {
         }
         Ok(out.into_bytes())
     }
+}
+
+/// An episode as Markdown: its id in code, linked to its page when there is one.
+fn link(at: &EpisodeRef) -> String {
+    match &at.link {
+        Some(l) => format!("[`{}`]({l})", at.episode),
+        None => format!("`{}`", at.episode),
+    }
+}
+
+/// `table` with each cell of its `episode` column linked to the episode's page (at the row's strategy and
+/// finding, when the table has those columns), where the page exists.
+fn linked(run: &RunReport, table: &Table) -> Table {
+    let col = |name: &str| table.headers.iter().position(|h| h == name);
+    let Some(ep) = col("episode").filter(|_| !run.pages.is_empty()) else {
+        return table.clone();
+    };
+    let (strategy, finding) = (col("strategy"), col("finding"));
+    let mut out = table.clone();
+    for row in &mut out.rows {
+        let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).cloned().unwrap_or_default();
+        let at = EpisodeRef::new(run, &row[ep], &cell(strategy), &cell(finding));
+        if at.link.is_some() {
+            row[ep] = link(&at);
+        }
+    }
+    out
 }

@@ -10,7 +10,9 @@
 //! [`ExportManager::standard`].
 
 pub mod charts;
+pub mod console;
 pub mod csv;
+pub mod explorer;
 pub mod glossary;
 pub mod html;
 pub mod json;
@@ -74,6 +76,9 @@ pub struct RunReport {
     /// Per-step series for the charts (of the episode with the largest baseline context).
     #[serde(skip)]
     pub charts: ChartData,
+    /// The episodes whose explorer page is in the run directory (`episodes/`), which the reports link.
+    #[serde(skip)]
+    pub pages: Vec<String>,
 }
 
 /// An episode left out because an LLM call failed.

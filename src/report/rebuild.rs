@@ -87,6 +87,28 @@ pub fn load(dir: &Path) -> Result<RunReport> {
                 .collect(),
         };
     }
+    run.pages = super::explorer::named_episodes(&run)
+        .into_iter()
+        .filter(|id| {
+            dir.join("episodes")
+                .join(super::explorer::page_file(id))
+                .is_file()
+        })
+        .collect();
+    Ok(run)
+}
+
+/// Rewrites `report.md` and `report.html` of the run in `dir` (and not its charts), so that they link the
+/// episode pages now in `dir/episodes/`.
+///
+/// # Errors
+/// As [`load`], or a file that cannot be written.
+pub fn relink(dir: &Path) -> Result<RunReport> {
+    let run = load(dir)?;
+    ExportManager::new(dir)
+        .with(Box::new(super::markdown::MarkdownReport))
+        .with(Box::new(super::html::HtmlReport))
+        .write_everything(&run)?;
     Ok(run)
 }
 

@@ -123,7 +123,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -145,7 +145,7 @@ fn ci(v: &serde_json::Value) -> String {
 }
 
 /// A share with its interval: `63.2% [61.0%, 65.4%]`.
-fn with_ci(s: &StrategyMetrics, field: &str) -> String {
+pub(crate) fn with_ci(s: &StrategyMetrics, field: &str) -> String {
     format!(
         "{} {}",
         pct(s.number(field)),

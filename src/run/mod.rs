@@ -13,6 +13,7 @@ mod dry;
 pub mod journal;
 mod pipeline;
 pub mod shard;
+pub mod show;
 pub mod staging;
 pub mod usage;
 mod writer;

@@ -115,6 +115,7 @@ impl<'a> Writer<'a> {
                 notes: standard_notes(),
                 timings: Vec::new(),
                 charts: ChartData::default(),
+                pages: Vec::new(),
             },
             sha256,
             exports,

@@ -14,14 +14,14 @@ use crate::{ctxbench, ctxbench_run, run_args, subset, text};
 
 /// One scripted answer.
 #[derive(Clone)]
-struct Reply {
+pub(crate) struct Reply {
     status: u16,
     headers: &'static str,
     body: String,
     delay: Duration,
 }
 
-fn ok(text: &str) -> Reply {
+pub(crate) fn ok(text: &str) -> Reply {
     Reply {
         status: 200,
         headers: "",
@@ -44,14 +44,14 @@ fn status(code: u16, headers: &'static str) -> Reply {
 
 /// What the server saw.
 #[derive(Default)]
-struct Seen {
-    requests: usize,
+pub(crate) struct Seen {
+    pub(crate) requests: usize,
     authorization: Vec<String>,
     bodies: Vec<String>,
 }
 
 /// Serves the scripted replies in order, then the last one forever; returns the base URL and what it saw.
-fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Seen>>) {
+pub(crate) fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Seen>>) {
     server_fn(move |n, _| Some(script[n.min(script.len() - 1)].clone()))
 }
 
@@ -268,7 +268,12 @@ fn the_cache_answers_a_repeat_and_no_cache_bypasses_it() {
 
 /// Writes `DIR/NAME.toml`: a run with a 4k window, `none` and a summarizing pipeline, whose LLM is the test
 /// server at `url` with its own cache `DIR/cache-NAME`, plus `llm_extra` lines in `[llm]`.
-fn llm_config(dir: &std::path::Path, name: &str, url: &str, llm_extra: &str) -> std::path::PathBuf {
+pub(crate) fn llm_config(
+    dir: &std::path::Path,
+    name: &str,
+    url: &str,
+    llm_extra: &str,
+) -> std::path::PathBuf {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(
         &path,

@@ -6,6 +6,7 @@ mod llm;
 mod props;
 mod reference;
 mod shards;
+mod show;
 mod tokens;
 mod traces;
 

@@ -21,6 +21,7 @@ mod steps;
 mod style;
 mod sweep;
 
+pub use style::{kind_hex, reference_hex};
 pub use sweep::sweep_charts;
 
 pub(super) fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Error {

@@ -23,6 +23,33 @@ const COLORS: [RGBColor; 12] = [
     RGBColor(0xb8, 0x86, 0x0b),
 ];
 
+/// The colour an item kind is drawn in (the episode explorer's stacked bars): one of the series colours each.
+#[must_use]
+pub fn kind_hex(kind: crate::history::ItemKind) -> String {
+    use crate::history::ItemKind;
+    let c = COLORS[match kind {
+        ItemKind::System => 10,
+        ItemKind::User => 3,
+        ItemKind::AssistantText => 1,
+        ItemKind::ToolCall => 4,
+        ItemKind::ToolResult => 2,
+        ItemKind::Summary => 6,
+        ItemKind::Reasoning => 7,
+        ItemKind::Tools => 5,
+    }];
+    hex(c)
+}
+
+/// The colour of reference lines, as the explorer's CSS takes it.
+#[must_use]
+pub fn reference_hex() -> String {
+    hex(REFERENCE)
+}
+
+fn hex(c: RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
 /// The colour of reference lines (the context window, a retention target): used by no series.
 pub(super) const REFERENCE: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 

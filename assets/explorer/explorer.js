@@ -1,0 +1,496 @@
+// ctxbench episode explorer: draws the page from the JSON in #data (see src/report/explorer/mod.rs for its
+// layout). No network: everything is in this file.
+"use strict";
+(function () {
+  const D = JSON.parse(document.getElementById("data").textContent);
+  const S = D.strategies;
+  const N = D.points.length;
+  const KEPT = 0, MASKED = 1, TRUNCATED = 2, REWRITTEN = 3; // then dropped, summarized, removed: gone
+  const STATE_CLASS = ["kept", "masked", "truncated", "rewritten", "gone", "gone", "gone"];
+  // What a strategy did at a call point: [name, index in a step, colour] (colours of the report's palette that
+  // no item type uses).
+  const ACTIONS = [["masked", 4, "#003f88"], ["truncated", 5, "#b8860b"], ["dropped", 6, "#222222"],
+    ["summarized", 7, "#e377c2"]];
+  const fmt = (n) => Number(n).toLocaleString("en-US");
+
+  // --- indexes -------------------------------------------------------------------------------------------
+  const baseline = Math.max(0, S.findIndex((s) => s.baseline));
+  for (const s of S) {
+    s.hist = new Map(s.items.map(([i, ts]) => [i, ts]));
+    s.lostSteps = new Map(); // step -> [ledger rows lost there]
+    for (const r of s.ledger) {
+      if (!r[3] && r[4] >= 0) {
+        if (!s.lostSteps.has(r[4])) s.lostSteps.set(r[4], []);
+        s.lostSteps.get(r[4]).push(r);
+      }
+    }
+  }
+  const marksOf = new Map(); // text -> [[finding, start, end]]
+  for (const [t, f, a, b] of D.marks) {
+    if (!marksOf.has(t)) marksOf.set(t, []);
+    marksOf.get(t).push([f, a, b]);
+  }
+  const findingStep = D.findings.map((f) => {
+    const k = D.points.findIndex((at) => at > f.at);
+    return k < 0 ? N : k;
+  });
+  const holders = D.findings.map(() => []); // episode items whose recorded text holds the finding
+  D.items.forEach((it, i) => {
+    for (const [f] of marksOf.get(it[2]) || []) if (!holders[f].includes(i)) holders[f].push(i);
+  });
+
+  // --- state ---------------------------------------------------------------------------------------------
+  const st = { s: S.findIndex((s, j) => j !== baseline), k: N - 1, f: -1, open: new Set() };
+  if (st.s < 0) st.s = baseline;
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else if (v !== null && v !== undefined && v !== false) e.setAttribute(k, v);
+    }
+    for (const kid of kids.flat()) if (kid !== null && kid !== undefined) e.append(kid);
+    return e;
+  }
+  const svgEl = (tag, attrs) => {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  };
+
+  // The state of item i in strategy s at call point k: [state, text, tokens].
+  function stateAt(s, i, k) {
+    let cur = [KEPT, D.items[i][2], D.items[i][3]];
+    for (const t of s.hist.get(i) || []) {
+      if (t[0] > k) break;
+      cur = [t[1], t[2] >= 0 ? t[2] : D.items[i][2], t[3], t[0]];
+    }
+    return cur;
+  }
+  // When item i left strategy s's request (or was rewritten), the call point and state.
+  function changedAt(s, i, k) {
+    let at = null;
+    for (const t of s.hist.get(i) || []) if (t[0] <= k) at = t;
+    return at;
+  }
+
+  // --- header and legend --------------------------------------------------------------------------------
+  function header() {
+    const top = document.getElementById("top");
+    const nItems = D.items.length;
+    top.append(
+      el("h1", {}, "Episode ", el("code", {}, D.episode)),
+      el("p", { class: "sub" },
+        `${D.source} · ${fmt(nItems)} items · ${N} call points · run ${D.run} · agent model ${D.model} · window ${fmt(D.window)} tokens`),
+      D.task ? el("p", { class: "task" }, D.task) : null,
+      el("p", { class: "hint" },
+        "Click a call point in a timeline (or use ← →; ↑ ↓ change the strategy) to see the request that strategy sent beside the baseline's. " +
+        "Findings: ◆ introduced, ● kept where needed, ✕ lost where needed, ▼ where it left the request."));
+    const lg = document.getElementById("legend");
+    D.kinds.forEach((k, i) => lg.append(el("span", {}, el("span", { class: "sw", style: `background:${D.colors[i]}` }), k)));
+    for (const [name, , color] of ACTIONS) lg.append(el("span", {}, el("span", { class: "sw", style: `background:${color};height:5px` }), name));
+    lg.append(el("span", {}, el("span", { class: "sw", style: `background:${D.reference};height:2px` }), "window"),
+      el("span", {}, el("span", { class: "sw", style: `border-top:2px dashed ${D.reference};height:0` }), "strategy's trigger"));
+  }
+
+  // --- timelines ----------------------------------------------------------------------------------------
+  const maxTokens = Math.max(1, ...S.flatMap((s) => s.steps.map((x) => x[0])));
+  const scaleMax = D.window <= maxTokens * 1.25 ? Math.max(maxTokens, D.window) : maxTokens;
+  function timelines() {
+    const box = document.getElementById("timelines");
+    box.replaceChildren(el("h2", {}, "Tokens sent per call point, by item type"));
+    const width = Math.max(600, box.clientWidth || 1200);
+    const order = [baseline, ...S.map((_, j) => j).filter((j) => j !== baseline)];
+    for (const j of order) box.append(timeline(j, width));
+  }
+  function timeline(j, width) {
+    const s = S[j];
+    const H = 70, LANE = 18, FL = 16, W = width, bw = W / Math.max(1, N);
+    const total = s.steps.reduce((a, x) => a + x[0], 0);
+    const base = S[baseline].steps.reduce((a, x) => a + x[0], 0);
+    const lost = s.ledger.filter((r) => !r[3]).length;
+    const note = s.baseline ? `baseline · ${fmt(total)} input tokens · ${s.ledger.length} needs`
+      : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${s.ledger.length} needs kept` +
+        (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)})` : "");
+    const wrap = el("div", { class: "tl" + (j === st.s ? " sel" : ""), "data-strategy": s.name },
+      el("div", { class: "tl-head" },
+        el("button", { class: "tl-name", onclick: () => select(j, st.k) }, s.name),
+        el("span", { class: "tl-note" }, note)));
+    const svg = svgEl("svg", { class: "chart", viewBox: `0 0 ${W} ${H + LANE + FL}`, width: W, height: H + LANE + FL, role: "img",
+      "aria-label": `${s.name}: tokens sent per call point` });
+    const y = (v) => H - (H - 4) * Math.min(1, v / scaleMax);
+    svg.append(svgEl("rect", { x: 0, y: 0, width: W, height: H, fill: "#fbfbfb" }));
+    s.steps.forEach((x, k) => {
+      let acc = 0;
+      x[3].forEach((n, kind) => {
+        if (!n) return;
+        const r = svgEl("rect", { x: k * bw + 0.5, width: Math.max(1, bw - 1), y: y(acc + n), height: Math.max(0, y(acc) - y(acc + n)),
+          fill: D.colors[kind] });
+        acc += n;
+        svg.append(r);
+      });
+      ACTIONS.forEach(([name, at, color], row) => {
+        if (x[at] > 0) svg.append(svgEl("rect", { x: k * bw + 0.5, y: H + 2 + row * 4, width: Math.max(1, bw - 1), height: 3, fill: color }));
+      });
+      const hit = svgEl("rect", { x: k * bw, y: 0, width: bw, height: H + LANE + FL, fill: "transparent", "data-step": k });
+      const t = svgEl("title", {});
+      t.textContent = `call point ${k} (before item ${D.points[k]}): ${fmt(x[0])} tokens sent` +
+        ACTIONS.filter(([, at]) => x[at] > 0).map(([name, at]) => `, ${name} ${x[at]}`).join("");
+      hit.append(t);
+      hit.addEventListener("click", () => select(j, k));
+      svg.append(hit);
+    });
+    const line = (v, dash, label) => {
+      if (v > scaleMax) return;
+      svg.append(svgEl("line", { x1: 0, x2: W, y1: y(v), y2: y(v), stroke: D.reference, "stroke-width": 1.5,
+        "stroke-dasharray": dash ? "5 4" : "none", "pointer-events": "none" }));
+      const t = svgEl("text", { x: W - 4, y: y(v) - 3, "text-anchor": "end", "font-size": 10, fill: D.reference, "pointer-events": "none" });
+      t.textContent = label;
+      svg.append(t);
+    };
+    line(D.window, false, `window ${fmt(D.window)}`);
+    if (s.trigger) line(s.trigger.tokens, true, `${s.trigger.label.split(":")[0]} ${fmt(s.trigger.tokens)}`);
+    // Findings: introduced, needed (kept or lost), where lost.
+    const fy = H + LANE + FL / 2;
+    const glyph = (k, ch, color, title) => {
+      const t = svgEl("text", { x: k * bw + bw / 2, y: fy + 4, "text-anchor": "middle", "font-size": 11, fill: color, "pointer-events": "none" });
+      t.textContent = ch;
+      const tt = svgEl("title", {});
+      tt.textContent = title;
+      t.append(tt);
+      svg.append(t);
+    };
+    D.findings.forEach((f, fi) => { if (findingStep[fi] < N) glyph(findingStep[fi], "◆", "#1f77b4", `${f.id} introduced`); });
+    for (const r of s.ledger) glyph(r[2], r[3] ? "●" : "✕", r[3] ? "#2ca02c" : "#d62728", `${D.findings[r[0]].id} needed: ${r[3] ? "kept" : "lost"}`);
+    for (const [k, rows] of s.lostSteps) glyph(k, "▼", "#d62728", rows.map((r) => `${D.findings[r[0]].id} left the request (${r[5]})`).join(", "));
+    if (j === st.s || j === baseline) {
+      svg.append(svgEl("rect", { x: st.k * bw, y: 0, width: Math.max(2, bw), height: H + LANE + FL, fill: "none",
+        stroke: "#1f5fa0", "stroke-width": 2, "pointer-events": "none", class: "cursor" }));
+    }
+    wrap.append(svg);
+    return wrap;
+  }
+
+  // --- text with the findings' evidence marked ------------------------------------------------------------
+  // The text, its findings' evidence marked; past `limit` characters it is cut, but a text holding the evidence
+  // of the finding in focus (or of any, when `any`) shows the part around it.
+  function marked(textId, limit, any) {
+    const text = D.texts[textId] ?? "";
+    const ms = (marksOf.get(textId) || []).slice().sort((a, b) => a[1] - b[1]);
+    let from = 0, to = text.length;
+    if (limit && text.length > limit) {
+      const near = ms.find((m) => m[0] === st.f) || (any ? ms[0] : undefined);
+      from = near && near[2] > limit - 40 ? Math.max(0, text.lastIndexOf("\n", near[1] - 120) + 1) : 0;
+      if (from > near?.[1]) from = Math.max(0, near[1] - 120);
+      to = Math.min(text.length, from + limit);
+      if (near && to < near[2]) to = Math.min(text.length, near[2] + 80);
+    }
+    const out = el("div", { class: "txt" });
+    if (from > 0) out.append("…");
+    let at = from;
+    for (const [f, a, b] of ms) {
+      if (a < at || a >= to) continue;
+      out.append(text.slice(at, a));
+      out.append(el("mark", { class: f === st.f ? "focus" : "", title: `${D.findings[f].id}: ${D.findings[f].text}`, "data-finding": D.findings[f].id },
+        text.slice(a, Math.min(b, to))));
+      at = Math.min(b, to);
+    }
+    out.append(text.slice(at, to));
+    if (to < text.length) out.append("…");
+    return out;
+  }
+  function textBlock(textId, key, any) {
+    const text = D.texts[textId] ?? "";
+    const full = st.open.has(key);
+    const limit = 360;
+    const block = el("div", {}, marked(textId, full ? 0 : limit, any));
+    if (text.length > limit) {
+      block.append(el("button", { class: "more", onclick: () => { full ? st.open.delete(key) : st.open.add(key); detail(); } },
+        full ? "▴ less" : `▾ all ${fmt(text.length)} characters`));
+    }
+    return block;
+  }
+  const findingsIn = (textId) => [...new Set((marksOf.get(textId) || []).map((m) => m[0]))];
+
+  // --- the request at a call point ------------------------------------------------------------------------
+  // Rows: each episode item sent before the call point, and what the strategy wrote, in request order.
+  function rows(s, k) {
+    const at = D.points[k];
+    const written = s.written.filter((w) => w[0] <= k && k <= w[1]);
+    const out = [];
+    const wrote = (after) => { for (const w of written) if (w[2] === after) out.push({ w }); };
+    wrote(-1);
+    for (let i = 0; i < at && i < D.items.length; i++) {
+      if (!D.items[i][4]) continue;
+      out.push({ i });
+      wrote(i);
+    }
+    return out;
+  }
+  function itemCell(s, k, i, side) {
+    const it = D.items[i];
+    const [state, text, tokens, since] = side === "base" ? [KEPT, it[2], it[3], null] : stateAt(s, i, k);
+    const cls = STATE_CLASS[state];
+    const meta = el("div", { class: "meta" },
+      el("span", { class: "kind", style: `color:${D.colors[it[0]]}` }, `#${i} ${it[1]}`),
+      el("span", { class: "tok" }, state >= 4 ? "0 tokens" : `${fmt(tokens)} tokens`));
+    const cell = el("div", { class: `cell ${cls} ${side}`, "data-item": i, "data-state": D.states[state] }, meta);
+    if (state !== KEPT) {
+      const when = since === k ? "at this call point" : `at call point ${since}`;
+      meta.append(el("span", { class: `badge ${cls}` }, `${D.states[state]} ${when}`));
+      if (since === k) cell.classList.add("now");
+    }
+    const held = findingsIn(it[2]);
+    const still = findingsIn(text);
+    for (const f of held) {
+      if (side === "base") continue;
+      if (state >= 4 || !still.includes(f)) {
+        meta.append(el("span", { class: "badge f", title: D.findings[f].text }, `${D.findings[f].id} gone from here`));
+      }
+    }
+    if (it[0] === 0 && i === 0 && state === KEPT) {
+      cell.append(el("details", {}, el("summary", {}, "system prompt"), marked(text, 0)));
+    } else {
+      cell.append(textBlock(state >= 4 ? it[2] : text, `${side}:${i}:${state}:${k}`, held.length > 0));
+    }
+    if (side !== "base" && (state === MASKED || state === TRUNCATED || state === REWRITTEN)) {
+      cell.append(el("details", { class: "orig" }, el("summary", {}, `recorded item (${fmt(it[3])} tokens)`), marked(it[2], 0)));
+    }
+    return cell;
+  }
+  function writtenCell(w, k) {
+    const cell = el("div", { class: "cell written" + (w[0] === k ? " now" : ""), "data-state": "written" },
+      el("div", { class: "meta" },
+        el("span", { class: "kind", style: `color:${D.colors[w[4]]}` }, `${D.kinds[w[4]]} the strategy wrote`),
+        el("span", { class: "tok" }, `${fmt(w[5])} tokens`),
+        el("span", { class: "badge written" }, w[0] === k ? "written at this call point" : `since call point ${w[0]}`)));
+    for (const f of findingsIn(w[3])) cell.append(el("span", { class: "badge fk" }, `holds ${D.findings[f].id}`));
+    cell.append(textBlock(w[3], `w:${w[3]}:${k}`, true));
+    return cell;
+  }
+
+  function rowCells(s, b, k, r) {
+    return r.w ? [writtenCell(r.w, k), el("div", { class: "cell empty base" })] : [itemCell(s, k, r.i, ""), itemCell(b, k, r.i, "base")];
+  }
+  function requestView(k) {
+    const s = S[st.s], b = S[baseline];
+    const grid = el("div", { class: "req", id: "request" });
+    const tokens = (x) => `${fmt(x.steps[k][0])} tokens`;
+    grid.append(el("div", { class: "h" }, `${s.name} sent (${tokens(s)})`), el("div", { class: "h base" }, `${b.name} (baseline) sent (${tokens(b)})`));
+    if (D.tools) {
+      const tools = () => el("details", {}, el("summary", {}, `tool schemas: ${D.tools.n} tools, ${fmt(D.tools.tokens)} tokens (never reduced)`),
+        el("div", { class: "txt" }, D.tools.text));
+      grid.append(el("div", { class: "cell" }, tools()), el("div", { class: "cell base" }, tools()));
+    }
+    const instr = (x) => x.instructions.filter((w) => w[0] <= k && k <= w[1]);
+    const si = instr(s), bi = instr(b);
+    for (let n = 0; n < Math.max(si.length, bi.length); n++) {
+      grid.append(si[n] ? writtenCell(si[n], k) : el("div", { class: "cell empty" }),
+        bi[n] ? writtenCell(bi[n], k) : el("div", { class: "cell empty base" }));
+    }
+    // Rows of the strategy's request aligned with the baseline's; runs of items kept as the baseline sent
+    // them, changed at an earlier call point, or left out fold into one line, unless they hold the finding in
+    // focus: what stays open is what this call point rewrote.
+    const list = rows(s, k);
+    const plain = (r) => {
+      if (r.w) return r.w[0] < k;
+      if (st.f >= 0 && holders[st.f].includes(r.i)) return false;
+      const [state, , , since] = stateAt(s, r.i, k);
+      return state === KEPT || since < k || state >= 4;
+    };
+    let n = 0;
+    while (n < list.length) {
+      if (plain(list[n])) {
+        let m = n;
+        while (m < list.length && plain(list[m])) m++;
+        const key = `fold:${st.s}:${n}:${list[n].i ?? "w"}`;
+        if (m - n > 3 && !st.open.has(key)) {
+          const counts = new Map();
+          for (const r of list.slice(n, m)) {
+            const [state, , , since] = r.w ? [] : stateAt(s, r.i, k);
+            const what = r.w ? "written earlier" : state === KEPT ? "as the baseline sent them"
+              : `${D.states[state]} ${since === k ? "at this call point" : "earlier"}`;
+            counts.set(what, (counts.get(what) || 0) + 1);
+          }
+          const ids = list.slice(n, m).filter((r) => !r.w).map((r) => r.i);
+          const span = ids.length ? ` (#${ids[0]}–#${ids[ids.length - 1]})` : "";
+          grid.append(el("div", { class: "fold", onclick: () => { st.open.add(key); detail(); } },
+            `▸ ${m - n} items${span}: ${[...counts].map(([w, c]) => `${c} ${w}`).join(", ")} — show`));
+          n = m;
+          continue;
+        }
+        for (; n < m; n++) grid.append(...rowCells(s, b, k, list[n]));
+        continue;
+      }
+      grid.append(...rowCells(s, b, k, list[n++]));
+    }
+    return grid;
+  }
+
+  // --- the call point panel -------------------------------------------------------------------------------
+  function findingChips(k) {
+    const s = S[st.s], box = el("div", { class: "chips" });
+    const present = new Set(s.steps[k][10]);
+    D.findings.forEach((f, fi) => {
+      if (findingStep[fi] > k) return;
+      const kept = present.has(fi);
+      let where = "";
+      if (!kept) {
+        const h = holders[fi].find((i) => i < D.points[k]);
+        if (h !== undefined) {
+          const c = changedAt(s, h, k);
+          where = c ? ` — #${h} ${D.states[c[1]]} at call point ${c[0]}` : ` — #${h}`;
+        }
+      }
+      box.append(el("button", { class: `chip ${kept ? "kept" : "gone"}${fi === st.f ? " focus" : ""}`, title: f.text,
+        onclick: () => { st.f = st.f === fi ? -1 : fi; detail(); } },
+      `${f.id} ${kept ? "✓ in the request" : "✕ not in the request" + where}`));
+    });
+    if (!box.childElementCount) box.append(el("span", { class: "hint" }, "No finding introduced yet."));
+    return box;
+  }
+  function probesAt(k) {
+    const rowsOf = (s) => s.probes.filter((p) => p[1] === k);
+    const mine = rowsOf(S[st.s]), base = rowsOf(S[baseline]);
+    if (!mine.length && !base.length) return null;
+    const t = el("table", { class: "probe" }, el("tr", {}, el("th", {}, "probe asked here"), el("th", {}, `${S[st.s].name}'s request answers`),
+      el("th", {}, "baseline's answers")));
+    const answer = (p) => p ? el("td", {}, el("span", { class: p[2] ? "ok" : "no" }, p[2] ? "✓ " : "✗ "), p[3],
+      p[5] ? el("div", { class: "hint" }, `judge: ${p[5].overall.toFixed(1)} of 5`) : (p[4] ? el("div", { class: "hint" }, "judged, no grade") : null)) : el("td", {}, "–");
+    for (const p of mine) {
+      const q = D.probes[p[0]] || { q: "?", answers: [] };
+      t.append(el("tr", {}, el("td", {}, q.q, q.answers.length ? el("div", { class: "hint" }, "accepted: " + q.answers.join(" | ")) : null),
+        answer(p), answer(base.find((x) => x[0] === p[0]))));
+    }
+    return el("div", { class: "scroll" }, t);
+  }
+  function detail() {
+    const box = document.getElementById("detail");
+    const s = S[st.s], k = st.k, x = s.steps[k], bx = S[baseline].steps[k];
+    const picker = el("select", { id: "strategy", "aria-label": "strategy", onchange: (e) => select(Number(e.target.value), st.k) },
+      S.map((t, j) => el("option", { value: j, selected: j === st.s ? "selected" : null }, t.name + (t.baseline ? " (baseline)" : ""))));
+    const actions = ACTIONS.filter(([, at]) => x[at] > 0).map(([name, at]) => `${name} ${x[at]} item${x[at] > 1 ? "s" : ""}`);
+    const lostHere = [...new Set((s.lostSteps.get(k) || []).map((r) => D.findings[r[0]].id))];
+    box.replaceChildren(
+      el("h2", {}, `Call point ${k} of ${N - 1}`, el("span", { class: "hint" }, ` — before item #${D.points[k]}`)),
+      el("div", { class: "bar" },
+        el("button", { onclick: () => select(st.s, k - 1), disabled: k === 0 ? "disabled" : null, title: "previous call point (←)" }, "←"),
+        el("button", { onclick: () => select(st.s, k + 1), disabled: k === N - 1 ? "disabled" : null, title: "next call point (→)" }, "→"),
+        el("label", {}, "strategy ", picker),
+        el("span", { class: "stats" },
+          `${s.name} sent ${fmt(x[0])} tokens (handed ${fmt(x[1])}), the baseline ${fmt(bx[0])}` +
+          (actions.length ? ` · here it ${actions.join(", ")}` : x[9] ? " · here it rewrote the request" : " · here it changed nothing") +
+          (x[8] ? ` · ${x[8]} LLM call${x[8] > 1 ? "s" : ""}` : "") +
+          (lostHere.length ? ` · lost here: ${lostHere.join(", ")}` : ""))),
+      el("div", {}, el("b", {}, "Findings at this call point "), el("span", { class: "hint" }, "(click one to mark its evidence)"), findingChips(k)),
+      probesAt(k) || "",
+      requestView(k));
+    for (const t of document.querySelectorAll(".tl")) t.classList.toggle("sel", t.dataset.strategy === s.name);
+    moveCursor();
+    if (ledgerStrategy !== st.s) { ledgerStrategy = st.s; ledger(); }
+    const h = new URLSearchParams({ s: s.name, p: String(k) });
+    if (st.f >= 0) h.set("f", D.findings[st.f].id);
+    history.replaceState(null, "", "#" + h.toString());
+  }
+  function moveCursor() {
+    document.querySelectorAll("svg.chart .cursor").forEach((c) => c.remove());
+    for (const t of document.querySelectorAll(".tl")) {
+      const j = S.findIndex((s) => s.name === t.dataset.strategy);
+      if (j !== st.s && j !== baseline) continue;
+      const svg = t.querySelector("svg");
+      const W = Number(svg.getAttribute("width")), H = Number(svg.getAttribute("height")), bw = W / Math.max(1, N);
+      svg.append(svgEl("rect", { x: st.k * bw, y: 0, width: Math.max(2, bw), height: H, fill: "none", stroke: "#1f5fa0",
+        "stroke-width": 2, "pointer-events": "none", class: "cursor" }));
+    }
+  }
+  function select(j, k, focus) {
+    st.s = Math.max(0, Math.min(S.length - 1, j));
+    st.k = Math.max(0, Math.min(N - 1, k));
+    if (focus !== undefined) st.f = focus;
+    detail();
+  }
+
+  // --- the ledger and the findings ------------------------------------------------------------------------
+  const ledgerView = { all: false, kept: false };
+  let ledgerStrategy = -1;
+  function ledger() {
+    const box = document.getElementById("ledger");
+    const t = el("table", {}, el("tr", {}, ["strategy", "finding", "kind", "needed before item", "checked at call point", "kept", "left the request",
+      "how"].map((h) => el("th", {}, h))));
+    let shown = 0, hidden = 0;
+    S.forEach((s, j) => {
+      if (j === baseline || (!ledgerView.all && j !== st.s)) return;
+      for (const r of s.ledger) {
+        if (r[3] && !ledgerView.kept) { hidden++; continue; }
+        shown++;
+        const f = D.findings[r[0]];
+        const go = (k) => el("a", { href: "#", onclick: (e) => { e.preventDefault(); select(j, k, r[0]); reveal(); } }, `call point ${k}`);
+        t.append(el("tr", { class: r[3] ? "" : "lost" }, el("td", {}, s.name), el("td", { title: f.text }, f.id), el("td", {}, f.kind),
+          el("td", { class: "num" }, r[1] >= 0 ? `#${r[1]}` : "the end"), el("td", { class: "num" }, go(r[2])),
+          el("td", {}, r[3] ? "yes" : "no"), el("td", { class: "num" }, r[4] >= 0 ? go(r[4]) : r[3] ? "" : "never in a request"),
+          el("td", {}, r[5])));
+      }
+    });
+    const toggle = (key, label) => el("label", {}, el("input", { type: "checkbox", checked: ledgerView[key] ? "checked" : null,
+      onchange: (e) => { ledgerView[key] = e.target.checked; ledger(); } }), " " + label);
+    box.replaceChildren(el("h2", {}, "Loss ledger"),
+      el("div", { class: "bar" }, el("span", { class: "hint" },
+        "Each finding at each call point where the agent needs it (findings.csv). A link opens that call point with the finding's evidence marked."),
+      toggle("all", "every strategy"), toggle("kept", "needs kept too")),
+      shown ? el("div", { class: "scroll" }, t)
+        : el("p", { class: "hint" }, `${ledgerView.all ? "No strategy" : S[st.s].name} lost a need in this episode${hidden ? ` (${hidden} needs kept)` : ""}.`));
+  }
+  function findingList() {
+    const box = document.getElementById("findings");
+    const t = el("table", {}, el("tr", {}, ["finding", "kind", "introduced by item", "needed before items", "what it says", "evidence"].map((h) => el("th", {}, h))));
+    D.findings.forEach((f) => t.append(el("tr", {}, el("td", {}, f.id), el("td", {}, f.kind + (f.task ? " (task)" : "")), el("td", { class: "num" }, `#${f.at}`),
+      el("td", {}, f.needs.length ? f.needs.map((n) => `#${n}`).join(", ") : "the end"), el("td", {}, f.text), el("td", { class: "mono" }, f.evidence.join(" · ")))));
+    box.replaceChildren(el("h2", {}, "Findings"), el("div", { class: "scroll" }, t));
+  }
+  // Scrolls the request to the first item holding the focused finding.
+  function reveal() {
+    const f = st.f;
+    const target = (f >= 0 && [...document.querySelectorAll("#request .cell:not(.base)")].find((c) => holders[f].includes(Number(c.dataset.item)))) ||
+      document.getElementById("detail");
+    target.scrollIntoView({ block: "center" });
+  }
+
+  // --- start ----------------------------------------------------------------------------------------------
+  function fromHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    const j = S.findIndex((s) => s.name === h.get("s"));
+    if (j >= 0) st.s = j;
+    const f = D.findings.findIndex((x) => x.id === h.get("f"));
+    st.f = f;
+    const p = h.get("p");
+    if (p !== null && !Number.isNaN(Number(p))) st.k = Math.max(0, Math.min(N - 1, Number(p)));
+    else if (f >= 0) {
+      // The call point where the finding left this strategy's request.
+      const r = S[st.s].ledger.find((x) => x[0] === f && !x[3] && x[4] >= 0);
+      if (r) st.k = r[4];
+    } else {
+      const first = S[st.s].ledger.filter((x) => !x[3] && x[4] >= 0).map((x) => x[4]).sort((a, b) => a - b)[0];
+      if (first !== undefined) st.k = first;
+    }
+    return h.has("f") || h.has("p");
+  }
+  header();
+  const deep = fromHash();
+  timelines();
+  detail();
+  findingList();
+  if (deep) reveal();
+  let width = window.innerWidth;
+  window.addEventListener("resize", () => { if (window.innerWidth !== width) { width = window.innerWidth; timelines(); moveCursor(); } });
+  document.addEventListener("keydown", (e) => {
+    if (e.target.closest && e.target.closest("select,input,textarea")) return;
+    const step = e.shiftKey ? 10 : 1;
+    if (e.key === "ArrowLeft") { select(st.s, st.k - step); e.preventDefault(); }
+    else if (e.key === "ArrowRight") { select(st.s, st.k + step); e.preventDefault(); }
+    else if (e.key === "ArrowUp") { select(st.s - 1, st.k); e.preventDefault(); }
+    else if (e.key === "ArrowDown") { select(st.s + 1, st.k); e.preventDefault(); }
+  });
+  window.addEventListener("hashchange", () => { fromHash(); detail(); reveal(); });
+  document.body.dataset.ready = "1";
+})();

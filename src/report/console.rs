@@ -1,0 +1,106 @@
+//! The comparison as the console prints it by default: the five columns a reader decides with, narrow enough
+//! for a 100-column terminal (`--wide` prints [`super::table::comparison`], every column).
+
+use super::pct;
+use super::table::{with_ci, Table};
+use crate::metrics::StrategyMetrics;
+
+/// The console's comparison: strategy, savings, cost saved, retention at need with its 95% interval, and the
+/// episodes the strategy acted on.
+#[must_use]
+pub fn summary(strategies: &[StrategyMetrics]) -> Table {
+    Table {
+        title: "Comparison".into(),
+        headers: [
+            "strategy",
+            "savings",
+            "cost saved",
+            "retention at need [95% interval]",
+            "acted on",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows: strategies
+            .iter()
+            .map(|s| {
+                let acted = if s.strategy == "none" {
+                    "–".to_owned()
+                } else {
+                    format!("{} of {}", s.count("episodes_acted"), s.episodes)
+                };
+                vec![
+                    s.strategy.clone(),
+                    pct(s.number("savings")),
+                    pct(s.number("cost_savings")),
+                    with_ci(s, "retention_at_need"),
+                    acted,
+                ]
+            })
+            .collect(),
+        note: None,
+    }
+}
+
+/// `table` for a terminal `width` columns wide: aligned as [`Table::to_console`] aligns it, with the first
+/// column's long names shortened (their middle elided) when the table would be wider.
+#[must_use]
+pub fn fit(table: &Table, width: usize) -> String {
+    let widest = |i: usize| {
+        std::iter::once(&table.headers[i])
+            .chain(table.rows.iter().filter_map(|r| r.get(i)))
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let others: usize = (1..table.headers.len()).map(|i| widest(i) + 2).sum();
+    let first = widest(0);
+    let room = width
+        .saturating_sub(others)
+        .max(table.headers[0].chars().count().max(9));
+    if first <= room {
+        return table.to_console();
+    }
+    let shorten = |name: &str| {
+        let chars: Vec<char> = name.chars().collect();
+        if chars.len() <= room {
+            return name.to_owned();
+        }
+        let head = (room - 1).div_ceil(2);
+        let tail = room - 1 - head;
+        let mut out: String = chars[..head].iter().collect();
+        out.push('…');
+        out.extend(&chars[chars.len() - tail..]);
+        out
+    };
+    let mut narrow = table.clone();
+    for row in &mut narrow.rows {
+        if let Some(name) = row.first_mut() {
+            *name = shorten(name);
+        }
+    }
+    narrow.to_console()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_shortened_to_fit() {
+        let table = Table {
+            title: String::new(),
+            headers: vec!["strategy".into(), "savings".into()],
+            rows: vec![
+                vec!["a_very_long_strategy_name_indeed".into(), "10.0%".into()],
+                vec!["short".into(), "1.0%".into()],
+            ],
+            note: None,
+        };
+        let out = fit(&table, 24);
+        assert!(out.lines().all(|l| l.chars().count() <= 24), "{out}");
+        assert!(out.contains("a_very_…_indeed"), "{out}");
+        assert!(out.contains("short"));
+        // Wide enough: unchanged.
+        assert_eq!(fit(&table, 100), table.to_console());
+    }
+}

@@ -1,0 +1,472 @@
+//! `ctxbench show`: the episode explorer's pages of a finished run ([`crate::report::explorer`]).
+//!
+//! A page is made by replaying the episode again, from the dataset and configuration the run recorded in
+//! `summary.json` (the dataset's SHA-256 must match), with a [`Capture`] watching every request. The mock
+//! answers as it did in the run. A run with a real model is answered from its own record of every call
+//! (`llm_calls.jsonl`), call by call, so nothing is sent; `call_llm` sends the requests through the run's
+//! client instead (its response cache first, as `run` does). Pages go to `RUN_DIR/episodes/ID.html`, and the
+//! run's report.md and report.html are rewritten to link them.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+use super::RunConfig;
+use crate::error::{Error, Result};
+use crate::history::Episode;
+use crate::llm::mock::{MockConfig, MockLlm};
+use crate::llm::openai::OpenAiLlm;
+use crate::llm::{Llm, LlmRequest, LlmResponse, Usage};
+use crate::replay::calls::{CallRecord, Purpose};
+use crate::replay::Replayer;
+use crate::report::explorer::{self, Capture, Replayed, RunInfo};
+use crate::report::RunReport;
+use crate::strategy::{NamedStrategy, StrategyConfig};
+use crate::tokens::Tokenizer;
+
+/// What to show.
+#[derive(Debug, Clone, Default)]
+pub struct ShowOptions {
+    /// The episodes; none: the ones the report names (the findings lost most, the largest episode).
+    pub episodes: Vec<String>,
+    /// The strategies, by name (the baseline is always shown); none: every strategy of the run.
+    pub strategies: Vec<String>,
+    /// The dataset, when it moved since the run (its SHA-256 must still match).
+    pub dataset: Option<PathBuf>,
+    /// With a real model: send the requests the run's record cannot answer (through the response cache).
+    pub call_llm: bool,
+}
+
+/// One page written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// The episode.
+    pub episode: String,
+    /// The file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: usize,
+}
+
+/// The `n` most informative episodes of the run in `dir`: those where the strategies lost the most needs
+/// (summed over strategies, from findings.csv), the largest first among equals (the baseline's input tokens,
+/// from episodes.csv), then dataset order.
+///
+/// # Errors
+/// A table that cannot be read.
+pub fn most_informative(dir: &Path, n: usize) -> Result<Vec<String>> {
+    let read = |name: &str| -> Result<csv::Reader<std::fs::File>> {
+        let path = dir.join(name);
+        csv::Reader::from_path(&path).map_err(|e| Error::Parse {
+            path,
+            line: 1,
+            message: e.to_string(),
+        })
+    };
+    // (episode, lost needs, baseline input tokens), in dataset order.
+    let mut episodes: Vec<(String, u64, u64)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut table = read("episodes.csv")?;
+    let headers = table
+        .headers()
+        .map_err(csv_error(dir, "episodes.csv"))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    let (ep, base) = (col("episode").unwrap_or(0), col("baseline_input_tokens"));
+    for row in table.records() {
+        let row = row.map_err(csv_error(dir, "episodes.csv"))?;
+        let id = row.get(ep).unwrap_or_default().to_owned();
+        let tokens = base
+            .and_then(|b| row.get(b))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if !at.contains_key(&id) {
+            at.insert(id.clone(), episodes.len());
+            episodes.push((id, 0, tokens));
+        }
+    }
+    let mut table = read("findings.csv")?;
+    let headers = table
+        .headers()
+        .map_err(csv_error(dir, "findings.csv"))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    let (ep, kept) = (col("episode").unwrap_or(0), col("retained"));
+    for row in table.records() {
+        let row = row.map_err(csv_error(dir, "findings.csv"))?;
+        let lost = kept.and_then(|k| row.get(k)) == Some("false");
+        if let Some(&i) = row.get(ep).and_then(|id| at.get(id)) {
+            episodes[i].1 += u64::from(lost);
+        }
+    }
+    let mut order: Vec<usize> = (0..episodes.len()).collect();
+    order.sort_by_key(|&i| {
+        (
+            std::cmp::Reverse(episodes[i].1),
+            std::cmp::Reverse(episodes[i].2),
+            i,
+        )
+    });
+    Ok(order
+        .into_iter()
+        .take(n)
+        .map(|i| episodes[i].0.clone())
+        .collect())
+}
+
+fn csv_error<'a>(dir: &'a Path, name: &'a str) -> impl Fn(csv::Error) -> Error + 'a {
+    move |e| Error::Parse {
+        path: dir.join(name),
+        line: e
+            .position()
+            .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
+        message: e.to_string(),
+    }
+}
+
+/// The configuration a run recorded, as a [`RunConfig`] again.
+fn recorded_config(dir: &Path, run: &RunReport) -> Result<RunConfig> {
+    let mut config = run.config.clone();
+    if let Some(map) = config.as_object_mut() {
+        // What a run adds to its configuration besides the config file's fields.
+        map.remove("judge_digest");
+        map.remove("shard");
+    }
+    serde_json::from_value(config).map_err(|e| {
+        Error::Config(format!(
+            "the configuration in '{}' cannot be read back: {e}",
+            dir.join("summary.json").display()
+        ))
+    })
+}
+
+/// Writes the explorer page of each episode asked for (or named by the report) under `dir/episodes/`, and
+/// rewrites the run's report.md and report.html to link them.
+///
+/// # Errors
+/// A run directory without its records, a dataset that changed since the run or is not found, an episode not
+/// in it, a replay that does not retrace the run's recorded calls, or a file that cannot be written.
+pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
+    let run = crate::report::rebuild::load(dir)?;
+    let mut config = recorded_config(dir, &run)?;
+    let dataset = options
+        .dataset
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&run.dataset.path));
+    if !dataset.exists() {
+        return Err(Error::Config(format!(
+            "the run in '{}' read the dataset '{}', which is not there from this directory: run `ctxbench show` \
+             from where the run was started, or give the dataset with --dataset",
+            dir.display(),
+            dataset.display()
+        )));
+    }
+    let sha256 = super::dataset_sha256(&dataset)?;
+    if sha256 != run.dataset.sha256 {
+        return Err(Error::Config(format!(
+            "'{}' changed since the run in '{}' read it (SHA-256 {} now, {} then): the pages would show another \
+             replay than the report's; give the dataset the run read with --dataset, or run again",
+            dataset.display(),
+            dir.display(),
+            &sha256[..16],
+            &run.dataset.sha256[..run.dataset.sha256.len().min(16)]
+        )));
+    }
+    // The baseline is the run's, whatever strategies are asked for.
+    let baseline = config
+        .strategies
+        .iter()
+        .find(|s| s.config == StrategyConfig::None)
+        .cloned()
+        .unwrap_or_else(|| NamedStrategy::new("(baseline)", StrategyConfig::None));
+    if !options.strategies.is_empty() {
+        config.select(&options.strategies)?;
+    }
+    let mut strategies = vec![baseline.clone()];
+    strategies.extend(
+        config
+            .strategies
+            .iter()
+            .filter(|s| s.config != StrategyConfig::None)
+            .cloned(),
+    );
+    let wanted = if options.episodes.is_empty() {
+        explorer::named_episodes(&run)
+    } else {
+        options.episodes.clone()
+    };
+    if wanted.is_empty() {
+        return Err(Error::Config(format!(
+            "the report of '{}' names no episode: give one with --episode",
+            dir.display()
+        )));
+    }
+    let episodes = find_episodes(&dataset, &wanted)?;
+    let tokenizer = Arc::new(Tokenizer::new(
+        config.tokenizer.encoding,
+        config.tokenizer.backend,
+    )?);
+    let answers = Answers::new(dir, &config, &tokenizer, options.call_llm)?;
+    let out = dir.join("episodes");
+    std::fs::create_dir_all(&out).map_err(|e| Error::io("create", &out, e))?;
+    let info = RunInfo {
+        name: &run.run,
+        context_window: config.context_window,
+        model: &config.pricing.agent_model,
+    };
+    let mut pages = Vec::new();
+    for episode in &episodes {
+        let capture = Capture::new(episode, Arc::clone(&tokenizer));
+        let mut replays = Vec::with_capacity(strategies.len());
+        for s in &strategies {
+            replays.push(answers.replay(
+                episode,
+                s,
+                &tokenizer,
+                config.context_window,
+                &capture,
+            )?);
+        }
+        let (texts, timelines) = capture.finish();
+        let empty = explorer::Timeline::default();
+        let shown: Vec<Replayed<'_>> = strategies
+            .iter()
+            .zip(&replays)
+            .map(|(s, r)| Replayed {
+                strategy: s,
+                replay: r,
+                timeline: timelines.get(&s.name).unwrap_or(&empty),
+            })
+            .collect();
+        let html = explorer::page(&info, episode, &tokenizer, &shown, &texts)?;
+        let path = out.join(explorer::page_file(&episode.id));
+        crate::files::write_atomic(&path, html.as_bytes())?;
+        pages.push(Page {
+            episode: episode.id.clone(),
+            path,
+            bytes: html.len(),
+        });
+    }
+    crate::report::rebuild::relink(dir)?;
+    Ok(pages)
+}
+
+/// The episodes of `dataset` with the ids `wanted`, in that order.
+fn find_episodes(dataset: &Path, wanted: &[String]) -> Result<Vec<Episode>> {
+    let mut left: HashSet<&str> = wanted.iter().map(String::as_str).collect();
+    let mut found: HashMap<String, Episode> = HashMap::new();
+    for episode in crate::history::dataset::stream_every(dataset, None)? {
+        let (_, _, episode) = episode?;
+        if left.remove(episode.id.as_str()) {
+            found.insert(episode.id.clone(), episode);
+            if left.is_empty() {
+                break;
+            }
+        }
+    }
+    if !left.is_empty() {
+        let mut missing: Vec<&str> = left.into_iter().collect();
+        missing.sort_unstable();
+        return Err(Error::Config(format!(
+            "no episode {} in '{}'",
+            missing
+                .iter()
+                .map(|m| format!("'{m}'"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            dataset.display()
+        )));
+    }
+    Ok(wanted.iter().filter_map(|id| found.remove(id)).collect())
+}
+
+/// Who answers the replays' LLM calls: the mock or the run's clients (`Live`), or the run's record of its calls.
+enum Answers {
+    Live {
+        llm: Box<dyn Llm>,
+        judge: Box<dyn Llm>,
+    },
+    Recorded {
+        calls: HashMap<(String, String), Vec<CallRecord>>,
+        judge: bool,
+        stand_in: Box<MockLlm>,
+        model: String,
+    },
+}
+
+impl Answers {
+    fn new(dir: &Path, config: &RunConfig, tokenizer: &Arc<Tokenizer>, call: bool) -> Result<Self> {
+        let stand_in = MockLlm::new(
+            MockConfig {
+                model: crate::llm::judge::STAND_IN_MODEL.to_owned(),
+                ..config.mock.clone()
+            },
+            Arc::clone(tokenizer),
+        );
+        let client = |c: &crate::llm::openai::OpenAiConfig| -> Result<OpenAiLlm> {
+            Ok(OpenAiLlm::new(c.clone())?.with_tokenizer(Arc::clone(tokenizer)))
+        };
+        // The mock needs no record; a real model is called only when asked to.
+        if call || (config.llm.is_none() && config.judge.is_none()) {
+            let llm: Box<dyn Llm> = match &config.llm {
+                Some(l) => Box::new(client(l)?),
+                None => Box::new(MockLlm::new(config.mock.clone(), Arc::clone(tokenizer))),
+            };
+            let judge: Box<dyn Llm> = match &config.judge {
+                Some(j) => Box::new(client(j)?.with_schema("grades", crate::llm::judge::schema())),
+                None => Box::new(stand_in),
+            };
+            return Ok(Answers::Live { llm, judge });
+        }
+        Ok(Answers::Recorded {
+            calls: read_calls(&dir.join("llm_calls.jsonl"))?,
+            judge: config.judge.is_some(),
+            stand_in: Box::new(stand_in),
+            model: config
+                .llm
+                .as_ref()
+                .map_or_else(|| config.mock.model.clone(), |l| l.model.clone()),
+        })
+    }
+
+    /// Replays `episode` under `strategy`, every request shown to `capture`.
+    fn replay(
+        &self,
+        episode: &Episode,
+        strategy: &NamedStrategy,
+        tokenizer: &Arc<Tokenizer>,
+        window: usize,
+        capture: &Capture<'_>,
+    ) -> Result<crate::replay::EpisodeReplay> {
+        let go = |llm: &dyn Llm, judge: &dyn Llm| {
+            let replayer = Replayer::new(Arc::clone(tokenizer), llm, window)
+                .with_judge(judge)
+                .observed(capture);
+            pollster::block_on(replayer.replay(episode, strategy))
+        };
+        let (calls, judge, stand_in, model) = match self {
+            Answers::Live { llm, judge } => return go(llm.as_ref(), judge.as_ref()),
+            Answers::Recorded {
+                calls,
+                judge,
+                stand_in,
+                model,
+            } => (calls, *judge, stand_in, model),
+        };
+        let recorded = calls
+            .get(&(episode.id.clone(), strategy.name.clone()))
+            .cloned()
+            .unwrap_or_default();
+        let (judged, asked): (Vec<CallRecord>, Vec<CallRecord>) = recorded
+            .iter()
+            .cloned()
+            .partition(|c| c.purpose == Purpose::Judge);
+        let llm = Recorded::new(model, asked, &episode.id, &strategy.name);
+        let grader = judge.then(|| Recorded::new(model, judged, &episode.id, &strategy.name));
+        let replay = go(
+            &llm,
+            grader.as_ref().map_or(stand_in.as_ref() as &dyn Llm, |g| g),
+        )?;
+        // The replay must have asked what the run asked, in the same order.
+        let made: Vec<(Option<usize>, Purpose)> =
+            replay.calls.iter().map(|c| (c.step, c.purpose)).collect();
+        let then: Vec<(Option<usize>, Purpose)> =
+            recorded.iter().map(|c| (c.step, c.purpose)).collect();
+        if made != then {
+            return Err(Error::Llm(format!(
+                "episode '{}', strategy '{}': the replay made {} calls where the run recorded {} in \
+                 llm_calls.jsonl: the page would not show what the run measured (`--call-llm` asks the model \
+                 again)",
+                episode.id,
+                strategy.name,
+                made.len(),
+                then.len()
+            )));
+        }
+        Ok(replay)
+    }
+}
+
+/// The calls of `llm_calls.jsonl`, by (episode, strategy), in order.
+fn read_calls(path: &Path) -> Result<HashMap<(String, String), Vec<CallRecord>>> {
+    use std::io::BufRead as _;
+    #[derive(serde::Deserialize)]
+    struct Line {
+        episode: String,
+        strategy: String,
+        #[serde(flatten)]
+        call: CallRecord,
+    }
+    let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let mut out: HashMap<(String, String), Vec<CallRecord>> = HashMap::new();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| Error::io("read", path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let l: Line = serde_json::from_str(&line).map_err(|e| Error::Parse {
+            path: path.to_owned(),
+            line: n + 1,
+            message: e.to_string(),
+        })?;
+        out.entry((l.episode, l.strategy)).or_default().push(l.call);
+    }
+    Ok(out)
+}
+
+/// An LLM that gives, call by call, the answers a run recorded (`llm_calls.jsonl`): what the model said then,
+/// sent nowhere.
+struct Recorded {
+    model: String,
+    calls: Mutex<VecDeque<CallRecord>>,
+    whose: String,
+}
+
+impl Recorded {
+    fn new(model: &str, calls: Vec<CallRecord>, episode: &str, strategy: &str) -> Self {
+        Self {
+            model: model.to_owned(),
+            calls: Mutex::new(calls.into()),
+            whose: format!("episode '{episode}', strategy '{strategy}'"),
+        }
+    }
+}
+
+#[async_trait]
+impl Llm for Recorded {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    async fn generate(&self, _request: &LlmRequest) -> Result<LlmResponse> {
+        let next = self
+            .calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop_front();
+        let Some(call) = next else {
+            return Err(Error::Llm(format!(
+                "{}: the replay asks more than the run recorded in llm_calls.jsonl (`--call-llm` asks the model)",
+                self.whose
+            )));
+        };
+        if let Some(error) = call.error {
+            return Err(Error::Llm(error));
+        }
+        Ok(LlmResponse {
+            text: call.text,
+            usage: Usage {
+                input_tokens: call.input_tokens,
+                output_tokens: call.output_tokens,
+            },
+            latency_ms: call.latency_ms,
+            meta: crate::llm::CallMeta {
+                request_hash: call.request_hash,
+                cached: true,
+                ..crate::llm::CallMeta::default()
+            },
+        })
+    }
+}
