@@ -11,7 +11,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 
 use super::RunConfig;
 use crate::error::{Error, Result};
@@ -344,7 +343,7 @@ impl Answers {
             let replayer = Replayer::new(Arc::clone(tokenizer), llm, window)
                 .with_judge(judge)
                 .observed(capture);
-            pollster::block_on(replayer.replay(episode, strategy))
+            replayer.replay(episode, strategy)
         };
         let (calls, judge, stand_in, model) = match self {
             Answers::Live { llm, judge } => return go(llm.as_ref(), judge.as_ref()),
@@ -434,13 +433,12 @@ impl Recorded {
     }
 }
 
-#[async_trait]
 impl Llm for Recorded {
     fn model(&self) -> &str {
         &self.model
     }
 
-    async fn generate(&self, _request: &LlmRequest) -> Result<LlmResponse> {
+    fn generate(&self, _request: &LlmRequest) -> Result<LlmResponse> {
         let next = self
             .calls
             .lock()
