@@ -46,6 +46,7 @@ TOOLS = [
 ]
 
 
+TOOL_SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
 if MODE == "tools":
     # The tool definitions the agent sends, for `ctxbench import --tools` (openai-v2 does not record them).
     with open(OUT, "w", encoding="utf-8") as f:
@@ -171,6 +172,18 @@ def execute_tool(call):
             inv.arguments = args
             inv.tool_result = run_tool(name, args)
             return inv.tool_result
+    if MODE == "openinference":
+        # OpenInference's TOOL span, from its own tracer; `tool.id` names the call it answers.
+        from openinference.instrumentation import OITracer, TraceConfig
+
+        oi_tracer = OITracer(tracer, config=TraceConfig())
+        with oi_tracer.start_as_current_span(name, openinference_span_kind="tool") as span:
+            span.set_tool(name=name, parameters=TOOL_SCHEMAS[name])
+            span.set_input(call.function.arguments, mime_type="application/json")
+            result = run_tool(name, args)
+            span.set_output(result)
+            span.set_attribute("tool.id", call.id)
+            return result
     # The semantic conventions' execute_tool span, written by the app (openai-v2 2.3b0 has no helper for it).
     with tracer.start_as_current_span(f"execute_tool {name}", kind=trace.SpanKind.INTERNAL) as span:
         result = run_tool(name, args)
@@ -195,11 +208,14 @@ def agent(client, task, max_turns):
 
 
 def conversation(client, name, task, max_turns):
-    token = CONVERSATION.set(f"conv-{name}")
+    # Unique per run, as real conversation ids are (a folder of several exports is read together).
+    token = CONVERSATION.set(f"{MODE}-{name}")
     try:
-        with tracer.start_as_current_span(f"invoke_agent {name}", attributes={"gen_ai.operation.name": "invoke_agent"}):
+        kind = ({"openinference.span.kind": "AGENT"} if MODE == "openinference"
+                else {"gen_ai.operation.name": "invoke_agent"})
+        with tracer.start_as_current_span(f"invoke_agent {name}", attributes=kind):
             if MODE == "openinference" and name == "build":
-                with using_session(f"session-{name}"):
+                with using_session(f"session-{MODE}-{name}"):
                     agent(client, task, max_turns)
             else:
                 agent(client, task, max_turns)
