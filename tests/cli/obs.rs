@@ -239,7 +239,7 @@ fn otel_v1_30_events_in_files_of_their_own_are_read_together() {
         .collect();
     let expected = [("traces.jsonl#trace-", 3), ("traces.jsonl#trace-", 1)];
     let (from_files, _) = check(&files, true, &expected);
-    let (from_dir, _) = check(&[dir.clone()], true, &expected);
+    let (from_dir, _) = check(std::slice::from_ref(&dir), true, &expected);
     assert_eq!(
         from_files.iter().map(|e| &e.items).collect::<Vec<_>>(),
         from_dir.iter().map(|e| &e.items).collect::<Vec<_>>()
