@@ -95,5 +95,7 @@ if [ "${1:-}" = "--write" ]; then
   cp "$out"/inspect.eval "$out"/inspect.json "$out"/otel_latest_span.jsonl "$out"/otel_latest_event.jsonl \
     "$out"/openinference.jsonl "$out"/otel_tools.json "$dest/"
   cp "$out"/otel_legacy/*.jsonl "$dest/otel_legacy/"
-  echo "wrote $dest"
+  # The bad-input corpus's malformed copies of them (their lines and expected errors in cases.toml).
+  "$py_inspect" tests/fixtures/bad/make_obs_fixtures.py
+  echo "wrote $dest and tests/fixtures/bad/import/g_obs_*"
 fi

@@ -426,9 +426,20 @@ impl Importer for Inspect {
     }
 
     fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
-        let o = s.object()?;
-        (o.contains_key("version") && o.get("eval").is_some_and(|e| e.get("task").is_some()))
-            .then_some(sure::CERTAIN)
+        if let Some(o) = s.object() {
+            return (o.contains_key("version")
+                && o.get("eval").is_some_and(|e| e.get("task").is_some()))
+            .then_some(sure::CERTAIN);
+        }
+        // A log that does not parse (truncated): Inspect writes `version`, `status`, then `eval` with its
+        // `eval_id` first, so that its error is the JSON's, not "unknown format".
+        let head: String = s.text.chars().take(400).collect();
+        (s.document.is_none()
+            && head.starts_with('{')
+            && ["\"version\"", "\"eval\"", "\"eval_id\""]
+                .iter()
+                .all(|k| head.contains(k)))
+        .then_some(sure::LIKELY)
     }
 
     fn sniff_binary(&self, bytes: &[u8]) -> Option<u8> {

@@ -145,7 +145,7 @@ fn import_export(export: &Export) -> Result<Vec<Episode>> {
                 .to_owned()
         } else {
             format!(
-                "{llm_spans} LLM spans but none records `llm.input_messages` (hide_inputs is set?)"
+                "{llm_spans} LLM spans but none records `llm.input_messages` (inputs hidden by OPENINFERENCE_HIDE_INPUTS or OPENINFERENCE_HIDE_INPUT_MESSAGES?)"
             )
         };
         return Err(bad(first, 1, what));
