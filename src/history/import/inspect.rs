@@ -57,8 +57,9 @@ fn message(v: &Value) -> Msg {
                     Some("reasoning") if p.get("redacted") != Some(&Value::Bool(true)) => {
                         reasoning.push(p.get("reasoning").map_or_else(String::new, text_of));
                     }
-                    Some("reasoning") => {}
-                    _ => texts.push(text_of(p)),
+                    // Images, audio, video, documents and data are not text the replay can count.
+                    Some("text") | None => texts.push(text_of(p)),
+                    _ => {}
                 }
             }
         }

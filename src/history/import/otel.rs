@@ -69,7 +69,9 @@ fn part_message(v: &Value) -> Msg {
                 texts.push(part.get("response").map_or_else(String::new, text_of));
             }
             "reasoning" => m.reasoning = part.get("content").map_or_else(String::new, text_of),
-            _ => texts.push(part.get("content").map_or_else(String::new, text_of)),
+            "text" => texts.push(part.get("content").map_or_else(String::new, text_of)),
+            // `blob`, `uri`, `file`: media the replay cannot count as text.
+            _ => {}
         }
     }
     m.text = texts.join("\n");
