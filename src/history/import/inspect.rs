@@ -464,3 +464,68 @@ impl Importer for Inspect {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::history::Item;
+
+    /// A sample by hand: pooled inputs in two ranges, an attachment, messages without ids, a scorer's call.
+    #[test]
+    fn pooled_inputs_attachments_and_a_scorer_call() {
+        let (system, user) = (
+            json!({"role": "system", "content": "Be brief."}),
+            json!({"role": "user", "content": "attachment://a1"}),
+        );
+        let asks = json!({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "function": "read", "arguments": {"path": "a.txt"}}]});
+        let result =
+            json!({"role": "tool", "tool_call_id": "c1", "function": "read", "content": "alpha"});
+        let done = json!({"role": "assistant", "content": "It says alpha."});
+        let tools = json!([{"name": "read", "description": "Read a file.", "parameters": {"type": "object"}}]);
+        let log = json!({
+            "version": 2, "eval": {"task": "t", "model": "openai/gpt-4o"},
+            "samples": [{
+                "id": 7, "epoch": 2, "input": "Read a.txt", "target": "alpha",
+                "messages": [system, user, asks, result, done],
+                "attachments": {"a1": "Read a.txt, please."},
+                "events_data": {"messages": [system, user, asks, result], "calls": []},
+                "events": [
+                    {"event": "model", "input": [], "input_refs": [[0, 2]], "tools": tools,
+                     "output": {"choices": [{"message": asks}],
+                                "usage": {"input_tokens": 10, "input_tokens_cache_read": 5, "output_tokens": 3}}},
+                    {"event": "model", "input_refs": [[0, 1], [1, 4]], "tools": tools,
+                     "output": {"choices": [{"message": done}], "usage": {"input_tokens": 30, "output_tokens": 4}}},
+                    {"event": "model", "input": [{"role": "user", "content": "Grade: It says alpha."}],
+                     "output": {"choices": [{"message": {"role": "assistant", "content": "C"}}],
+                                "usage": {"input_tokens": 9, "output_tokens": 1}}}
+                ]
+            }]
+        });
+        let eps = import_json(&log.to_string(), Path::new("log.json")).unwrap();
+        let ep = &eps[0];
+        assert_eq!(ep.id, "log.json#7_epoch_2");
+        assert_eq!(ep.items[1].text(), "Read a.txt, please.");
+        assert!(
+            matches!(&ep.items[2], Item::ToolCall { arguments, .. } if &**arguments == r#"{"path":"a.txt"}"#)
+        );
+        assert_eq!(ep.call_points(), vec![2, 4]);
+        assert!(ep.stopped);
+        assert_eq!(ep.tools[0]["function"]["name"], "read");
+        let usage = ProviderUsage::of(ep).unwrap();
+        assert_eq!(
+            usage
+                .calls
+                .iter()
+                .map(|c| c.input_tokens)
+                .collect::<Vec<_>>(),
+            [15, 30]
+        );
+        assert_eq!(usage.calls[0].cache_read_tokens, Some(5));
+        assert_eq!(ep.meta["inspect"]["other_model_calls"], 1);
+        assert_eq!(ep.meta["inspect"]["target"], "alpha");
+        assert_eq!(ep.task, "Read a.txt");
+    }
+}

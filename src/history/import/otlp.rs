@@ -335,6 +335,30 @@ mod tests {
     }
 
     #[test]
+    fn detection_tells_the_conventions_apart() {
+        let span = |attrs: &str| {
+            format!(
+                r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"t","spanId":"s","attributes":[{attrs}]}}]}}]}}]}}"#
+            )
+        };
+        let genai = span(r#"{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}"#);
+        let oi = span(r#"{"key":"openinference.span.kind","value":{"stringValue":"LLM"}}"#);
+        let metrics = r#"{"resourceMetrics":[]}"#.to_owned();
+        for (text, want) in [
+            (genai.clone(), "otel"),
+            (oi.clone(), "openinference"),
+            (format!("{oi}\n{genai}"), "openinference"),
+            (metrics, "otel"),
+        ] {
+            assert_eq!(
+                super::super::detect(&text, Path::new("t")).unwrap().name(),
+                want,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn a_line_that_is_no_request_names_its_line() {
         let files = vec![(
             PathBuf::from("x.jsonl"),
