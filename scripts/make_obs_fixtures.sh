@@ -93,7 +93,9 @@ if [ "${1:-}" = "--write" ]; then
   rm -rf "$dest"
   mkdir -p "$dest/otel_legacy"
   cp "$out"/inspect.eval "$out"/inspect.json "$out"/otel_latest_span.jsonl "$out"/otel_latest_event.jsonl \
-    "$out"/openinference.jsonl "$out"/otel_tools.json "$dest/"
+    "$out"/openinference.jsonl "$dest/"
+  # The agent's tool definitions, for --tools: beside the folder, which then holds only traces.
+  cp "$out"/otel_tools.json tests/fixtures/obs_tools.json
   cp "$out"/otel_legacy/*.jsonl "$dest/otel_legacy/"
   # The bad-input corpus's malformed copies of them (their lines and expected errors in cases.toml).
   "$py_inspect" tests/fixtures/bad/make_obs_fixtures.py

@@ -58,7 +58,10 @@ fn import_and_usage(inputs: &[PathBuf], tools: bool) -> (Vec<Episode>, String) {
     if tools {
         args.extend([
             "--tools".into(),
-            obs("otel_tools.json").display().to_string(),
+            root()
+                .join("tests/fixtures/obs_tools.json")
+                .display()
+                .to_string(),
         ]);
     }
     let out = ctxbench(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
