@@ -23,6 +23,7 @@ for target in "${targets[@]}"; do
     head -n 1 datasets/default.jsonl > "$corpus/bundled-first-line.jsonl"
   else
     cp tests/fixtures/import/* tests/fixtures/bad/import/* "$corpus/" 2>/dev/null || true
+    cp tests/fixtures/import/obs/*.* tests/fixtures/import/obs/otel_legacy/* "$corpus/" 2>/dev/null || true
   fi
   echo "== $target: ${seconds}s"
   (cd fuzz && cargo +nightly fuzz run "$target" "corpus/$target" -- -max_total_time="$seconds" -max_len=65536 -print_final_stats=1 2>&1 | grep -E "^(#|Done|stat::number_of_executed_units|==|SUMMARY|artifact)" | tail -4)

@@ -100,20 +100,22 @@ pub enum Command {
         per_call: bool,
     },
     /// Convert agent traces (OpenAI, Anthropic, SWE-agent, mini-swe-agent, OpenHands, Claude Code, tau-bench,
-    /// aider, smolagents) into a ctxbench dataset, adding automatic findings where there are none.
+    /// aider, smolagents, Inspect AI logs, OpenTelemetry GenAI and OpenInference OTLP/JSON exports) into a
+    /// ctxbench dataset, adding automatic findings where there are none.
     Import {
         /// The trace format.
         #[arg(long, short, default_value = "auto",
               value_parser = clap::builder::PossibleValuesParser::new(crate::history::import::format_names()))]
         format: String,
-        /// Trace files.
+        /// Trace files or folders (the OTLP files of one export, spans and logs, are read together).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Output dataset (JSONL).
         #[arg(long, short)]
         out: PathBuf,
         /// Tool definitions (JSON array, as the provider APIs take them) the agent ran with, for traces that do
-        /// not record theirs (Claude Code, SWE-agent, mini-swe-agent, smolagents): every request then counts
+        /// not record theirs (Claude Code, SWE-agent, mini-swe-agent, smolagents, OpenTelemetry from
+        /// opentelemetry-instrumentation-openai-v2): every request then counts
         /// them. Episodes whose trace records tools keep their own.
         #[arg(long)]
         tools: Option<PathBuf>,

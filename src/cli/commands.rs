@@ -435,8 +435,10 @@ pub(super) fn cmd_import(
         .transpose()?;
     let mut episodes = Vec::new();
     let (mut given_tools, mut skipped, mut without_findings) = (0, 0, 0);
-    for (f, in_dir) in import_inputs(paths)? {
-        let mut eps = match crate::history::import::import_file(&f, Some(format)) {
+    // Each file alone, except the files of one OpenTelemetry export (spans, logs), which are read together.
+    for imported in crate::history::import::import_paths(&import_inputs(paths)?, Some(format)) {
+        let (f, in_dir) = (imported.path, imported.in_dir);
+        let mut eps = match imported.episodes {
             Ok(eps) => eps,
             Err(e) if in_dir => {
                 writeln!(stdout, "warning: skipped '{}': {e}", f.display())?;

@@ -122,6 +122,25 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
         self.yielded = true;
         let (line, text) = match next {
             Ok(v) => v,
+            // A binary first line (an Inspect AI `.eval` archive) may be a trace too.
+            Err(Error::Parse {
+                path,
+                line,
+                message,
+            }) if !self.parsed => {
+                let message = match crate::history::import::trace_hint(&self.path) {
+                    Some(hint) => {
+                        self.done = true;
+                        format!("{hint} ({message})")
+                    }
+                    None => message,
+                };
+                return Some(Err(Error::Parse {
+                    path,
+                    line,
+                    message,
+                }));
+            }
             Err(e) => return Some(Err(e)),
         };
         match parse_episode(&text) {

@@ -3,6 +3,7 @@
 mod bad_inputs;
 mod import;
 mod llm;
+mod obs;
 mod props;
 mod reference;
 mod shards;

@@ -11,17 +11,22 @@
 
 pub mod aider;
 pub mod anthropic;
+pub mod calls;
 pub mod claude_code;
 pub mod conversation;
+pub mod inspect;
 pub mod mini_swe_agent;
 pub mod native;
 pub mod openai;
 pub mod openhands;
+pub mod openinference;
+pub mod otel;
+pub mod otlp;
 pub mod smolagents;
 pub mod swe_agent;
 pub mod tau_bench;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -95,6 +100,56 @@ pub trait Importer: Sync {
     /// # Errors
     /// Names the file and the position of what is malformed.
     fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>>;
+
+    /// How sure it is that a file that is not UTF-8 text (a zip archive, say) is its format. Text formats
+    /// keep the default: never.
+    fn sniff_binary(&self, _bytes: &[u8]) -> Option<u8> {
+        None
+    }
+
+    /// The episodes of a file's bytes. The default reads them as UTF-8 text and calls [`Importer::import`].
+    ///
+    /// # Errors
+    /// As [`Importer::import`], or bytes that are not UTF-8, naming the line.
+    fn import_bytes(&self, bytes: &[u8], origin: &Path) -> Result<Vec<Episode>> {
+        self.import(utf8(bytes, origin)?, origin)
+    }
+
+    /// Whether the files of one recording may be split (an OpenTelemetry Collector writes spans, logs and
+    /// metrics to files of their own): then every file of the format given in one command is read by one
+    /// [`Importer::import_files`]. Default: no, each file is read alone.
+    fn joins_files(&self) -> bool {
+        false
+    }
+
+    /// The episodes of several files given together (only called when [`Importer::joins_files`]). The
+    /// default reads each alone, in order.
+    ///
+    /// # Errors
+    /// As [`Importer::import`], naming the file.
+    fn import_files(&self, files: &[(PathBuf, Vec<u8>)]) -> Result<Vec<Episode>> {
+        let mut out = Vec::new();
+        for (path, bytes) in files {
+            out.extend(self.import_bytes(bytes, path)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The text of `bytes`, or an error naming the line and byte where they stop being UTF-8.
+///
+/// # Errors
+/// Bytes that are not UTF-8.
+pub fn utf8<'a>(bytes: &'a [u8], origin: &Path) -> Result<&'a str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let valid = e.valid_up_to();
+        let line = bytes[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+        bad(
+            origin,
+            line,
+            format!("invalid UTF-8 at byte {valid} of the file"),
+        )
+    })
 }
 
 /// Every importer, each once.
@@ -109,6 +164,9 @@ pub static IMPORTERS: &[&dyn Importer] = &[
     &tau_bench::TauBench,
     &anthropic::Anthropic,
     &openai::OpenAi,
+    &inspect::Inspect,
+    &otel::OTel,
+    &openinference::OpenInference,
 ];
 
 /// The importer named `name`.
@@ -164,8 +222,10 @@ pub fn trace_hint(path: &Path) -> Option<String> {
         .take(256 << 20)
         .read_to_end(&mut bytes)
         .ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let importer = detect(&text, path).ok()?;
+    let importer = match IMPORTERS.iter().find(|i| i.sniff_binary(&bytes).is_some()) {
+        Some(&binary) => binary,
+        None => detect(&String::from_utf8_lossy(&bytes), path).ok()?,
+    };
     (importer.name() != native::Native.name()).then(|| {
         format!(
             "this looks like an agent trace (format {}), not a ctxbench dataset: `ctxbench import {} -o out.jsonl` converts it",
@@ -182,20 +242,17 @@ pub fn trace_hint(path: &Path) -> Option<String> {
 /// Names the file and the position of what is malformed.
 pub fn import_file(path: &Path, format: Option<&str>) -> Result<Vec<Episode>> {
     let bytes = std::fs::read(path).map_err(|e| crate::error::Error::io("read", path, e))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..valid]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        bad(
-            path,
-            line,
-            format!("invalid UTF-8 at byte {valid} of the file"),
-        )
-    })?;
-    import_text(&text, path, format)
+    import_bytes(&bytes, path, format)
+}
+
+/// Imports a file's bytes read from `origin`: text, or a binary format (an Inspect AI `.eval` archive).
+///
+/// # Errors
+/// As [`import_file`].
+pub fn import_bytes(bytes: &[u8], origin: &Path, format: Option<&str>) -> Result<Vec<Episode>> {
+    let importer = importer_of(bytes, origin, format)?;
+    let episodes = importer.import_bytes(bytes, origin)?;
+    finish(episodes, origin)
 }
 
 /// Imports text read from `origin`.
@@ -203,19 +260,35 @@ pub fn import_file(path: &Path, format: Option<&str>) -> Result<Vec<Episode>> {
 /// # Errors
 /// As [`import_file`], or an unknown format name.
 pub fn import_text(text: &str, origin: &Path, format: Option<&str>) -> Result<Vec<Episode>> {
-    if text.trim().is_empty() {
+    import_bytes(text.as_bytes(), origin, format)
+}
+
+/// The importer named `format`, or the one detected from `bytes` (`None` or `auto`).
+fn importer_of(bytes: &[u8], origin: &Path, format: Option<&str>) -> Result<&'static dyn Importer> {
+    if std::str::from_utf8(bytes).is_ok_and(|t| t.trim().is_empty()) {
         return Err(bad(origin, 1, "the file is empty"));
     }
-    let importer = match format.filter(|f| *f != "auto") {
-        None => detect(text, origin)?,
-        Some(name) => by_name(name).ok_or_else(|| {
+    if let Some(name) = format.filter(|f| *f != "auto") {
+        return by_name(name).ok_or_else(|| {
             crate::error::Error::Config(format!(
                 "unknown trace format '{name}'; known: {}",
                 format_names().join(", ")
             ))
-        })?,
-    };
-    let mut episodes = importer.import(text, origin)?;
+        });
+    }
+    let binary = IMPORTERS
+        .iter()
+        .filter_map(|&i| i.sniff_binary(bytes).map(|score| (score, i)))
+        .max_by_key(|&(score, _)| score);
+    if let Some((_, importer)) = binary {
+        return Ok(importer);
+    }
+    detect(utf8(bytes, origin)?, origin)
+}
+
+/// What every import ends with: no episode without items, and automatic findings and open probes for
+/// episodes that have no findings.
+fn finish(mut episodes: Vec<Episode>, origin: &Path) -> Result<Vec<Episode>> {
     for ep in &mut episodes {
         if ep.items.is_empty() {
             return Err(bad(
@@ -230,6 +303,82 @@ pub fn import_text(text: &str, origin: &Path, format: Option<&str>) -> Result<Ve
         }
     }
     Ok(episodes)
+}
+
+/// What [`import_paths`] read from one file, or from the files of one recording read together.
+#[derive(Debug)]
+pub struct Imported {
+    /// The file, or the first of the files read together.
+    pub path: PathBuf,
+    /// Every file read (one, unless the format joins files).
+    pub files: Vec<PathBuf>,
+    /// Whether every file came from a directory (a caller may then skip a file it cannot read).
+    pub in_dir: bool,
+    /// The episodes, or what is wrong.
+    pub episodes: Result<Vec<Episode>>,
+}
+
+/// Imports `files` (each marked whether it came from a directory) in the format named `format`: each file
+/// alone, except that the files of a format that joins files ([`Importer::joins_files`]: OpenTelemetry
+/// exports, whose spans and logs may be in files of their own) are read together, at the place of the first.
+///
+/// # Errors
+/// None itself: each [`Imported`] holds its own result.
+#[must_use]
+pub fn import_paths(files: &[(PathBuf, bool)], format: Option<&str>) -> Vec<Imported> {
+    let mut out: Vec<Imported> = Vec::new();
+    // Per format that joins files: its name, its place in `out`, and its files with their bytes.
+    type Joined = (&'static str, usize, Vec<(PathBuf, Vec<u8>)>);
+    let mut joined: Vec<Joined> = Vec::new();
+    for (path, in_dir) in files {
+        let read = std::fs::read(path)
+            .map_err(|e| crate::error::Error::io("read", path, e))
+            .and_then(|bytes| importer_of(&bytes, path, format).map(|i| (i, bytes)));
+        let (importer, bytes) = match read {
+            Ok(found) => found,
+            Err(e) => {
+                out.push(Imported {
+                    path: path.clone(),
+                    files: vec![path.clone()],
+                    in_dir: *in_dir,
+                    episodes: Err(e),
+                });
+                continue;
+            }
+        };
+        if importer.joins_files() {
+            if let Some((_, at, group)) = joined.iter_mut().find(|(n, ..)| *n == importer.name()) {
+                out[*at].files.push(path.clone());
+                out[*at].in_dir &= *in_dir;
+                group.push((path.clone(), bytes));
+            } else {
+                joined.push((importer.name(), out.len(), vec![(path.clone(), bytes)]));
+                out.push(Imported {
+                    path: path.clone(),
+                    files: vec![path.clone()],
+                    in_dir: *in_dir,
+                    episodes: Ok(Vec::new()),
+                });
+            }
+            continue;
+        }
+        let episodes = importer
+            .import_bytes(&bytes, path)
+            .and_then(|eps| finish(eps, path));
+        out.push(Imported {
+            path: path.clone(),
+            files: vec![path.clone()],
+            in_dir: *in_dir,
+            episodes,
+        });
+    }
+    for (name, at, group) in joined {
+        let importer = by_name(name).expect("a joined format is a registered importer");
+        out[at].episodes = importer
+            .import_files(&group)
+            .and_then(|eps| finish(eps, &group[0].0));
+    }
+    out
 }
 
 /// Reads tool definitions for traces that do not record theirs (`ctxbench import --tools`): a JSON array of
