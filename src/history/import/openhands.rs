@@ -46,8 +46,13 @@ const RUNTIME_FIELDS: [&str; 13] = [
 struct Converted {
     conv: Conversation,
     tools: Vec<Value>,
-    usage: Vec<CallUsage>,
+    /// Per model call, in order: the usage its response records, or why there is none.
+    usage: Vec<std::result::Result<CallUsage, String>>,
 }
+
+/// Why an agent's message has no usage: OpenHands keeps a response only on the actions of its tool calls.
+const NO_METADATA: &str =
+    "an agent message without `tool_call_metadata` (OpenHands keeps a response's usage only on tool calls)";
 
 /// The model's own reply behind an action (`tool_call_metadata.model_response`), when recorded: its id, its
 /// text, its usage, and the arguments it gave the call `tool_call_id`.
@@ -143,7 +148,11 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                 .is_some_and(|r| last_response.as_deref() != Some(r.id.as_str()));
             if let Some(r) = reply.as_ref().filter(|_| fresh) {
                 last_response = Some(r.id.clone());
-                usage.extend(r.usage.map(call_usage));
+                usage.push(
+                    r.usage
+                        .map(call_usage)
+                        .ok_or_else(|| "a model response without `usage`".to_owned()),
+                );
             }
             match action {
                 "message" => {
@@ -156,6 +165,9 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                     } else {
                         Role::Assistant
                     };
+                    if role == Role::Assistant && meta.is_none() && !content.trim().is_empty() {
+                        usage.push(Err(NO_METADATA.to_owned()));
+                    }
                     conv.message(role, content);
                     seen_message = true;
                 }
@@ -262,8 +274,8 @@ fn finish(
         .unwrap_or_default();
     if !recorded.is_empty() {
         ProviderUsage::from_calls("metrics.token_usages", recorded).store(&mut ep);
-    } else if !converted.usage.is_empty() {
-        ProviderUsage::from_calls("tool_call_metadata.model_response.usage", converted.usage)
+    } else if converted.usage.iter().any(std::result::Result::is_ok) {
+        ProviderUsage::from_call_points("tool_call_metadata.model_response.usage", converted.usage)
             .store(&mut ep);
     }
     ep
