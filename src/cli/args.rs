@@ -103,8 +103,11 @@ pub enum Command {
         #[arg(long, short)]
         out: PathBuf,
         /// Tool definitions (JSON array, as the provider APIs take them) the agent ran with, for traces that do
-        /// not record theirs (Claude Code, SWE-agent, mini-swe-agent, smolagents): every request then counts
-        /// them. Episodes whose trace records tools keep their own.
+        /// not record theirs: Claude Code, SWE-agent and mini-swe-agent function-calling runs, and OpenAI or
+        /// Anthropic message files without `tools`. Every request then counts them. Episodes whose trace records
+        /// tools keep their own (OpenHands' system event, smolagents' tool-calling agent); tau-bench's shipped
+        /// airline and retail schemas give way to these. aider, smolagents' code agent and text-mode runs send
+        /// no tool schemas.
         #[arg(long)]
         tools: Option<PathBuf>,
     },

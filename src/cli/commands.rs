@@ -457,8 +457,11 @@ pub(super) fn cmd_import(
             }
         };
         for ep in &mut eps {
-            if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty()) {
+            // Tools ctxbench ships for a format (tau-bench's, `meta.tools_from`) give way to the user's.
+            let shipped = ep.meta.contains_key("tools_from");
+            if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty() || shipped) {
                 ep.tools.clone_from(defs);
+                ep.meta.remove("tools_from");
                 given_tools += 1;
             }
         }

@@ -181,6 +181,10 @@ fn claude_code_follows_the_parent_chain() {
         .map(|c| c["input_tokens"].as_u64().unwrap())
         .collect();
     assert_eq!(calls, [510, 543]);
+    // Claude Code's `output_tokens` are streaming placeholders: never reported as completions.
+    let usage = ProviderUsage::of(&ep).unwrap();
+    assert!(usage.output_unrecorded && usage.output_tokens.is_none());
+    assert!(usage.calls.iter().all(|c| c.output_tokens == 0));
 }
 
 #[test]
@@ -189,6 +193,34 @@ fn tau_bench_result() {
     assert_eq!(ep.task, "Cancel reservation ABC123");
     assert_eq!(ep.meta["reward"], 1.0);
     assert!(ep.findings.iter().any(|f| f.evidence == ["1234"]));
+}
+
+/// tau-bench's tool-calling agent sends its domain's tools with every call; the result does not record them, so
+/// the shipped schemas (each tool's `get_info()` at sierra-research/tau-bench 7362a17) are added by domain.
+#[test]
+fn tau_bench_gets_its_domains_tools() {
+    let ep = one("tau_bench.json", Some("tau-bench"));
+    let names: Vec<&str> = ep
+        .tools
+        .iter()
+        .filter_map(|t| t.pointer("/function/name").and_then(|n| n.as_str()))
+        .collect();
+    assert_eq!(names.len(), 14, "{names:?}");
+    assert!(names.contains(&"cancel_reservation") && names.contains(&"search_onestop_flight"));
+    assert_eq!(
+        ep.meta["tools_from"],
+        "sierra-research/tau-bench@7362a17 (airline ALL_TOOLS)"
+    );
+    // The descriptions are those of that commit (", including their reservations" came later).
+    let user = ep
+        .tools
+        .iter()
+        .find(|t| t.pointer("/function/name").and_then(|n| n.as_str()) == Some("get_user_details"))
+        .unwrap();
+    assert_eq!(
+        user["function"]["description"],
+        "Get the details of an user."
+    );
 }
 
 #[test]
