@@ -7,17 +7,17 @@ use ctxbench::history::usage::ProviderUsage;
 use ctxbench::history::validate::check_episode;
 use ctxbench::{Episode, Item, ItemKind};
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/import")
         .join(name)
 }
 
-fn kinds(ep: &Episode) -> Vec<&'static str> {
+pub(crate) fn kinds(ep: &Episode) -> Vec<&'static str> {
     ep.items.iter().map(|i| i.kind().as_str()).collect()
 }
 
-fn one(name: &str, format: Option<&str>) -> Episode {
+pub(crate) fn one(name: &str, format: Option<&str>) -> Episode {
     let mut eps = import_file(&fixture(name), format).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(eps.len(), 1, "{name}");
     let ep = eps.remove(0);
@@ -195,34 +195,6 @@ fn tau_bench_result() {
     assert!(ep.findings.iter().any(|f| f.evidence == ["1234"]));
 }
 
-/// tau-bench's tool-calling agent sends its domain's tools with every call; the result does not record them, so
-/// the shipped schemas (each tool's `get_info()` at sierra-research/tau-bench 7362a17) are added by domain.
-#[test]
-fn tau_bench_gets_its_domains_tools() {
-    let ep = one("tau_bench.json", Some("tau-bench"));
-    let names: Vec<&str> = ep
-        .tools
-        .iter()
-        .filter_map(|t| t.pointer("/function/name").and_then(|n| n.as_str()))
-        .collect();
-    assert_eq!(names.len(), 14, "{names:?}");
-    assert!(names.contains(&"cancel_reservation") && names.contains(&"search_onestop_flight"));
-    assert_eq!(
-        ep.meta["tools_from"],
-        "sierra-research/tau-bench@7362a17 (airline ALL_TOOLS)"
-    );
-    // The descriptions are those of that commit (", including their reservations" came later).
-    let user = ep
-        .tools
-        .iter()
-        .find(|t| t.pointer("/function/name").and_then(|n| n.as_str()) == Some("get_user_details"))
-        .unwrap();
-    assert_eq!(
-        user["function"]["description"],
-        "Get the details of an user."
-    );
-}
-
 #[test]
 fn aider_markdown() {
     let ep = one("aider.md", Some("aider"));
@@ -256,99 +228,6 @@ fn aider_markdown() {
         "{:?}",
         ep.findings
     );
-}
-
-/// The aider fixtures below are cut unchanged from aider's own chat history (`Aider-AI/aider`,
-/// `tests/fixtures/chat-history.md` at 5dc9490, Apache-2.0), from sessions that are not under ../shared/traces:
-/// `aider_clear.md` is lines 57319–57355, `aider_unexpected_errors.md` 11614–11678,
-/// `aider_interrupted_in_fence.md` 4674–4885, `aider_run_instructions.md` 98871–99011.
-fn aider(name: &str) -> Vec<Episode> {
-    let eps = import_file(&fixture(name), Some("aider")).unwrap_or_else(|e| panic!("{name}: {e}"));
-    for ep in &eps {
-        assert_eq!(check_episode(ep), vec![], "{name}");
-    }
-    eps
-}
-
-/// `/clear` empties aider's chat history: the prompt after it is sent alone (the provider counts the same 638
-/// tokens as for the first prompt), so each context is an episode of its own.
-#[test]
-fn aider_clear_starts_a_new_context() {
-    let eps = aider("aider_clear.md");
-    assert_eq!(eps.len(), 2);
-    assert!(eps[0].id.ends_with("#context1") && eps[1].id.ends_with("#context2"));
-    assert_eq!(recorded_calls(&eps[0]), [638, 672, 710]);
-    assert_eq!(recorded_calls(&eps[1]), [638]);
-    assert_eq!(kinds(&eps[1]), ["user", "assistant_text"]);
-    assert_eq!(eps[1].meta["started_by"], "/clear");
-    assert_eq!(eps[0].call_points().len(), 3);
-}
-
-/// A reply interrupted with ^C inside an open code fence (`^C again to exit` is written before it) ends at the
-/// next user line; it is a call without a `Tokens:` report, its partial text kept as aider keeps it. aider's
-/// note of the commit holds the commit's whole message.
-#[test]
-fn aider_interrupted_reply_ends_at_the_next_prompt() {
-    let eps = aider("aider_interrupted_in_fence.md");
-    let ep = &eps[0];
-    assert_eq!(
-        kinds(ep),
-        [
-            "user",
-            "assistant_text",
-            "user",
-            "assistant_text",
-            "user",
-            "assistant_text"
-        ],
-        "{:?}",
-        ep.items
-    );
-    assert!(ep.items[3]
-        .text()
-        .ends_with("import os\nimport platform\nimport re\n^C KeyboardInterrupt"));
-    assert!(ep.items[4].text().starts_with("if we can get a language"));
-    let usage = ProviderUsage::of(ep).unwrap();
-    assert_eq!(recorded_calls(ep), [13_554, 16_080]);
-    assert_eq!(ep.call_points().len(), 3);
-    assert_eq!(usage.unrecorded.len(), 1);
-    assert_eq!(usage.unrecorded[0].call_point, 1);
-    assert!(usage.unrecorded[0].why.contains("interrupted"));
-}
-
-/// A request that failed (`Unexpected error`) is a failed call, named, with no call point; its traceback never
-/// reached the model.
-#[test]
-fn aider_failed_calls_are_named_not_replayed() {
-    let eps = aider("aider_unexpected_errors.md");
-    let ep = &eps[0];
-    assert_eq!(kinds(ep), ["user", "assistant_text"], "{:?}", ep.items);
-    let usage = ProviderUsage::of(ep).unwrap();
-    assert_eq!(usage.failed.len(), 5);
-    assert!(usage.failed[0].starts_with("Unexpected error: litellm.APIConnectionError"));
-    assert_eq!(recorded_calls(ep), [1_497]);
-}
-
-/// `/run` output runs, blank lines and `####` inside it included, to its last line; aider sends it in its own
-/// words after the user's instructions, and its line-by-line copy only once.
-#[test]
-fn aider_run_output_is_sent_in_aiders_words() {
-    let eps = aider("aider_run_instructions.md");
-    let ep = &eps[0];
-    assert_eq!(
-        kinds(ep),
-        ["tool_result", "assistant_text"],
-        "{:?}",
-        ep.items
-    );
-    let sent = ep.items[0].text();
-    assert!(sent.starts_with(
-        "notice it got the filename wrong\n\nI ran this command:\n\n ./testsr.py tmp.one.md\n\nAnd got this output:\n\n[\n    {\n        \"header\": \"#### use indent=4"
-    ));
-    assert!(sent.ends_with("    }\n]\n\n"), "{sent:?}");
-    assert_eq!(sent.matches("\"blocks\"").count(), 1);
-    assert_eq!(recorded_calls(ep), [9_400]);
-    assert!(ProviderUsage::of(ep).unwrap().approximate);
 }
 
 #[test]
@@ -462,7 +341,7 @@ fn reused_call_ids_become_unique() {
 }
 
 /// The recorded calls an imported episode keeps (`meta.usage.calls[].input_tokens`).
-fn recorded_calls(ep: &Episode) -> Vec<u64> {
+pub(crate) fn recorded_calls(ep: &Episode) -> Vec<u64> {
     ctxbench::history::usage::ProviderUsage::of(ep)
         .map(|u| u.calls.iter().map(|c| c.input_tokens).collect())
         .unwrap_or_default()
