@@ -328,10 +328,13 @@ fn write_per_format(
     for (format, f) in crate::run::usage::by_format(rows) {
         writeln!(
             stdout,
-            "| {format} | {} | {} of {} | {} | {} | {} | {} | {} | {} |",
+            "| {format} | {} | {} | {} | {} | {} | {} | {} | {} |",
             f.episodes,
-            f.matching,
-            f.episodes,
+            if f.counted == 0 {
+                "– (totals only)".to_owned()
+            } else {
+                format!("{} of {}", f.matching, f.counted)
+            },
             f.call_points,
             f.recorded_calls,
             f.unrecorded,

@@ -148,6 +148,8 @@ pub fn compare(dataset: &Path, tokenizer: &Arc<Tokenizer>) -> Result<Vec<Episode
 pub struct FormatUsage {
     /// Episodes of the format that record usage.
     pub episodes: usize,
+    /// Of those, the episodes that say how many calls they made.
+    pub counted: usize,
     /// Of those, the episodes whose call points equal the calls the trace shows.
     pub matching: usize,
     /// Call points over the episodes.
@@ -175,6 +177,7 @@ pub fn by_format(rows: &[EpisodeUsage]) -> BTreeMap<String, FormatUsage> {
     for row in rows {
         let f = out.entry(row.format().to_owned()).or_default();
         f.episodes += 1;
+        f.counted += usize::from(row.calls_match().is_some());
         f.matching += usize::from(row.calls_match() == Some(true));
         f.call_points += row.call_points;
         f.recorded_calls += row.recorded_calls.unwrap_or(0);
