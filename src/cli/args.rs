@@ -114,9 +114,11 @@ pub enum Command {
         #[arg(long, short)]
         out: PathBuf,
         /// Tool definitions (JSON array, as the provider APIs take them) the agent ran with, for traces that do
-        /// not record theirs (Claude Code, SWE-agent, mini-swe-agent, smolagents, OpenTelemetry from
-        /// opentelemetry-instrumentation-openai-v2): every request then counts
-        /// them. Episodes whose trace records tools keep their own.
+        /// not record theirs: Claude Code, SWE-agent and mini-swe-agent function-calling runs, OpenTelemetry from
+        /// opentelemetry-instrumentation-openai-v2, and OpenAI or Anthropic message files without `tools`. Every
+        /// request then counts them. Episodes whose trace records tools keep their own (OpenHands' system event,
+        /// smolagents' tool-calling agent, Inspect AI, OpenInference); tau-bench's shipped airline and retail
+        /// schemas give way to these. aider, smolagents' code agent and text-mode runs send no tool schemas.
         #[arg(long)]
         tools: Option<PathBuf>,
     },

@@ -326,13 +326,18 @@ pub(super) fn cmd_usage(
     for r in &rows {
         writeln!(
             stdout,
-            "| {} | {} | {} | {} | {} | {} | {}{} | {} |",
+            "| {} | {} | {} | {} | {}{} | {} | {}{} | {} |",
             r.episode,
             r.source,
             r.recorded_from,
             r.call_points,
             r.recorded_calls
                 .map_or_else(|| "–".into(), |n| n.to_string()),
+            if r.unrecorded.is_empty() {
+                String::new()
+            } else {
+                format!(" + {} without usage", r.unrecorded.len())
+            },
             r.replay_input_tokens,
             r.recorded_input_tokens
                 .map_or_else(|| "–".into(), |n| n.to_string()),
@@ -340,47 +345,115 @@ pub(super) fn cmd_usage(
             r.ratio.map_or_else(|| "–".into(), |x| format!("{x:.3}")),
         )?;
     }
-    if per_call {
-        for r in &rows {
-            if r.calls.is_empty() {
-                writeln!(
-                    stdout,
-                    "\n{}: no per-call comparison ({})",
-                    r.episode,
-                    if r.recorded_calls.is_some_and(|n| n != r.call_points) {
-                        "the trace records a different number of calls than the replay has call points"
-                    } else {
-                        "the trace records only the run's totals"
-                    }
-                )?;
-                continue;
-            }
-            writeln!(stdout, "\n{} (encoding {})\n", r.episode, encoding.as_str())?;
+    // What a reader must know to read the table: calls without usage and failed calls, by name.
+    for r in &rows {
+        for u in &r.unrecorded {
             writeln!(
                 stdout,
-                "| call | replayed input | recorded input | of which cache read | of which cache write | recorded output | replay / recorded |"
+                "\n{}: call point {} has no recorded usage ({})",
+                r.episode, u.call_point, u.why
             )?;
-            writeln!(stdout, "|---:|---:|---:|---:|---:|---:|---:|")?;
-            let dash = |n: Option<u64>| n.map_or_else(|| "–".to_owned(), |n| n.to_string());
-            for (i, (replayed, call)) in r.calls.iter().enumerate() {
-                #[allow(clippy::cast_precision_loss)]
-                let ratio = if call.input_tokens > 0 {
-                    format!("{:.3}", *replayed as f64 / call.input_tokens as f64)
-                } else {
-                    "–".to_owned()
-                };
-                writeln!(
-                    stdout,
-                    "| {i} | {replayed} | {} | {} | {} | {} | {ratio} |",
-                    call.input_tokens,
-                    dash(call.cache_read_tokens),
-                    dash(call.cache_write_tokens),
-                    call.output_tokens,
-                )?;
-            }
+        }
+        for why in &r.failed {
+            writeln!(
+                stdout,
+                "\n{}: a failed call, not a call point ({why})",
+                r.episode
+            )?;
+        }
+    }
+    if per_call {
+        write_per_format(stdout, &rows)?;
+        for r in &rows {
+            write_per_call(stdout, r, encoding)?;
         }
     }
     Ok(true)
+}
+
+/// `usage --per-call`: per format, call points against the calls the traces show, and the worst per-call
+/// ratio (over every call, and after each episode's first).
+fn write_per_format(
+    stdout: &mut impl Write,
+    rows: &[crate::run::usage::EpisodeUsage],
+) -> Result<()> {
+    writeln!(
+        stdout,
+        "\n| format | episodes | call points = calls shown | call points | recorded calls | without usage | failed calls | worst call (replay / recorded) | worst after the first call |"
+    )?;
+    writeln!(stdout, "|---|---:|---:|---:|---:|---:|---:|---|---|")?;
+    let worst = |w: &Option<(String, usize, f64)>| {
+        w.as_ref().map_or_else(
+            || "–".to_owned(),
+            |(ep, at, r)| format!("{r:.3} ({ep}, call {at})"),
+        )
+    };
+    for (format, f) in crate::run::usage::by_format(rows) {
+        writeln!(
+            stdout,
+            "| {format} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            f.episodes,
+            if f.counted == 0 {
+                "– (totals only)".to_owned()
+            } else {
+                format!("{} of {}", f.matching, f.counted)
+            },
+            f.call_points,
+            f.recorded_calls,
+            f.unrecorded,
+            f.failed,
+            worst(&f.worst),
+            worst(&f.worst_after_first),
+        )?;
+    }
+    Ok(())
+}
+
+/// `usage --per-call`: one episode's calls, replayed against recorded.
+fn write_per_call(
+    stdout: &mut impl Write,
+    r: &crate::run::usage::EpisodeUsage,
+    encoding: crate::tokens::Encoding,
+) -> Result<()> {
+    if r.calls.is_empty() {
+        writeln!(
+            stdout,
+            "\n{}: no per-call comparison ({})",
+            r.episode,
+            if r.calls_match() == Some(false) {
+                "the trace shows a different number of calls than the replay has call points"
+            } else {
+                "the trace records only the run's totals"
+            }
+        )?;
+        return Ok(());
+    }
+    writeln!(stdout, "\n{} (encoding {})\n", r.episode, encoding.as_str())?;
+    writeln!(
+        stdout,
+        "| call | replayed input | recorded input | of which cache read | of which cache write | recorded output | replay / recorded |"
+    )?;
+    writeln!(stdout, "|---:|---:|---:|---:|---:|---:|---:|")?;
+    let dash = |n: Option<u64>| n.map_or_else(|| "–".to_owned(), |n| n.to_string());
+    for c in &r.calls {
+        writeln!(
+            stdout,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            c.call_point,
+            c.replayed,
+            c.recorded.input_tokens,
+            dash(c.recorded.cache_read_tokens),
+            dash(c.recorded.cache_write_tokens),
+            if r.output_unrecorded {
+                "–".to_owned()
+            } else {
+                c.recorded.output_tokens.to_string()
+            },
+            c.ratio()
+                .map_or_else(|| "–".to_owned(), |x| format!("{x:.3}")),
+        )?;
+    }
+    Ok(())
 }
 
 /// The files `import` reads for `paths`: a file as given, a directory's regular files (recursively, sorted,
@@ -452,8 +525,11 @@ pub(super) fn cmd_import(
             }
         };
         for ep in &mut eps {
-            if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty()) {
+            // Tools ctxbench ships for a format (tau-bench's, `meta.tools_from`) give way to the user's.
+            let shipped = ep.meta.contains_key("tools_from");
+            if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty() || shipped) {
                 ep.tools.clone_from(defs);
+                ep.meta.remove("tools_from");
                 given_tools += 1;
             }
         }

@@ -45,6 +45,28 @@ pub struct ProviderUsage {
     /// Whether the trace's figures are rounded (aider writes `5.8k`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approximate: bool,
+    /// Call points at which the agent called its model but the trace records no usage for that call (an
+    /// aider reply interrupted before its `Tokens:` report, an OpenHands message without `tool_call_metadata`),
+    /// in order: `calls` holds the other call points' records, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded: Vec<Unrecorded>,
+    /// Calls the trace shows failed with no reply kept (a provider error, an attempt retried): no call point,
+    /// no usage; each says what failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+    /// Whether the trace's completion counts are not the provider's (Claude Code writes streaming
+    /// placeholders of 1–26 tokens): then every `output_tokens` is 0 and means "not recorded".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_unrecorded: bool,
+}
+
+/// A model call the trace shows but records no usage for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unrecorded {
+    /// Its call point, counted from 0 among the episode's call points.
+    pub call_point: usize,
+    /// Why the trace has no usage for it.
+    pub why: String,
 }
 
 impl ProviderUsage {
@@ -57,13 +79,35 @@ impl ProviderUsage {
             input_tokens: Some(calls.iter().map(|c| c.input_tokens).sum()),
             output_tokens: Some(calls.iter().map(|c| c.output_tokens).sum()),
             calls,
-            approximate: false,
+            ..Self::default()
+        }
+    }
+
+    /// Usage from one entry per call point, `None` where the trace records no usage for that call (with why):
+    /// the recorded ones become `calls`, the others `unrecorded`.
+    #[must_use]
+    pub fn from_call_points(source: &str, points: Vec<Result<CallUsage, String>>) -> Self {
+        let mut calls = Vec::new();
+        let mut unrecorded = Vec::new();
+        for (call_point, p) in points.into_iter().enumerate() {
+            match p {
+                Ok(c) => calls.push(c),
+                Err(why) => unrecorded.push(Unrecorded { call_point, why }),
+            }
+        }
+        Self {
+            unrecorded,
+            ..Self::from_calls(source, calls)
         }
     }
 
     /// Writes it into `episode.meta` (nothing when it holds no figure).
     pub fn store(&self, episode: &mut Episode) {
-        if self.calls.is_empty() && self.input_tokens.is_none() && self.api_calls.is_none() {
+        if self.calls.is_empty()
+            && self.input_tokens.is_none()
+            && self.api_calls.is_none()
+            && self.unrecorded.is_empty()
+        {
             return;
         }
         if let Ok(v) = serde_json::to_value(self) {
@@ -77,7 +121,7 @@ impl ProviderUsage {
         serde_json::from_value(episode.meta.get(META_KEY)?.clone()).ok()
     }
 
-    /// The number of model calls the trace records, when it says.
+    /// The number of model calls the trace records usage for, when it says.
     #[must_use]
     pub fn recorded_calls(&self) -> Option<usize> {
         if self.calls.is_empty() {
@@ -85,5 +129,73 @@ impl ProviderUsage {
         } else {
             Some(self.calls.len())
         }
+    }
+
+    /// The number of call points the trace shows: the calls it records usage for and those it does not.
+    #[must_use]
+    pub fn call_points(&self) -> Option<usize> {
+        match self.recorded_calls() {
+            Some(n) => Some(n + self.unrecorded.len()),
+            None => (!self.unrecorded.is_empty()).then_some(self.unrecorded.len()),
+        }
+    }
+
+    /// The record of each call point that has one, as (call point, record), when the trace records each call
+    /// and shows `points` call points in all; `None` otherwise.
+    #[must_use]
+    pub fn per_call_point(&self, points: usize) -> Option<Vec<(usize, CallUsage)>> {
+        if self.calls.is_empty() || self.calls.len() + self.unrecorded.len() != points {
+            return None;
+        }
+        let skipped: std::collections::HashSet<usize> =
+            self.unrecorded.iter().map(|u| u.call_point).collect();
+        let at: Vec<usize> = (0..points).filter(|p| !skipped.contains(p)).collect();
+        (at.len() == self.calls.len())
+            .then(|| at.into_iter().zip(self.calls.iter().copied()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(n: u64) -> CallUsage {
+        CallUsage {
+            input_tokens: n,
+            ..CallUsage::default()
+        }
+    }
+
+    #[test]
+    fn unrecorded_call_points_are_skipped_when_records_are_matched() {
+        let u = ProviderUsage::from_call_points(
+            "t",
+            vec![Ok(call(10)), Err("interrupted".into()), Ok(call(30))],
+        );
+        assert_eq!(u.recorded_calls(), Some(2));
+        assert_eq!(u.call_points(), Some(3));
+        assert_eq!(u.input_tokens, Some(40));
+        assert_eq!(u.unrecorded[0].call_point, 1);
+        assert_eq!(
+            u.per_call_point(3),
+            Some(vec![(0, call(10)), (2, call(30))])
+        );
+        assert_eq!(u.per_call_point(2), None);
+        // Read back from an episode as it was written.
+        let mut ep = crate::history::Episode::default();
+        u.store(&mut ep);
+        assert_eq!(ProviderUsage::of(&ep), Some(u));
+    }
+
+    #[test]
+    fn a_trace_with_only_unrecorded_calls_is_kept() {
+        let u = ProviderUsage::from_call_points("t", vec![Err("no usage".into())]);
+        let mut ep = crate::history::Episode::default();
+        u.store(&mut ep);
+        assert_eq!(
+            ProviderUsage::of(&ep).and_then(|u| u.call_points()),
+            Some(1)
+        );
+        assert_eq!(u.recorded_calls(), Some(0));
     }
 }

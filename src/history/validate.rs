@@ -150,7 +150,8 @@ pub fn validate_path(path: &Path) -> Result<Validation> {
 #[must_use]
 pub fn warn_episode(ep: &Episode) -> Vec<Issue> {
     let mut warnings = Vec::new();
-    if let Some(recorded) = ProviderUsage::of(ep).and_then(|u| u.recorded_calls()) {
+    // Calls the trace shows without usage (named in `meta.usage.unrecorded`) are call points too.
+    if let Some(recorded) = ProviderUsage::of(ep).and_then(|u| u.call_points()) {
         let points = ep.call_points().len();
         if recorded != points {
             warnings.push(Issue {

@@ -3,20 +3,21 @@
 use std::path::{Path, PathBuf};
 
 use ctxbench::history::import::import_file;
+use ctxbench::history::usage::ProviderUsage;
 use ctxbench::history::validate::check_episode;
 use ctxbench::{Episode, Item, ItemKind};
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/import")
         .join(name)
 }
 
-fn kinds(ep: &Episode) -> Vec<&'static str> {
+pub(crate) fn kinds(ep: &Episode) -> Vec<&'static str> {
     ep.items.iter().map(|i| i.kind().as_str()).collect()
 }
 
-fn one(name: &str, format: Option<&str>) -> Episode {
+pub(crate) fn one(name: &str, format: Option<&str>) -> Episode {
     let mut eps = import_file(&fixture(name), format).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(eps.len(), 1, "{name}");
     let ep = eps.remove(0);
@@ -180,6 +181,10 @@ fn claude_code_follows_the_parent_chain() {
         .map(|c| c["input_tokens"].as_u64().unwrap())
         .collect();
     assert_eq!(calls, [510, 543]);
+    // Claude Code's `output_tokens` are streaming placeholders: never reported as completions.
+    let usage = ProviderUsage::of(&ep).unwrap();
+    assert!(usage.output_unrecorded && usage.output_tokens.is_none());
+    assert!(usage.calls.iter().all(|c| c.output_tokens == 0));
 }
 
 #[test]
@@ -193,16 +198,29 @@ fn tau_bench_result() {
 #[test]
 fn aider_markdown() {
     let ep = one("aider.md", Some("aider"));
-    // The header, the edit report and the `/run` command never reach the model; the test output it answers
-    // does, as an observation.
+    // The header, the edit report and the `/run` command never reach the model; aider's note of the commit and
+    // the test output it answers do, as observations.
     assert_eq!(
         kinds(&ep),
-        ["user", "assistant_text", "tool_result", "assistant_text"],
+        [
+            "user",
+            "assistant_text",
+            "tool_result",
+            "tool_result",
+            "assistant_text"
+        ],
         "{:?}",
         ep.items
     );
     assert!(matches!(&ep.items[2], Item::Observation { .. }));
+    assert_eq!(
+        ep.items[2].text(),
+        "I committed the changes with git hash 1a2b3c4 & commit msg: add test"
+    );
     assert!(ep.items[1].text().contains("def test_upper"));
+    assert!(ep.items[3]
+        .text()
+        .starts_with("I ran this command:\n\n pytest\n\nAnd got this output:\n\nFAILED"));
     assert!(
         ep.findings
             .iter()
@@ -323,7 +341,7 @@ fn reused_call_ids_become_unique() {
 }
 
 /// The recorded calls an imported episode keeps (`meta.usage.calls[].input_tokens`).
-fn recorded_calls(ep: &Episode) -> Vec<u64> {
+pub(crate) fn recorded_calls(ep: &Episode) -> Vec<u64> {
     ctxbench::history::usage::ProviderUsage::of(ep)
         .map(|u| u.calls.iter().map(|c| c.input_tokens).collect())
         .unwrap_or_default()
@@ -339,6 +357,7 @@ fn aider_edit_blocks_stay_in_their_reply() {
         [
             "user",
             "assistant_text",
+            "tool_result",
             "user",
             "assistant_text",
             "tool_result",
@@ -351,9 +370,12 @@ fn aider_edit_blocks_stay_in_their_reply() {
         ep.items[1].text().contains(">>>>>>> REPLACE")
             && ep.items[1].text().ends_with("This removes the backticks.")
     );
+    assert!(ep.items[2]
+        .text()
+        .contains("cb9a5c9 & commit msg: fix: Remove backticks"));
     assert!(
-        ep.items[4].text().contains("AssertionError")
-            && !ep.items[4].text().contains("Add the output")
+        ep.items[5].text().contains("AssertionError")
+            && !ep.items[5].text().contains("Add the output")
     );
     assert_eq!(ep.call_points().len(), 3);
     assert_eq!(recorded_calls(&ep), [5_800, 6_204, 6_900]);

@@ -2,6 +2,7 @@
 
 mod bad_inputs;
 mod import;
+mod import_fidelity;
 mod llm;
 mod obs;
 mod props;

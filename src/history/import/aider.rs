@@ -1,88 +1,104 @@
 //! aider chat history markdown: `#### ` lines are the user's, `> ` lines are aider's console output, and
 //! unprefixed text is the model's. A file may hold several sessions, each starting with `# aider chat started
-//! at …`; a Jekyll page wrapping a transcript is unwrapped first.
+//! at …`; a Jekyll page wrapping a transcript is unwrapped first. How lines form blocks is in [`lines`]; what
+//! console output reached the model, and as which message, is in [`console`].
 //!
-//! What the model was sent, and what it was not:
+//! What the model was sent, as aider builds it (read at v0.48–v0.51, the versions of the public sessions, and
+//! checked against today's aider where it differs):
 //! - a user block is one prompt; aider's commands (`/add`, `/run`, `/ask` — whose question follows as a
-//!   prompt of its own) are not sent;
-//! - a reply runs until the next user or console line outside a code fence: inside one, every line is the
-//!   model's, the `>>>>>>> REPLACE` that ends an edit block included;
-//! - console output is sent only when the model answers it directly (`/run` output added to the chat, lint
-//!   and test output aider reflects): then it is an observation. The rest — the session header, token and cost
-//!   reports, edits applied, commits, undo hints, files added or dropped — never reaches the model and is left
-//!   out. A console line continues on the unprefixed lines right after it (aider writes `Cost:` so);
-//! - each `Tokens: N sent, M received` report is the provider's count of the call before it (rounded where
-//!   aider writes `5.8k`). The system prompt, the repository map and the files in the chat are sent but not
-//!   in the transcript: replayed tokens are well below what aider reports.
+//!   prompt of its own) are not sent. A command may be a prefix of one (`/cle` is `/clear`);
+//! - `/clear` and `/reset` empty the chat history: later requests hold nothing said before. Each context
+//!   between them is an episode of its own (`#context2`, …), so that every episode is one growing request;
+//! - a reply is one call, its `Tokens:` report (the one right after it) the provider's count, rounded where
+//!   aider writes `5.8k`. A reply interrupted with ^C (`^C again to exit` is written before its partial text)
+//!   is a call with no report, named in `meta.usage.unrecorded`; aider keeps the partial text followed by
+//!   `^C KeyboardInterrupt` (since v0.72.2, "I see that you interrupted my previous reply." instead). A
+//!   request that failed (`Unexpected error`, or an error aider retried) is a failed call, named in
+//!   `meta.usage.failed`, with no reply and no call point; the prompt stays in aider's history;
+//! - console output is sent only as a message aider builds from it ([`console`]), an observation here;
+//!   after each applied edit aider adds the commit note ("I committed the changes with git hash …") and an
+//!   "Ok." of its own — the note is kept, the "Ok." is not (it would be a call point that was never a call);
+//! - not in the transcript, so not replayed: the system prompt, the repository map, the files in the chat,
+//!   and the summary aider writes of older turns once they pass its chat-history budget. Replayed tokens are
+//!   well below what aider reports, and never above it.
+
+mod console;
+mod lines;
 
 use std::path::Path;
 
-use super::{episode, sure, Importer, Sniff};
+use regex::Regex;
+
+use self::console::Command;
+use self::lines::Block;
+use super::{episode, sure, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::usage::{CallUsage, ProviderUsage};
 use crate::history::{Episode, Role};
 
-/// What a block of a transcript is.
-#[derive(PartialEq, Eq, Clone, Copy, Debug)]
-enum Kind {
-    User,
-    Output,
-    Reply,
-}
-
-/// The blocks of one session's lines, each with its lines (prefixes removed).
-fn blocks<'a>(lines: &[&'a str]) -> Vec<(Kind, Vec<&'a str>)> {
-    let mut blocks: Vec<(Kind, Vec<&str>)> = Vec::new();
-    let mut in_fence = false;
-    let mut after_blank = true;
-    for &line in lines {
-        let last = blocks.last().map(|b| b.0);
-        let (kind, text) = if last == Some(Kind::Reply) && in_fence {
-            (Kind::Reply, line)
-        } else if let Some(rest) = line.strip_prefix("####") {
-            (
-                Kind::User,
-                rest.strip_prefix(' ').unwrap_or(rest).trim_end(),
-            )
-        } else if line == ">" || line.starts_with("> ") {
-            (
-                Kind::Output,
-                line[1..].strip_prefix(' ').unwrap_or(&line[1..]).trim_end(),
-            )
-        } else if line.trim().is_empty() {
-            if last == Some(Kind::Reply) {
-                if let Some(b) = blocks.last_mut() {
-                    b.1.push("");
-                }
-            }
-            after_blank = true;
-            continue;
-        } else if last == Some(Kind::Output) && !after_blank {
-            // A console line continues on the unprefixed lines right after it.
-            (Kind::Output, line.trim_end())
-        } else {
-            (Kind::Reply, line)
-        };
-        if kind == Kind::Reply && line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-        }
-        // A prompt or console output ends at a blank line; a reply goes on past them.
-        match blocks.last_mut() {
-            Some(b) if b.0 == kind && (kind == Kind::Reply || !after_blank) => b.1.push(text),
-            _ => blocks.push((kind, vec![text])),
-        }
-        after_blank = false;
-    }
-    blocks
-}
-
-/// Console lines that are prompts to the user, never sent to the model.
-const NOT_SENT: [&str; 4] = [
-    "Add the output to the chat?",
-    "Tokens: ",
-    "Cost: ",
-    "^C again to exit",
+/// aider's commands (every version's), for resolving a prefix the way aider does.
+const COMMANDS: [&str; 43] = [
+    "add",
+    "architect",
+    "ask",
+    "chat-mode",
+    "clear",
+    "clipboard",
+    "code",
+    "commit",
+    "context",
+    "copy",
+    "copy-context",
+    "diff",
+    "drop",
+    "edit",
+    "editor",
+    "editor-model",
+    "exit",
+    "git",
+    "help",
+    "lint",
+    "load",
+    "ls",
+    "map",
+    "map-refresh",
+    "model",
+    "models",
+    "multiline-mode",
+    "ok",
+    "paste",
+    "quit",
+    "read",
+    "read-only",
+    "reasoning-effort",
+    "report",
+    "reset",
+    "run",
+    "save",
+    "settings",
+    "test",
+    "think-tokens",
+    "tokens",
+    "undo",
+    "voice",
 ];
+
+/// The command a user line runs, as aider resolves it (an exact name, or a prefix of only one), and the text
+/// after its first word; `None` when the line is not a command or names none.
+fn command(input: &str) -> Option<(&'static str, &str)> {
+    if let Some(rest) = input.strip_prefix('!') {
+        return Some(("run", rest));
+    }
+    let word = input.strip_prefix('/')?.split_whitespace().next()?;
+    let rest = &input[1 + word.len()..];
+    let exact = COMMANDS.iter().find(|c| **c == word);
+    let mut prefixed = COMMANDS.iter().filter(|c| c.starts_with(word));
+    let name = exact.or_else(|| match (prefixed.next(), prefixed.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    })?;
+    Some((name, rest))
+}
 
 /// A number as aider writes it (`13,749`, `5.8k`, `1.2M`), and whether it was rounded.
 fn amount(word: &str) -> Option<(u64, bool)> {
@@ -124,56 +140,269 @@ fn usage_of(line: &str) -> Option<(CallUsage, bool)> {
     Some((usage, rounded))
 }
 
-/// The episode of one session: its sent prompts, replies and observations, and its token reports.
-fn session(origin: &Path, suffix: Option<String>, stamp: &str, lines: &[&str]) -> Episode {
-    let blocks = blocks(lines);
-    let mut conv = super::Conversation::default();
-    let mut calls = Vec::new();
-    let mut rounded = false;
-    let mut started = false;
-    for (k, (kind, text)) in blocks.iter().enumerate() {
-        match kind {
-            Kind::User => {
-                let prompt = text.join("\n");
-                let prompt = prompt.trim();
-                if prompt.is_empty() || prompt.starts_with('/') || prompt == "<blank>" {
-                    continue;
-                }
-                started = true;
-                conv.message(Role::User, prompt);
+/// The aider version a session's header names, as (major, minor, patch).
+fn version(lines: &[&str]) -> Option<(u32, u32, u32)> {
+    let re = Regex::new(r"^> Aider v(\d+)\.(\d+)\.(\d+)").expect("static pattern");
+    lines.iter().find_map(|l| {
+        let c = re.captures(l)?;
+        Some((c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?))
+    })
+}
+
+/// One context: the chat history from the session's start, or from a `/clear`, to the next.
+#[derive(Default)]
+struct Context {
+    conv: Conversation,
+    /// Per call point: the provider's count, or why there is none.
+    points: Vec<std::result::Result<CallUsage, String>>,
+    failed: Vec<String>,
+    rounded: bool,
+    /// The command that started it, for the second context on.
+    cleared_by: Option<&'static str>,
+}
+
+/// Reads one session's blocks into its contexts.
+struct Reader<'a> {
+    contexts: Vec<Context>,
+    ctx: Context,
+    /// Console messages since the last user input or reply.
+    since: Vec<&'a [&'a str]>,
+    /// The last command whose output aider may send.
+    command: Option<Command>,
+    /// A prompt was sent and its reply has not come (nor failed).
+    awaiting: bool,
+    /// The last call may still take its `Tokens:` report.
+    report_open: bool,
+    /// An edit was applied since the last reply: the commit that followed it, if any.
+    edit: Option<Option<String>>,
+    /// Whether aider (v0.72.2 on) replaces an interrupted reply with a note.
+    interrupt_note: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn new(version: Option<(u32, u32, u32)>) -> Self {
+        Self {
+            contexts: Vec::new(),
+            ctx: Context::default(),
+            since: Vec::new(),
+            command: None,
+            awaiting: false,
+            report_open: false,
+            edit: None,
+            interrupt_note: version.is_some_and(|v| v >= (0, 72, 2)),
+        }
+    }
+
+    /// Whether the call in flight was interrupted: a `^C again to exit` since the user's input, after any
+    /// failed attempt (a ^C after a failure is at the prompt).
+    fn interrupted(&self) -> bool {
+        let at = |p: &str| {
+            self.since
+                .iter()
+                .rposition(|m| m.first().is_some_and(|l| l.starts_with(p)))
+        };
+        at("^C again to exit") > at("Unexpected error")
+    }
+
+    /// A call: the reply aider keeps, one call point, no report yet.
+    fn call(&mut self, text: &str, interrupted: bool) {
+        let kept = match (interrupted, self.interrupt_note) {
+            (false, _) => text.to_owned(),
+            (true, true) => "I see that you interrupted my previous reply.".to_owned(),
+            (true, false) => format!("{text}\n^C KeyboardInterrupt").trim().to_owned(),
+        };
+        if kept.trim().is_empty() {
+            self.ctx
+                .failed
+                .push("an empty reply (aider keeps nothing of it)".into());
+            return;
+        }
+        self.ctx.conv.message(Role::Assistant, kept);
+        self.ctx.points.push(Err(if interrupted {
+            "interrupted with ^C before aider's `Tokens:` report".into()
+        } else {
+            "no `Tokens:` report follows the reply".into()
+        }));
+        self.awaiting = false;
+        self.report_open = true;
+    }
+
+    /// What happened before the next user input, a `/clear` or the end: a prompt interrupted before any reply
+    /// text is a call; an applied edit leaves aider's note, which matters only when the context goes on.
+    fn settle(&mut self, goes_on: bool) {
+        if self.awaiting && self.interrupted() {
+            self.call("", true);
+        }
+        if let Some(commit) = self.edit.take().filter(|_| goes_on) {
+            self.ctx
+                .conv
+                .observation("aider", console::edit_note(commit.as_deref()));
+        }
+        self.since.clear();
+        self.report_open = false;
+        self.awaiting = false;
+    }
+
+    fn user(&mut self, lines: &[&str]) {
+        let text = lines.join("\n");
+        let text = text.trim();
+        let clears = matches!(command(text), Some(("clear" | "reset", _)));
+        self.settle(!clears);
+        if text.is_empty() || text == "<blank>" {
+            self.command = None;
+            return;
+        }
+        match command(text) {
+            Some((name @ ("clear" | "reset"), _)) => {
+                let next = Context {
+                    cleared_by: Some(name),
+                    ..Context::default()
+                };
+                self.contexts.push(std::mem::replace(&mut self.ctx, next));
+                self.command = None;
             }
-            Kind::Reply => {
-                conv.message(Role::Assistant, text.join("\n").trim());
+            Some((name @ ("run" | "test"), args)) => {
+                self.command = Some(Command::Run {
+                    name,
+                    args: args.trim_end().to_owned(),
+                });
             }
-            Kind::Output => {
-                for line in text {
-                    if let Some((usage, r)) = usage_of(line) {
-                        calls.push(usage);
-                        rounded |= r;
-                    }
-                }
-                let answered = blocks.get(k + 1).is_some_and(|b| b.0 == Kind::Reply);
-                if started && answered {
-                    let sent: Vec<&str> = text
-                        .iter()
-                        .copied()
-                        .filter(|l| !NOT_SENT.iter().any(|p| l.starts_with(p)))
-                        .collect();
-                    conv.observation("aider", sent.join("\n").trim());
-                }
+            Some(("undo", _)) => self.command = Some(Command::Undo),
+            Some(_) => self.command = None,
+            None if text.starts_with('/') => self.command = None,
+            None => {
+                self.ctx.conv.message(Role::User, text);
+                self.command = None;
+                self.awaiting = true;
             }
         }
     }
-    let mut ep = episode(origin, suffix, "aider", conv.into_items());
-    // A session ends waiting for its user: no call follows the last reply.
-    ep.stopped = true;
-    ep.meta.insert("started_at".into(), stamp.into());
-    if !calls.is_empty() {
-        let mut usage = ProviderUsage::from_calls("Tokens: reports", calls);
-        usage.approximate = rounded;
-        usage.store(&mut ep);
+
+    fn console(&mut self, message: &'a [&'a str]) {
+        let first = message.first().copied().unwrap_or("");
+        if let Some((usage, rounded)) = usage_of(first) {
+            if !self.report_open && self.awaiting && self.interrupted() {
+                // Interrupted before any text, and reported (aider ≥ 0.50 reports interrupted calls).
+                self.call("", true);
+            }
+            if self.report_open {
+                if let Some(last) = self.ctx.points.last_mut() {
+                    *last = Ok(usage);
+                }
+                self.ctx.rounded |= rounded;
+                self.report_open = false;
+            } else {
+                self.ctx.failed.push(format!(
+                    "a `Tokens:` report that follows no reply ({first})"
+                ));
+            }
+        } else if first.starts_with("Unexpected error") {
+            // aider keeps the prompt; it is sent again with the next one (or retried, in 0.48.2-dev).
+            self.ctx.failed.push(first.chars().take(160).collect());
+        } else if first.starts_with("Retrying in ") {
+            // The attempt before failed with the error aider wrote just before.
+            let error = self.since.last().and_then(|m| m.first()).map_or("", |l| *l);
+            let error: String = error.chars().take(160).collect();
+            self.ctx.failed.push(format!("retried: {error}"));
+        } else if first.starts_with("^C KeyboardInterrupt") {
+            if self.awaiting && self.interrupted() {
+                self.call("", true);
+            }
+        } else if first.starts_with("Applied edit to ")
+            || first.starts_with("Did not apply edit to ")
+        {
+            self.edit.get_or_insert(None);
+        } else if let (Some(_), Some(None)) = (first.strip_prefix("Commit "), &self.edit) {
+            // The commit's whole message, its body included.
+            let text = message.join("\n");
+            self.edit = Some(Some(text["Commit ".len()..].to_owned()));
+        } else if first.starts_with("Added ") && first.contains("of output to the chat") {
+            // Since v0.6x `/run` output is added to the history without a call.
+            if let Some((name, text)) = console::sent(&self.since, self.command.as_ref()) {
+                self.ctx.conv.observation(name, text);
+            }
+            self.command = None;
+        }
+        self.since.push(message);
     }
-    ep
+
+    fn reply(&mut self, lines: &[&str]) {
+        if let Some(commit) = self.edit.take() {
+            self.ctx
+                .conv
+                .observation("aider", console::edit_note(commit.as_deref()));
+        }
+        if !self.awaiting {
+            if let Some((name, text)) = console::sent(&self.since, self.command.as_ref()) {
+                self.ctx.conv.observation(name, text);
+            }
+        }
+        let interrupted = self.interrupted();
+        self.call(lines.join("\n").trim(), interrupted);
+        self.since.clear();
+        self.command = None;
+    }
+
+    fn finish(mut self) -> Vec<Context> {
+        self.settle(false);
+        self.contexts.push(self.ctx);
+        self.contexts
+    }
+}
+
+/// The episodes of one session: one per context with a call in it.
+fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) -> Vec<Episode> {
+    let blocks = lines::blocks(lines);
+    let version = version(lines);
+    let mut reader = Reader::new(version);
+    for block in &blocks {
+        match block {
+            Block::User(l) => reader.user(l),
+            Block::Console(m) => reader.console(m),
+            Block::Reply(l) => reader.reply(l),
+        }
+    }
+    let contexts: Vec<Context> = reader
+        .finish()
+        .into_iter()
+        .filter(|c| !c.points.is_empty() || !c.failed.is_empty())
+        .collect();
+    let reports = lines.iter().any(|l| l.starts_with("> Tokens: "));
+    let many = contexts.len() > 1;
+    contexts
+        .into_iter()
+        .enumerate()
+        .map(|(n, ctx)| {
+            let suffix = match (session, many) {
+                (None, false) => None,
+                (Some(s), false) => Some(s.to_owned()),
+                (None, true) => Some(format!("context{}", n + 1)),
+                (Some(s), true) => Some(format!("{s} context{}", n + 1)),
+            };
+            let mut ep = episode(origin, suffix, "aider", ctx.conv.into_items());
+            // A context ends waiting for its user, or cleared: no call follows the last reply.
+            ep.stopped = true;
+            ep.meta.insert("started_at".into(), stamp.into());
+            if let Some((a, b, c)) = version {
+                ep.meta
+                    .insert("aider_version".into(), format!("{a}.{b}.{c}").into());
+            }
+            if many {
+                ep.meta.insert("context".into(), (n + 1).into());
+            }
+            if let Some(by) = ctx.cleared_by {
+                ep.meta.insert("started_by".into(), format!("/{by}").into());
+            }
+            // A transcript from before aider reported tokens records no usage at all.
+            if reports {
+                let mut usage = ProviderUsage::from_call_points("Tokens: reports", ctx.points);
+                usage.approximate = ctx.rounded;
+                usage.failed = ctx.failed;
+                usage.store(&mut ep);
+            }
+            ep
+        })
+        .collect()
 }
 
 /// Imports every session of the file.
@@ -207,9 +436,9 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     }
     let many = sessions.len() > 1;
     Ok(sessions
-        .into_iter()
+        .iter()
         .filter(|(_, lines)| lines.iter().any(|l| l.starts_with("####")))
-        .map(|(stamp, lines)| session(origin, many.then(|| stamp.clone()), &stamp, &lines))
+        .flat_map(|(stamp, lines)| session(origin, many.then_some(stamp.as_str()), stamp, lines))
         .collect())
 }
 
@@ -262,5 +491,16 @@ mod tests {
             (5_800, 380, Some(2_100), true)
         );
         assert!(usage_of("Applied edit to x.py").is_none());
+    }
+
+    #[test]
+    fn commands_resolve_as_aider_resolves_them() {
+        assert_eq!(command("/cle"), Some(("clear", "")));
+        assert_eq!(command("/clean"), None);
+        assert_eq!(command("/c"), None);
+        assert_eq!(command("/test pytest -k x"), Some(("test", " pytest -k x")));
+        assert_eq!(command("!ls"), Some(("run", "ls")));
+        assert_eq!(command("/ex"), Some(("exit", "")));
+        assert_eq!(command("hello"), None);
     }
 }

@@ -18,7 +18,8 @@ use crate::history::Episode;
 /// their own (each result's parent is its own call), so every result of a call on the chain is taken too.
 /// Meta entries (`isMeta`, such as stop-hook feedback) are messages the model was sent, and are kept. Each API
 /// call is one `message.id`; its `usage` (input, cache creation and cache read tokens) is the prompt the
-/// provider counted. Sessions do not record the tool schemas Claude Code sends.
+/// provider counted (its `output_tokens` are streaming placeholders, so completions are not recorded). Sessions
+/// record neither the system prompt nor the tool schemas Claude Code sends (`import --tools` adds the latter).
 ///
 /// # Errors
 /// Malformed JSON lines, a broken parent chain, or no conversation entry.
@@ -128,7 +129,15 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     // The session ends where the agent or its user stopped: no call follows.
     ep.stopped = true;
     if !calls.is_empty() {
-        ProviderUsage::from_calls("message.usage", calls).store(&mut ep);
+        // Claude Code writes each block as it streams, with the usage of the stream's start: its
+        // `output_tokens` (1 to 26 in the public sessions) are placeholders, never the completion's count.
+        for c in &mut calls {
+            c.output_tokens = 0;
+        }
+        let mut usage = ProviderUsage::from_calls("message.usage", calls);
+        usage.output_tokens = None;
+        usage.output_unrecorded = true;
+        usage.store(&mut ep);
     }
     Ok(vec![ep])
 }

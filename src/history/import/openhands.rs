@@ -5,6 +5,17 @@
 //! the model wrote are used, not the action's runtime fields (`is_input`, `blocking`, `cwd`…); the system
 //! event's tool schemas (`args.tools`) become the episode's tools; an observation whose `cause` names no
 //! action is an observation of its own.
+//!
+//! Content reaches the model as the CodeAct agent builds its messages ([`render`]): a command's output with
+//! its suffixes (`[Current working directory: …]`, `[Command finished with exit code N]`), an error with
+//! `[Error occurred in processing last action]`, the workspace `recall` as a `<RUNTIME_INFORMATION>` user
+//! message, two newlines before a user message that follows another. For a model without native function
+//! calling (decided from the record's `llm_config`: `native_tool_calling`, else the model against OpenHands'
+//! function-calling patterns; an event stream without a config is taken as native), the conversation is the
+//! text one OpenHands' converter writes ([`text_calls`]), and the episode has no API tools.
+
+mod render;
+mod text_calls;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -46,8 +57,15 @@ const RUNTIME_FIELDS: [&str; 13] = [
 struct Converted {
     conv: Conversation,
     tools: Vec<Value>,
-    usage: Vec<CallUsage>,
+    /// Per model call, in order: the usage its response records, or why there is none.
+    usage: Vec<std::result::Result<CallUsage, String>>,
+    /// Whether the run used OpenHands' text-based function calling.
+    text: bool,
 }
+
+/// Why an agent's message has no usage: OpenHands keeps a response only on the actions of its tool calls.
+const NO_METADATA: &str =
+    "an agent message without `tool_call_metadata` (OpenHands keeps a response's usage only on tool calls)";
 
 /// The model's own reply behind an action (`tool_call_metadata.model_response`), when recorded: its id, its
 /// text, its usage, and the arguments it gave the call `tool_call_id`.
@@ -86,8 +104,22 @@ fn model_reply(meta: &Value) -> Option<ModelReply<'_>> {
 /// fields beside).
 fn call_usage(u: &Value) -> CallUsage {
     let n = |p: &str| u.pointer(p).and_then(Value::as_u64);
+    let prompt = n("/prompt_tokens").unwrap_or(0);
+    let (read, write) = (
+        n("/cache_read_input_tokens").unwrap_or(0),
+        n("/cache_creation_input_tokens").unwrap_or(0),
+    );
+    // litellm's Anthropic `prompt_tokens` has counted cache reads but not cache writes in some versions, and
+    // neither in others: the prompt is every token the provider read.
+    let input = if prompt >= read + write {
+        prompt
+    } else if prompt >= read {
+        prompt + write
+    } else {
+        prompt + read + write
+    };
     CallUsage {
-        input_tokens: n("/prompt_tokens").unwrap_or(0),
+        input_tokens: input,
         output_tokens: n("/completion_tokens").unwrap_or(0),
         cache_read_tokens: n("/cache_read_input_tokens")
             .or_else(|| n("/prompt_tokens_details/cached_tokens")),
@@ -95,9 +127,45 @@ fn call_usage(u: &Value) -> CallUsage {
     }
 }
 
+/// How the run called its model: natively with tools, or with OpenHands' text-based function calling.
+#[derive(Debug, Clone, Default)]
+struct Mode {
+    /// Text-based function calling (the model lacks native function calling).
+    text: bool,
+    /// The model, as the config names it.
+    model: String,
+}
+
+impl Mode {
+    /// The mode a record's `metadata.llm_config` says; native when it says nothing.
+    fn of(record: &Value) -> Self {
+        let Some(config) = record
+            .pointer("/metadata/llm_config")
+            .filter(|c| c.is_object())
+        else {
+            return Self::default();
+        };
+        let model = config
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let set = config.get("native_tool_calling").and_then(Value::as_bool);
+        Self {
+            text: !model.is_empty() && !text_calls::native(&model, set),
+            model,
+        }
+    }
+}
+
 #[allow(clippy::too_many_lines)] // one pass over the events, one arm per kind of event
-fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
+fn convert(events: &[Value], origin: &Path, at: &str, mode: &Mode) -> Result<Converted> {
     let mut conv = Conversation::default();
+    // Whether the last message sent was the user's (OpenHands puts two newlines between two in a row).
+    let mut after_user = false;
+    let mut first_user = true;
+    // Event id → the function an action called, for the text-based results.
+    let mut called: HashMap<String, String> = HashMap::new();
     let mut tools = Vec::new();
     let mut usage = Vec::new();
     // Event id → tool call id, so an observation finds its action through `cause`.
@@ -143,7 +211,11 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                 .is_some_and(|r| last_response.as_deref() != Some(r.id.as_str()));
             if let Some(r) = reply.as_ref().filter(|_| fresh) {
                 last_response = Some(r.id.clone());
-                usage.extend(r.usage.map(call_usage));
+                usage.push(
+                    r.usage
+                        .map(call_usage)
+                        .ok_or_else(|| "a model response without `usage`".to_owned()),
+                );
             }
             match action {
                 "message" => {
@@ -156,17 +228,38 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                     } else {
                         Role::Assistant
                     };
+                    if role == Role::Assistant && meta.is_none() && !content.trim().is_empty() {
+                        usage.push(Err(NO_METADATA.to_owned()));
+                    }
+                    let content = if role == Role::User && mode.text && first_user {
+                        text_calls::first_user(&content, &tools, &mode.model)
+                    } else {
+                        content
+                    };
+                    if role == Role::User {
+                        first_user = false;
+                    }
+                    let content = if role == Role::User && after_user {
+                        format!("\n\n{content}")
+                    } else {
+                        content
+                    };
+                    after_user = role == Role::User;
                     conv.message(role, content);
                     seen_message = true;
                 }
                 "system" => {
-                    conv.message(
-                        Role::System,
-                        args.get("content").map_or_else(String::new, text_of),
-                    );
                     if let Some(t) = args.get("tools").and_then(Value::as_array) {
                         tools.clone_from(t);
                     }
+                    let content = args.get("content").map_or_else(String::new, text_of);
+                    let content = if mode.text {
+                        content + &text_calls::system_suffix(&tools)
+                    } else {
+                        content
+                    };
+                    conv.message(Role::System, content);
+                    after_user = false;
                 }
                 // A finish the model called as a tool (the trace keeps its call) is that call, with no result;
                 // the text OpenHands shows the user afterwards is not the model's.
@@ -187,9 +280,6 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                         Some(r) => (fresh.then(|| r.text.clone()), r.arguments.clone()),
                         None => (args.get("thought").map(text_of), None),
                     };
-                    if let Some(text) = text {
-                        conv.message(Role::Assistant, text);
-                    }
                     let name = meta
                         .and_then(|m| m.get("function_name"))
                         .and_then(Value::as_str)
@@ -200,6 +290,23 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                         call_args.retain(|k, _| !RUNTIME_FIELDS.contains(&k.as_str()));
                         Value::Object(call_args).to_string()
                     });
+                    after_user = false;
+                    if mode.text {
+                        // The call is text in the assistant's message; its result a user message.
+                        let written = text_calls::call(name, &arguments).unwrap_or(arguments);
+                        let text = text.unwrap_or_default();
+                        conv.message(
+                            Role::Assistant,
+                            text_calls::assistant_with_call(&text, &written),
+                        );
+                        if let Some(eid) = obj.get("id") {
+                            called.insert(eid.to_string(), name.to_owned());
+                        }
+                        continue;
+                    }
+                    if let Some(text) = text {
+                        conv.message(Role::Assistant, text);
+                    }
                     let id = conv.call(
                         meta.and_then(|m| m.get("tool_call_id"))
                             .and_then(Value::as_str),
@@ -213,10 +320,59 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
                 }
             }
         } else if let Some(observation) = obj.get("observation").and_then(Value::as_str) {
+            let extras = obj.get("extras").and_then(Value::as_object);
+            if observation == "recall" {
+                // The workspace context reaches the model as a user message of its own.
+                let recall = extras
+                    .filter(|x| {
+                        x.get("recall_type").and_then(Value::as_str) == Some("workspace_context")
+                    })
+                    .and_then(render::workspace_context);
+                if let Some(text) = recall {
+                    let text = if after_user {
+                        format!("\n\n{text}")
+                    } else {
+                        text
+                    };
+                    conv.observation("recall", text);
+                    after_user = true;
+                }
+                continue;
+            }
             if SKIP_OBSERVATIONS.contains(&observation) {
                 continue;
             }
             let content = obj.get("content").map_or_else(String::new, text_of);
+            let content = match observation {
+                "run" => render::command_output(&content, extras),
+                "run_ipython" => render::ipython_output(&content),
+                "error" => render::error(&content),
+                _ => content,
+            };
+            if mode.text {
+                let cause = obj
+                    .get("cause")
+                    .filter(|c| !c.is_null())
+                    .map(ToString::to_string);
+                if let Some(name) = cause.and_then(|c| called.remove(&c)) {
+                    let name = e
+                        .pointer("/tool_call_metadata/function_name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(&name)
+                        .to_owned();
+                    conv.observation(&name, text_calls::result(&name, &content));
+                    after_user = false;
+                } else {
+                    let text = if after_user {
+                        format!("\n\n{content}")
+                    } else {
+                        content
+                    };
+                    conv.observation(observation, text);
+                    after_user = true;
+                }
+                continue;
+            }
             let call = match obj.get("cause").filter(|c| !c.is_null()) {
                 Some(cause) => by_event.get(&cause.to_string()).cloned(),
                 None if flattened => last_call.take().filter(|id| !conv.is_answered(id)),
@@ -226,10 +382,27 @@ fn convert(events: &[Value], origin: &Path, at: &str) -> Result<Converted> {
             };
             let is_error =
                 observation == "error" || obj.get("success") == Some(&Value::Bool(false));
+            // A result answers a call; anything else is a user message of its own.
+            let answers = call.as_ref().is_some_and(|id| !conv.is_answered(id));
+            let content = if !answers && after_user {
+                format!("\n\n{content}")
+            } else {
+                content
+            };
+            after_user = !answers;
             conv.result(call.as_deref(), observation, content, is_error);
         }
     }
-    Ok(Converted { conv, tools, usage })
+    if mode.text {
+        // The tools went into the system prompt; none is sent as an API tool.
+        tools.clear();
+    }
+    Ok(Converted {
+        conv,
+        tools,
+        usage,
+        text: mode.text,
+    })
 }
 
 /// An episode from a converted event stream: its tools, its usage (from the records' own `token_usages`
@@ -242,6 +415,12 @@ fn finish(
 ) -> Episode {
     let mut ep = episode(origin, suffix, "openhands", converted.conv.into_items());
     ep.tools = converted.tools;
+    if converted.text {
+        ep.meta.insert(
+            "function_calling".into(),
+            "text (OpenHands fn_call_converter)".into(),
+        );
+    }
     // The agent finished, or gave the user the turn: no call follows the last event.
     ep.stopped = true;
     let recorded: Vec<CallUsage> = token_usages
@@ -262,8 +441,8 @@ fn finish(
         .unwrap_or_default();
     if !recorded.is_empty() {
         ProviderUsage::from_calls("metrics.token_usages", recorded).store(&mut ep);
-    } else if !converted.usage.is_empty() {
-        ProviderUsage::from_calls("tool_call_metadata.model_response.usage", converted.usage)
+    } else if converted.usage.iter().any(std::result::Result::is_ok) {
+        ProviderUsage::from_call_points("tool_call_metadata.model_response.usage", converted.usage)
             .store(&mut ep);
     }
     ep
@@ -278,7 +457,7 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     if trimmed.starts_with('[') {
         let v = parse_json(text, origin)?;
         let events = v.as_array().map(Vec::as_slice).unwrap_or_default();
-        let converted = convert(events, origin, ".")?;
+        let converted = convert(events, origin, ".", &Mode::default())?;
         return Ok(vec![finish(origin, None, converted, None)]);
     }
     let mut out = Vec::new();
@@ -287,7 +466,8 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             .get("history")
             .and_then(Value::as_array)
             .ok_or_else(|| bad(origin, line, "at `history`: expected a list of events"))?;
-        let converted = convert(history, origin, "history").map_err(|e| match e {
+        let mode = Mode::of(&record);
+        let converted = convert(history, origin, "history", &mode).map_err(|e| match e {
             crate::Error::Parse { path, message, .. } => crate::Error::Parse {
                 path,
                 line,

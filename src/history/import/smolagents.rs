@@ -6,6 +6,18 @@
 //! imported as what the model reads — the call as part of the assistant's turn, the response as an
 //! observation named after the tool — not as structured calls the wire never carried. The run ends with its
 //! final answer; `token_counts` is its usage.
+//!
+//! A ToolCallingAgent sends its tools as API schemas (`get_tool_json_schema` of each tool): they are rebuilt
+//! from the tool list its system prompt renders (name, description, inputs; `any` sent as `string`, inputs not
+//! `nullable` required). A run that reaches its step limit makes one more call, `provide_final_answer`: the
+//! `final_answer` pre-messages as system text, the memory without its system prompt, and the post-messages
+//! naming the task; its reply is the run's `answer`. That call is kept (a user message with the
+//! post-messages, then the answer); the "Reached max steps." error is written to memory only after it, and
+//! is left out. The episode cannot swap the system prompt for one call, so the replay of that call counts
+//! the system prompt where smolagents sent the one-line pre-messages (read at smolagents 8a3687c, the commit
+//! of the public runs).
+
+mod tools;
 
 use std::path::Path;
 
@@ -13,6 +25,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::{bad, episode, parse_jsonl, sure, text_of, Conversation, Importer, Sniff};
+
 use crate::error::Result;
 use crate::history::usage::ProviderUsage;
 use crate::history::{Episode, Role};
@@ -38,6 +51,14 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         let mut conv = Conversation::default();
         let mut tool = String::new();
         for (i, m) in steps.iter().enumerate() {
+            if i + 1 == steps.len()
+                && m.get("role").and_then(Value::as_str) == Some("tool-response")
+                && m.get("content")
+                    .map(text_of)
+                    .is_some_and(|t| t.starts_with("Error:\nReached max steps."))
+            {
+                continue;
+            }
             let role = m.get("role").and_then(Value::as_str).unwrap_or("");
             let content = m.get("content").map_or_else(String::new, text_of);
             match role {
@@ -61,13 +82,56 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                 }
             }
         }
+        // A run that hit its step limit: one more call for the final answer (the error is written after it).
+        let max_steps = steps.last().is_some_and(|m| {
+            m.get("role").and_then(Value::as_str) == Some("tool-response")
+                && m.get("content")
+                    .map(text_of)
+                    .is_some_and(|t| t.starts_with("Error:\nReached max steps."))
+        });
+        if max_steps {
+            let task = steps
+                .iter()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+                .and_then(|m| m.get("content"))
+                .map(text_of)
+                .unwrap_or_default();
+            let task = task.strip_prefix("New task:\n").unwrap_or(&task);
+            conv.message(
+                Role::User,
+                format!("Based on the above, please provide an answer to the following user task:\n{task}"),
+            );
+            let answer = run.get("answer").map_or_else(String::new, |a| match a {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            conv.message(Role::Assistant, answer);
+        }
+        let tools = if run.get("agent_action_type").and_then(Value::as_str) == Some("tool-calling")
+        {
+            steps
+                .iter()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+                .and_then(|m| m.get("content"))
+                .map(|c| tools::from_system_prompt(&text_of(c)))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         let mut ep = episode(
             origin,
             Some(format!("line{line}")),
             "smolagents",
             conv.into_items(),
         );
+        ep.tools = tools;
         ep.stopped = true;
+        if max_steps {
+            ep.meta.insert(
+                "final_answer_call".into(),
+                "provide_final_answer after max steps".into(),
+            );
+        }
         for key in [
             "model_id",
             "agent_action_type",
