@@ -115,7 +115,7 @@ fn command_output(messages: &[&[&str]]) -> String {
     }
     let lines: Vec<&str> = shown.iter().flat_map(|m| m.iter().copied()).collect();
     let half = lines.len() / 2;
-    let lines = if lines.len() % 2 == 0 && half > 0 && lines[..half] == lines[half..] {
+    let lines = if lines.len().is_multiple_of(2) && half > 0 && lines[..half] == lines[half..] {
         &lines[..half]
     } else {
         &lines[..]
