@@ -230,7 +230,7 @@ fn run_prints_a_table_where_strategies_differ() {
             && report.contains("## Findings lost most often")
     );
     let ledger = std::fs::read_to_string(dir.path().join("r/findings.csv")).unwrap();
-    assert!(ledger.starts_with("episode,strategy,finding,kind,from_task,introduced_at,needed_at,step,retained,lost_at_step,lost_by\n"));
+    assert!(ledger.starts_with("episode,strategy,finding,kind,from_task,introduced_at,need,needed_at,step,retained,lost_at_step,lost_by\n"));
     assert!(
         ledger
             .lines()
