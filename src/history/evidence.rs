@@ -142,7 +142,11 @@ impl Needle {
         case_spans.sort_unstable();
         let n = stems.len();
         let half = n.div_ceil(2);
-        let need = if keys.is_empty() { half.max(n.min(2)) } else { half };
+        let need = if keys.is_empty() {
+            half.max(n.min(2))
+        } else {
+            half
+        };
         Self {
             text: c.lower,
             cased: c.cased,
@@ -237,7 +241,10 @@ fn has_key(hay: &Canon, key: &Key) -> bool {
 fn has_word(hay: &Canon, stem: &str) -> bool {
     let text = hay.lower.as_str();
     text.match_indices(stem).any(|(at, _)| {
-        let starts = !text[..at].chars().next_back().is_some_and(char::is_alphanumeric);
+        let starts = !text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric);
         let len = text[at..]
             .find(|c: char| !c.is_alphabetic())
             .unwrap_or(text.len() - at);
@@ -245,14 +252,17 @@ fn has_word(hay: &Canon, stem: &str) -> bool {
     })
 }
 
+/// Byte ranges of a text.
+type Spans = Vec<(usize, usize)>;
+
 /// The quoted strings (`'…'`, `"…"`, `` `…` ``, their insides) and the words (runs of letters, digits and
 /// `_ . / : -`, trailing `. : -` and leading `-` trimmed) of `text`, as byte ranges, quoted ones apart.
-fn split(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+fn split(text: &str) -> (Spans, Spans) {
     let mut quoted = Vec::new();
     let mut words = Vec::new();
     let in_word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-');
     let mut word_start: Option<usize> = None;
-    let close_word = |words: &mut Vec<(usize, usize)>, start: Option<usize>, end: usize| {
+    let close_word = |words: &mut Spans, start: Option<usize>, end: usize| {
         if let Some(s) = start {
             let w = &text[s..end];
             let trimmed_end = w.trim_end_matches(['.', ':', '-']);
@@ -265,7 +275,10 @@ fn split(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
     };
     let mut i = 0;
     while i < text.len() {
-        let c = text[i..].chars().next().expect("i is a char boundary below len");
+        let c = text[i..]
+            .chars()
+            .next()
+            .expect("i is a char boundary below len");
         if matches!(c, '\'' | '"' | '`') {
             // An apostrophe inside a word (`don't`) opens nothing.
             let inside_word = c == '\''
@@ -385,9 +398,9 @@ pub fn original<'e>(items: &'e [Item], item: &Item) -> Option<&'e Item> {
             .find(|i| matches!(i, Item::ToolCall { id: c, .. } if c == id)),
         Item::Observation { content, .. } => {
             let first = first_line(content)?;
-            items.iter().find(
-                |i| matches!(i, Item::Observation { content: c, .. } if c.starts_with(first)),
-            )
+            items
+                .iter()
+                .find(|i| matches!(i, Item::Observation { content: c, .. } if c.starts_with(first)))
         }
         _ => None,
     }
@@ -407,7 +420,10 @@ pub fn kept<'t>(rewritten: &'t str, original: &str) -> [&'t str; 2] {
     // Where a token of the original straddles `at`.
     let straddles = |at: usize| {
         original[at..].chars().next().is_some_and(canon::word_char)
-            && original[..at].chars().next_back().is_some_and(canon::word_char)
+            && original[..at]
+                .chars()
+                .next_back()
+                .is_some_and(canon::word_char)
     };
     let mut p = r.iter().zip(o).take_while(|(a, b)| a == b).count();
     while !rewritten.is_char_boundary(p) {

@@ -537,6 +537,40 @@ mod tests {
     }
 
     #[test]
+    fn line_numbers_leaders_and_what_the_task_holds_are_not_found() {
+        let view = "   1→import os\n  120→def run_checks(path):\n  121\tvalue = 4719\n  122│ MAX_TOTAL = 8088\n\
+                    isort....................................................................Passed\n\
+                    flake8..................Failed\n\
+                    total 1,234 rows for src/app/billing.py";
+        let ep = episode(vec![
+            Item::user("fix src/app/billing.py so that MAX_TOTAL holds"),
+            Item::tool_call("1", "view", "{}"),
+            Item::tool_result("1", "view", view),
+            Item::assistant(
+                "120, 121, 122 and 1 are lines; run_checks, 4719, 8088, isort....Passed, flake8..Failed, 234, \
+                 MAX_TOTAL and src/app/billing.py matter",
+            ),
+        ]);
+        // The task's path and identifier are the task's (labelled so); the output's copy of them is no find;
+        // 234 is inside 1,234; the line numbers and the status lines are noise.
+        let got: Vec<(&str, bool)> = ep
+            .findings
+            .iter()
+            .map(|f| (f.evidence[0].as_str(), f.from_task))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("src/app/billing.py", true),
+                ("MAX_TOTAL", true),
+                ("run_checks", false),
+                ("4719", false),
+                ("8088", false),
+            ]
+        );
+    }
+
+    #[test]
     fn the_task_introduces_findings_labelled_as_such() {
         let ep = episode(vec![
             Item::system("You are an agent."),

@@ -614,7 +614,10 @@ mod tests {
         let out = replay(&ep);
         let rows = ledger(&ep, &out[1].steps);
         assert_eq!(rows.len(), 2);
-        assert_eq!((rows[0].needed_at, rows[0].step, rows[0].ordinal), (None, 3, 1));
+        assert_eq!(
+            (rows[0].needed_at, rows[0].step, rows[0].ordinal),
+            (None, 3, 1)
+        );
         assert!(rows[0].retained);
         // Needs on one call point count once; a need before any call point after the finding is not checked;
         // the needs checked are numbered in order.
@@ -684,15 +687,22 @@ mod tests {
                 Value::Null,
             ]
         );
-        assert_eq!(
-            values[RETAINED..PER_KIND],
-            [1, 1, 0, 1].map(Value::from)
-        );
+        assert_eq!(values[RETAINED..PER_KIND], [1, 1, 0, 1].map(Value::from));
         // (needs, retained) of recall, then of the other kinds: the artifact is the task's, not counted.
-        assert_eq!(values[PER_KIND..PER_KIND + 4], [2, 1, 0, 0].map(Value::from));
-        assert_eq!(values[PER_CAUSE], Value::from(1), "one need lost to masking");
         assert_eq!(
-            values[PER_CAUSE + 1..NO_FOUND].iter().filter(|v| **v != Value::from(0)).count(),
+            values[PER_KIND..PER_KIND + 4],
+            [2, 1, 0, 0].map(Value::from)
+        );
+        assert_eq!(
+            values[PER_CAUSE],
+            Value::from(1),
+            "one need lost to masking"
+        );
+        assert_eq!(
+            values[PER_CAUSE + 1..NO_FOUND]
+                .iter()
+                .filter(|v| v.as_u64() != Some(0))
+                .count(),
             0
         );
         assert_eq!(values[NO_FOUND], Value::from(0));
@@ -718,7 +728,10 @@ mod tests {
         assert_eq!(field("retention_at_need_task"), Value::from(1.0));
         assert_eq!(field("episodes_without_found_needs"), Value::from(0));
         assert_eq!(field("lost_by")["masked"], Value::from(1));
-        assert_eq!(field("retention_at_need_by_kind")["recall"], Value::from(0.5));
+        assert_eq!(
+            field("retention_at_need_by_kind")["recall"],
+            Value::from(0.5)
+        );
         assert_eq!(field("retention_at_need_by_kind")["artifact"], Value::Null);
     }
 
@@ -729,12 +742,18 @@ mod tests {
         let mut ep = episode(vec![8]);
         ep.findings.remove(0);
         let out = replay(&ep);
-        assert_eq!(ledger(&ep, &out[1].steps), [task_row(2)].map(|r| NeedRow { finding: 0, ..r }));
+        assert_eq!(
+            ledger(&ep, &out[1].steps),
+            [task_row(2)].map(|r| NeedRow { finding: 0, ..r })
+        );
         let values = values(&ep, &out, 1);
         assert_eq!(values[0], Value::from(0));
         assert_eq!(values[1], Value::Null);
         assert_eq!(values[2], Value::Null);
-        assert_eq!((values[3].clone(), values[4].clone()), (Value::from(1), Value::from(1.0)));
+        assert_eq!(
+            (values[3].clone(), values[4].clone()),
+            (Value::from(1), Value::from(1.0))
+        );
         assert_eq!(values[NO_FOUND], Value::from(1));
     }
 }

@@ -108,10 +108,14 @@ impl Evidence {
         for (at, item) in episode.items.iter().enumerate() {
             match item {
                 Item::ToolResult { call_id, .. } => {
-                    calls.entry((false, call_id.clone())).or_insert_with(|| item.clone());
+                    calls
+                        .entry((false, call_id.clone()))
+                        .or_insert_with(|| item.clone());
                 }
                 Item::ToolCall { id, .. } => {
-                    calls.entry((true, id.clone())).or_insert_with(|| item.clone());
+                    calls
+                        .entry((true, id.clone()))
+                        .or_insert_with(|| item.clone());
                 }
                 Item::Observation { content, .. } => {
                     observations.push((content.clone(), at, item.clone()));
@@ -408,7 +412,11 @@ mod tests {
         let rewrites = [
             Item::tool_call("k1", "lookup", "[compacted arguments: 397 chars]"),
             Item::tool_result("k1", "lookup", "[compacted output of 'lookup': 397 chars]"),
-            Item::tool_result("k1", "lookup", "user mia_kim\nbal\n[... 397 ...]\nlast 4718"),
+            Item::tool_result(
+                "k1",
+                "lookup",
+                "user mia_kim\nbal\n[... 397 ...]\nlast 4718",
+            ),
             Item::tool_result("k2", "lookup", "no such call 397"),
             Item::observation("bash", "first line\n[...]\n 4719"),
             Item::observation("bash", "first line too\n[...]\nsecond"),
@@ -427,8 +435,14 @@ mod tests {
             assert_eq!(found(&mut evidence, item), want, "{item:?}");
         }
         assert_eq!(found(&mut evidence, &rewrites[1]), [false; 4]);
-        assert_eq!(found(&mut evidence, &rewrites[2]), [false, true, false, false]);
-        assert_eq!(found(&mut evidence, &rewrites[4]), [false, false, true, false]);
+        assert_eq!(
+            found(&mut evidence, &rewrites[2]),
+            [false, true, false, false]
+        );
+        assert_eq!(
+            found(&mut evidence, &rewrites[4]),
+            [false, false, true, false]
+        );
     }
 
     proptest::proptest! {

@@ -303,7 +303,13 @@ impl Tally {
             for text in &live.instructions {
                 let key = instruction_hash(text);
                 let n = tokenizer.count_instruction_hashed(key, text);
-                pass.push(key, n, ItemKind::Summary, Entry::Instruction(text), evidence);
+                pass.push(
+                    key,
+                    n,
+                    ItemKind::Summary,
+                    Entry::Instruction(text),
+                    evidence,
+                );
             }
             pass.instructions = live.instructions.len();
         }

@@ -5,6 +5,7 @@ mod import;
 mod llm;
 mod props;
 mod reference;
+mod retention;
 mod shards;
 mod tokens;
 mod traces;

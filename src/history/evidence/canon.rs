@@ -69,10 +69,7 @@ fn drop_thousands(text: &str) -> String {
         let mut end = j;
         let mut groups = 0;
         if j - i <= 3 {
-            while b.get(end) == Some(&b',')
-                && (1..=3).all(|k| digit(end + k))
-                && !digit(end + 4)
-            {
+            while b.get(end) == Some(&b',') && (1..=3).all(|k| digit(end + k)) && !digit(end + 4) {
                 end += 4;
                 groups += 1;
             }
@@ -172,22 +169,30 @@ pub fn on_boundaries(text: &str, start: usize, end: usize) -> bool {
     let ends_word = matched.chars().next_back().is_some_and(word_char);
     let mut before = text[..start].chars().rev();
     let mut after = text[end..].chars();
-    !(starts_word && joined(before.next(), before.next()))
-        && !(ends_word && joined(after.next(), after.next()))
+    let inside_before = starts_word && joined(before.next(), before.next());
+    let inside_after = ends_word && joined(after.next(), after.next());
+    !(inside_before || inside_after)
 }
 
 /// Words too common to say anything, left out of an evidence string's content words.
 const FUNCTION_WORDS: [&str; 40] = [
-    "about", "after", "again", "also", "because", "been", "before", "being", "could", "does", "each",
-    "from", "have", "here", "into", "just", "more", "most", "must", "only", "over", "should", "some",
-    "such", "than", "that", "their", "them", "then", "there", "these", "they", "this", "those",
-    "very", "were", "what", "when", "which", "with",
+    "about", "after", "again", "also", "because", "been", "before", "being", "could", "does",
+    "each", "from", "have", "here", "into", "just", "more", "most", "must", "only", "over",
+    "should", "some", "such", "than", "that", "their", "them", "then", "there", "these", "they",
+    "this", "those", "very", "were", "what", "when", "which", "with",
 ];
 
 /// Words that name the kind of a failure or the syntax around a value, not the fact: left out of content words
 /// as function words are (with the generic exception names, which say what kind of failure and not which).
 const GENERIC_WORDS: [&str; 8] = [
-    "assert", "error", "errors", "exception", "raise", "return", "traceback", "warning",
+    "assert",
+    "error",
+    "errors",
+    "exception",
+    "raise",
+    "return",
+    "traceback",
+    "warning",
 ];
 
 /// Whether `word` (lower case) is a content word: four letters or more, all letters, not a function word, not
@@ -288,7 +293,10 @@ mod tests {
         assert_eq!(c("MAX_RETRIES is 37"), "MAX_RETRIES=37");
         assert_eq!(c("MAX_RETRIES IS 37"), "MAX_RETRIES=37");
         assert_eq!(c("MAX_RETRIES=37"), "MAX_RETRIES=37");
-        assert_eq!(c("a == b, c != d, e <= f, g => h, i := j, k += 1"), "a == b, c != d, e <= f, g => h, i := j, k += 1");
+        assert_eq!(
+            c("a == b, c != d, e <= f, g => h, i := j, k += 1"),
+            "a == b, c != d, e <= f, g => h, i := j, k += 1"
+        );
         assert_eq!(c("this island is big"), "this island=big");
         assert_eq!(c("is it"), "is it");
         assert_eq!(canon("Ünïcode ÉTÉ").lower, "ünïcode été");

@@ -10,42 +10,172 @@ use Reading::{Exact, Written};
 /// (evidence, text, how it is read, kept).
 const PAIRS: &[(&str, &str, Reading, bool)] = &[
     // Token boundaries: a number or an identifier never matches inside a longer one.
-    ("397", "user mia_kim_4397 has two reservations", Exact, false),
+    (
+        "397",
+        "user mia_kim_4397 has two reservations",
+        Exact,
+        false,
+    ),
     ("202", "the flight leaves on 2024-05-15", Exact, false),
     ("1459", "escalated as TCK-1459", Exact, false),
     ("4719", "counted 14,719 rows", Exact, false),
-    ("keep requests at 2.3", "Decided to stay on requests 2.31.", Written, false),
+    (
+        "keep requests at 2.3",
+        "Decided to stay on requests 2.31.",
+        Written,
+        false,
+    ),
     ("TCK-1459", "escalated as TCK-1459.", Exact, true),
     // Faithful paraphrase: thousands separators, `NAME = value` and "NAME is value", identifiers' case.
     ("4,719 rows", "SELECT count(*) -> 4719 rows", Exact, true),
     ("4719", "The query returned 4,719 records.", Written, true),
-    ("MAX_RETRIES = 37", "settings.py: MAX_RETRIES is 37", Exact, true),
-    ("MAX_RETRIES = 37", "Settings set MAX_RETRIES=37 during the migration.", Written, true),
-    ("MAX_RETRIES = 37", "Settings set max_retries to 37 during the migration.", Written, false),
+    (
+        "MAX_RETRIES = 37",
+        "settings.py: MAX_RETRIES is 37",
+        Exact,
+        true,
+    ),
+    (
+        "MAX_RETRIES = 37",
+        "Settings set MAX_RETRIES=37 during the migration.",
+        Written,
+        true,
+    ),
+    (
+        "MAX_RETRIES = 37",
+        "Settings set max_retries to 37 during the migration.",
+        Written,
+        false,
+    ),
     ("TimeDelta", "from datetime import timedelta", Exact, false),
-    ("the WHO raw tables", "who knows where the raw tables are", Written, false),
-    ("the WHO raw tables", "Check it against the WHO tables (raw).", Written, true),
+    (
+        "the WHO raw tables",
+        "who knows where the raw tables are",
+        Written,
+        false,
+    ),
+    (
+        "the WHO raw tables",
+        "Check it against the WHO tables (raw).",
+        Written,
+        true,
+    ),
     // A model's words: identifying tokens and enough content words; one token stands for a fact only when the
     // evidence is that token.
-    ("refunds above $200 need approval", "SELECT * FROM refunds LIMIT 200", Written, false),
-    ("refunds above $200 need approval", "Policy: refunds over $200 require manager approval.", Written, true),
-    ("edited src/app3/billing.py", "Let me read src/app3/billing.py first.", Written, false),
-    ("Applied edit to src/app3/billing.py", "I edited src/app3/billing.py to drop the double discount.", Written, true),
-    ("Created ticket TCK-1459", "Following up on TCK-1459.", Written, false),
-    ("Created ticket TCK-1459", "Ticket TCK-1459 was created for the warehouse.", Written, true),
-    ("AssertionError: assert 4719 == 4718", "The assertion failed: it got 4719 where 4718 was expected.", Written, true),
-    ("AssertionError: assert 4719 == 4718", "The test failed with an off-by-one assertion.", Written, false),
-    ("offer a replacement instead of a refund", "Offer the customer a replacement rather than a refund.", Written, true),
-    ("offer a replacement instead of a refund", "The customer asked for a refund.", Written, false),
-    ("order #W2378156 is pending", "The order W2378156 has not shipped yet (still pending).", Written, true),
-    ("total price is 375", "The total cost for the booking is $375.", Written, true),
-    ("total price is 375", "You will have $125 remaining on the certificate.", Written, false),
-    ("Output of this snippet is `344`", "The output has changed from 344 to 345.", Written, true),
-    ("src/sqlfluff/rules/L060.py", "Let me examine the L060 rule file.", Written, false),
-    ("IFNULL", "It replaces IFNULL/NVL with COALESCE.", Written, true),
-    ("certificate_8998287", "You have a certificate with a balance of $500.", Written, false),
-    ("\"customer_id\": \"CUS-47215\"", "{\"customer_id\": \"CUS-47215\", \"tier\": 2}", Exact, true),
-    ("\"customer_id\": \"CUS-47215\"", "{\"customer_id\": \"CUS-472150\"}", Exact, false),
+    (
+        "refunds above $200 need approval",
+        "SELECT * FROM refunds LIMIT 200",
+        Written,
+        false,
+    ),
+    (
+        "refunds above $200 need approval",
+        "Policy: refunds over $200 require manager approval.",
+        Written,
+        true,
+    ),
+    (
+        "edited src/app3/billing.py",
+        "Let me read src/app3/billing.py first.",
+        Written,
+        false,
+    ),
+    (
+        "Applied edit to src/app3/billing.py",
+        "I edited src/app3/billing.py to drop the double discount.",
+        Written,
+        true,
+    ),
+    (
+        "Created ticket TCK-1459",
+        "Following up on TCK-1459.",
+        Written,
+        false,
+    ),
+    (
+        "Created ticket TCK-1459",
+        "Ticket TCK-1459 was created for the warehouse.",
+        Written,
+        true,
+    ),
+    (
+        "AssertionError: assert 4719 == 4718",
+        "The assertion failed: it got 4719 where 4718 was expected.",
+        Written,
+        true,
+    ),
+    (
+        "AssertionError: assert 4719 == 4718",
+        "The test failed with an off-by-one assertion.",
+        Written,
+        false,
+    ),
+    (
+        "offer a replacement instead of a refund",
+        "Offer the customer a replacement rather than a refund.",
+        Written,
+        true,
+    ),
+    (
+        "offer a replacement instead of a refund",
+        "The customer asked for a refund.",
+        Written,
+        false,
+    ),
+    (
+        "order #W2378156 is pending",
+        "The order W2378156 has not shipped yet (still pending).",
+        Written,
+        true,
+    ),
+    (
+        "total price is 375",
+        "The total cost for the booking is $375.",
+        Written,
+        true,
+    ),
+    (
+        "total price is 375",
+        "You will have $125 remaining on the certificate.",
+        Written,
+        false,
+    ),
+    (
+        "Output of this snippet is `344`",
+        "The output has changed from 344 to 345.",
+        Written,
+        true,
+    ),
+    (
+        "src/sqlfluff/rules/L060.py",
+        "Let me examine the L060 rule file.",
+        Written,
+        false,
+    ),
+    (
+        "IFNULL",
+        "It replaces IFNULL/NVL with COALESCE.",
+        Written,
+        true,
+    ),
+    (
+        "certificate_8998287",
+        "You have a certificate with a balance of $500.",
+        Written,
+        false,
+    ),
+    (
+        "\"customer_id\": \"CUS-47215\"",
+        "{\"customer_id\": \"CUS-47215\", \"tier\": 2}",
+        Exact,
+        true,
+    ),
+    (
+        "\"customer_id\": \"CUS-47215\"",
+        "{\"customer_id\": \"CUS-472150\"}",
+        Exact,
+        false,
+    ),
 ];
 
 #[test]
@@ -69,11 +199,19 @@ fn hand_written_pairs() {
 /// A tool call's arguments are not prose: only the exact evidence counts there.
 #[test]
 fn tool_call_arguments_count_exactly() {
-    let call = Item::tool_call("c1", "edit", r#"{"path": "src/app3/billing.py", "old": "x"}"#);
+    let call = Item::tool_call(
+        "c1",
+        "edit",
+        r#"{"path": "src/app3/billing.py", "old": "x"}"#,
+    );
     assert_eq!(reading(&call), Exact);
     let evidence = "Applied edit to src/app3/billing.py";
     assert!(!holds(&call.searchable(), reading(&call), evidence));
-    assert!(holds(&call.searchable(), reading(&call), "src/app3/billing.py"));
+    assert!(holds(
+        &call.searchable(),
+        reading(&call),
+        "src/app3/billing.py"
+    ));
     for written in [
         Item::assistant("I edited src/app3/billing.py."),
         Item::Reasoning {
@@ -121,7 +259,11 @@ fn placeholders_hold_no_evidence() {
     assert_eq!(texts(&items[2]), [output]);
     assert!(held(&items[2], "397"));
     // A stub whose own count is the evidence: nothing of it counts.
-    let stub = Item::tool_result("c1", "lookup", "[compacted output of 'lookup': 397 chars, 4 lines; ref #1]");
+    let stub = Item::tool_result(
+        "c1",
+        "lookup",
+        "[compacted output of 'lookup': 397 chars, 4 lines; ref #1]",
+    );
     assert!(texts(&stub).is_empty() || texts(&stub).iter().all(|t| t.len() <= 1));
     assert!(!held(&stub, "397"));
     let placeholder = Item::observation("bash", "Old environment output: (2 lines omitted)");
@@ -132,7 +274,10 @@ fn placeholders_hold_no_evidence() {
         "lookup",
         "user mia_kim_4397\nbalance 39\n[... 30 chars elided; ref #2 ...]\nline 4718",
     );
-    assert_eq!(texts(&truncated), ["user mia_kim_4397\nbalance ", "line 4718"]);
+    assert_eq!(
+        texts(&truncated),
+        ["user mia_kim_4397\nbalance ", "line 4718"]
+    );
     assert!(held(&truncated, "mia_kim_4397") && held(&truncated, "4718"));
     assert!(!held(&truncated, "39") && !held(&truncated, "30") && !held(&truncated, "ref"));
     // An observation has no call id: its recording is the first observation that starts with its first line.
@@ -172,19 +317,34 @@ fn the_task_gives_what_it_or_the_first_user_message_says() {
     let task = TaskText::new(&ep);
     assert!(task.gives(&finding(&["TimeDelta"])));
     assert!(task.gives(&finding(&["td_field", "344"])));
-    assert!(!task.gives(&finding(&["td_field", "4719"])), "4719 is only in a later message");
+    assert!(
+        !task.gives(&finding(&["td_field", "4719"])),
+        "4719 is only in a later message"
+    );
     assert!(!task.gives(&finding(&["timedelta"])) || task.gives(&finding(&["TimeDelta"])));
-    assert!(!task.gives(&finding(&["refunds above $200 need approval"])), "the system prompt is not the task");
+    assert!(
+        !task.gives(&finding(&["refunds above $200 need approval"])),
+        "the system prompt is not the task"
+    );
     assert!(!task.gives(&finding(&["34"])), "inside a longer number");
     assert!(!task.gives(&finding(&[])));
-    assert_eq!(from_task(&ep, &finding(&["TimeDelta"])), true);
+    assert!(from_task(&ep, &finding(&["TimeDelta"])));
 }
 
 #[test]
 fn identifying_tokens_are_what_names_the_fact() {
-    assert_eq!(identifying_tokens("AssertionError: assert 4,719 == 4718"), ["4719", "4718"]);
-    assert_eq!(identifying_tokens("MAX_RETRIES = 37"), ["max_retries", "37"]);
-    assert_eq!(identifying_tokens("Applied edit to src/app/parse.py"), ["src/app/parse.py"]);
+    assert_eq!(
+        identifying_tokens("AssertionError: assert 4,719 == 4718"),
+        ["4719", "4718"]
+    );
+    assert_eq!(
+        identifying_tokens("MAX_RETRIES = 37"),
+        ["max_retries", "37"]
+    );
+    assert_eq!(
+        identifying_tokens("Applied edit to src/app/parse.py"),
+        ["src/app/parse.py"]
+    );
     assert_eq!(
         identifying_tokens("the error code was 'E_QUOTA' on parseDate"),
         ["e_quota", "parsedate"]
