@@ -311,22 +311,20 @@ fn split(text: &str) -> (Spans, Spans) {
 
 /// Whether a word of an evidence string identifies something (see the module docs).
 fn identifying(word: &str) -> bool {
-    if GENERIC_EXCEPTIONS.contains(&word) {
-        return false;
-    }
     let inner = |c: char| word.trim_matches(c).contains(c);
     let capitals = word.chars().filter(char::is_ascii_uppercase).count();
     let camel = word
         .chars()
         .zip(word.chars().skip(1))
         .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
-    word.chars().any(|c| c.is_ascii_digit())
+    let shaped = word.chars().any(|c| c.is_ascii_digit())
         || word.contains('_')
         || word.contains('/')
         || inner('.')
         || inner(':')
         || capitals >= 2
-        || camel
+        || camel;
+    shaped && !GENERIC_EXCEPTIONS.contains(&word)
 }
 
 /// Whether `text` (raw), read as `reading`, holds the evidence string `evidence` by the rule above.
@@ -504,6 +502,13 @@ impl TaskText {
     pub fn gives(&self, finding: &Finding) -> bool {
         !finding.evidence.is_empty()
             && finding.evidence.iter().all(|e| {
+                // Most findings are not the task's: a text without the evidence's longest piece cannot hold it.
+                let c = canon(e);
+                let piece = pieces(&c.lower).into_iter().max_by_key(|p| p.len());
+                let maybe = |t: &Canon| piece.is_none_or(|p| t.lower.contains(p));
+                if !self.texts.iter().any(maybe) {
+                    return false;
+                }
                 let n = Needle::new(e);
                 self.texts.iter().any(|t| n.exact_in(t))
             })

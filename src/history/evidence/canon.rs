@@ -17,15 +17,59 @@ pub struct Canon {
 /// (`NAME = value`, `NAME=value` and `NAME is value` are all `NAME=value`).
 #[must_use]
 pub fn canon(text: &str) -> Canon {
-    let folded = fold_space(text);
-    let grouped = drop_thousands(&folded);
-    let cased = assignments(&grouped);
-    let lower = lower_same_length(&cased);
+    let mut cased = fold_space(text);
+    if let Some(grouped) = drop_thousands(&cased) {
+        cased = grouped;
+    }
+    let mut lower = lower_same_length(&cased);
+    // Most texts state no value: the pass that folds them runs only where one may be.
+    if memchr::memchr(b'=', lower.as_bytes()).is_some()
+        || memchr::memmem::find(lower.as_bytes(), b" is ").is_some()
+    {
+        cased = assignments(&cased);
+        lower = lower_same_length(&cased);
+    }
     Canon { cased, lower }
 }
 
+/// `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
+const ASCII_SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'\t' as usize] = true;
+    t[b'\n' as usize] = true;
+    t[0x0b] = true;
+    t[0x0c] = true;
+    t[b'\r' as usize] = true;
+    t[b' ' as usize] = true;
+    t
+};
+
 /// White space folded to single spaces, both ends trimmed, case kept.
 fn fold_space(text: &str) -> String {
+    if text.is_ascii() {
+        // Every byte is written, and the write position advances unless the byte is a space that follows a
+        // space (or starts the text).
+        let mut out = text.as_bytes().to_vec();
+        let mut len = 0;
+        let mut after_space = true;
+        for i in 0..out.len() {
+            let b = out[i];
+            let space = ASCII_SPACE[usize::from(b)];
+            out[len] = if space { b' ' } else { b };
+            len += usize::from(!(space && after_space));
+            after_space = space;
+        }
+        if after_space && len > 0 {
+            len -= 1;
+        }
+        out.truncate(len);
+        return String::from_utf8(out).expect("ASCII stays ASCII");
+    }
+    fold_chars(text)
+}
+
+/// [`fold_space`] on any text.
+fn fold_chars(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending = false;
     for c in text.chars() {
@@ -42,11 +86,15 @@ fn fold_space(text: &str) -> String {
     out
 }
 
-/// `text` with the commas of numbers written with thousands separators removed.
-fn drop_thousands(text: &str) -> String {
+/// `text` with the commas of numbers written with thousands separators removed; `None` when it has none.
+fn drop_thousands(text: &str) -> Option<String> {
     let b = text.as_bytes();
-    if !b.contains(&b',') {
-        return text.to_owned();
+    // A separator is a comma between digits: most texts' commas are not.
+    let mut commas = memchr::memchr_iter(b',', b);
+    if !commas
+        .any(|i| i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+    {
+        return None;
     }
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
     let mut out = Vec::with_capacity(b.len());
@@ -83,7 +131,7 @@ fn drop_thousands(text: &str) -> String {
         i = if groups > 0 && !list { end } else { j };
     }
     // Only ASCII commas were removed, between ASCII digits: still UTF-8.
-    String::from_utf8(out).expect("removing ASCII commas keeps UTF-8")
+    Some(String::from_utf8(out).expect("removing ASCII commas keeps UTF-8"))
 }
 
 /// `NAME = value` and `NAME is value` as `NAME=value`: a lone `=` (not part of `==`, `!=`, `<=`, `>=`, `=>`,
@@ -195,17 +243,29 @@ const GENERIC_WORDS: [&str; 8] = [
     "warning",
 ];
 
+/// The words that are never content words, lower case: function words, generic words, generic exception names.
+static NOT_CONTENT: std::sync::LazyLock<std::collections::HashSet<String>> =
+    std::sync::LazyLock::new(|| {
+        FUNCTION_WORDS
+            .iter()
+            .chain(&GENERIC_WORDS)
+            .map(|w| (*w).to_owned())
+            .chain(
+                crate::history::findings::GENERIC_EXCEPTIONS
+                    .iter()
+                    .map(|e| e.to_ascii_lowercase()),
+            )
+            .collect()
+    });
+
 /// Whether `word` (lower case) is a content word: four letters or more, all letters, not a function word, not
 /// a generic word.
 #[must_use]
 pub fn content_word(word: &str) -> bool {
-    word.chars().count() >= 4
+    word.len() >= 4
         && word.chars().all(char::is_alphabetic)
-        && !FUNCTION_WORDS.contains(&word)
-        && !GENERIC_WORDS.contains(&word)
-        && !crate::history::findings::GENERIC_EXCEPTIONS
-            .iter()
-            .any(|e| e.eq_ignore_ascii_case(word))
+        && word.chars().count() >= 4
+        && !NOT_CONTENT.contains(word)
 }
 
 /// Suffixes [`stem`] strips, longest first among those that end alike.
