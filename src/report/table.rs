@@ -149,11 +149,10 @@ fn ci(v: &serde_json::Value) -> String {
 
 /// A share with its interval: `63.2% [61.0%, 65.4%]`.
 fn with_ci(s: &StrategyMetrics, field: &str) -> String {
-    format!(
-        "{} {}",
-        pct(s.number(field)),
-        ci(s.get(&format!("{field}_ci95")))
-    )
+    match s.number(field) {
+        Some(v) => format!("{} {}", pct(Some(v)), ci(s.get(&format!("{field}_ci95")))),
+        None => pct(None),
+    }
 }
 
 /// One sentence per strategy on what it does where it acts, from the acted-on figures.
@@ -262,6 +261,13 @@ fn origins(run: &RunReport) -> Table {
              leaves them out (pooled over pairs, they add nothing; episodes.csv shows their figure as empty, \
              not 100%)."
         );
+    }
+    if run
+        .strategies
+        .first()
+        .is_some_and(|s| s.count("needs_task") == 0)
+    {
+        note.push_str(" No finding of these episodes is task-given.");
     }
     Table {
         title: "Found and task-given findings".into(),
