@@ -204,7 +204,7 @@ fn run_prints_a_table_where_strategies_differ() {
         "an empty f64 sum leaked a negative zero"
     );
     let summary: serde_json::Value = serde_json::from_str(&summary_text).unwrap();
-    assert_eq!(summary["version"], 2);
+    assert_eq!(summary["version"], 3);
     assert_eq!(summary["complete"], true);
     assert_eq!(summary["dataset"]["episodes"], 6);
     assert_eq!(summary["dataset"]["sha256"].as_str().unwrap().len(), 64);
