@@ -10,8 +10,8 @@
 //!    - a number of at least three digits: a *recall* finding;
 //!    - an identifier of at least six characters with a `_` or mixed case: a *recall* finding.
 //! 3. **Noise left out.** Line and column numbers (a number after `:` or after `line`, or a file view's line
-//!    prefix such as `1475:`, `41|`, `42│`, `42→` or `42` and a tab), dotted leaders (`isort....Passed`),
-//!    version strings (two dots or more, or right after a `v`), CSS colours
+//!    prefix such as `1475:`, `41|`, `42│`, `42→` or `42` and a tab), dotted leaders of status lines
+//!    (`isort....Passed`), version strings (two dots or more, or right after a `v`), CSS colours
 //!    (`color: #888`), one-letter expressions (`a/b`), interpreter lines (`#!/usr/bin/env`), closing tags
 //!    (`</div>`), MIME types (`text/html`), generic exception names (`ValueError`, `TypeError`…), dunder names
 //!    (`__init__`), the agent's own tool names, and JSON keys (a word written as `"word":` wherever this text
