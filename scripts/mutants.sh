@@ -25,6 +25,7 @@ files=(
     -f src/metrics/tokens.rs -f src/metrics/token_share.rs -f src/metrics/judge.rs
     -f src/llm/pricing.rs
     -f src/history/evidence.rs
+    -f src/history/evidence/canon.rs
     -f src/replay/evidence.rs
 )
 exclude=()

@@ -10,14 +10,17 @@
 //!    - a number of at least three digits: a *recall* finding;
 //!    - an identifier of at least six characters with a `_` or mixed case: a *recall* finding.
 //! 3. **Noise left out.** Line and column numbers (a number after `:` or after `line`, or a file view's line
-//!    prefix such as `1475:` or `41|`), version strings (two dots or more, or right after a `v`), CSS colours
+//!    prefix such as `1475:`, `41|`, `42│`, `42→` or `42` and a tab), dotted leaders of status lines
+//!    (`isort....Passed`), version strings (two dots or more, or right after a `v`), CSS colours
 //!    (`color: #888`), one-letter expressions (`a/b`), interpreter lines (`#!/usr/bin/env`), closing tags
 //!    (`</div>`), MIME types (`text/html`), generic exception names (`ValueError`, `TypeError`…), dunder names
 //!    (`__init__`), the agent's own tool names, and JSON keys (a word written as `"word":` wherever this text
 //!    has it). A leading `./` is not part of a path (`./App.css` is `App.css`).
 //! 4. **Needed later.** A candidate is a finding when the text that introduced it is the first to hold it and a
 //!    later assistant turn (its text or its tool calls' arguments) uses it again. Its *need points* are the
-//!    first items of those turns; it is labelled `from_task` when the task introduced it.
+//!    first items of those turns; it is labelled `from_task` when the task introduced it. A tool output's
+//!    candidate that the task (its text or first user message) already holds is not one: the agent did not
+//!    find it there. Nor is a candidate the replay would not find in its own text (`history::evidence`).
 //! 5. At most [`MAX_FINDINGS`] per episode, in order of first appearance.
 //!
 //! ## Probes
@@ -29,6 +32,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::history::evidence::{canon, Needle, TaskText};
 use crate::history::{turn_end, Episode, Finding, FindingKind, Item, Probe, Role};
 
 /// The most findings extracted from one episode.
@@ -151,7 +155,8 @@ fn words(text: &str) -> Vec<Word<'_>> {
 
 /// The kind of finding the word at `at` of `text` would be, if it is a candidate at all.
 fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
-    if word.len() > 160 {
+    // A dotted leader (`isort....Passed`, a lint or test runner's status line) names no fact.
+    if word.len() > 160 || word.contains("...") {
         return None;
     }
     if word.starts_with("http://") || word.starts_with("https://") {
@@ -179,12 +184,13 @@ fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | ':'))
     {
         let after = &text[at + word.len()..];
-        // A file view's line prefix (`1475:` in SWE-agent, `41|` in OpenHands) or a position in a message.
+        // A file view's line prefix (`1475:` in SWE-agent, `41|` in OpenHands, `  42│` in aider, `42\t` of
+        // `cat -n`, `  42→` in Claude Code) or a position in a message.
         let line_prefix = before
             .rsplit('\n')
             .next()
             .is_some_and(|l| l.trim().is_empty())
-            && after.starts_with([':', '|']);
+            && after.starts_with([':', '|', '\t', '│', '→']);
         let position = line_prefix
             || before.ends_with(':')
             || before.trim_end().to_ascii_lowercase().ends_with("line")
@@ -304,6 +310,7 @@ fn unique(texts: &[&str], left: &str, right: &str, word: &str) -> bool {
 pub fn extract(ep: &mut Episode) {
     let items = &ep.items;
     let task = items.iter().position(|i| i.is_role(Role::User));
+    let task_text = TaskText::new(ep);
     let texts: Vec<String> = items.iter().map(Item::searchable_text).collect();
     let tokenized: Vec<Vec<Word<'_>>> = texts.iter().map(|t| words(t)).collect();
     // Where each word first appears, and the assistant turns that use it (by the turn's first item).
@@ -346,6 +353,7 @@ pub fn extract(ep: &mut Episode) {
             continue;
         }
         let text = &texts[i];
+        let mut canonical = None;
         for &(at, w) in ws {
             if findings.len() >= MAX_FINDINGS {
                 break 'items;
@@ -357,23 +365,32 @@ pub fn extract(ep: &mut Episode) {
                 .get(w)
                 .map(|turns| turns.iter().copied().filter(|&t| t > i).collect())
                 .unwrap_or_default();
+            let finding = Finding {
+                id: format!("auto{}", findings.len() + 1),
+                text: String::new(),
+                evidence: vec![w.to_owned()],
+                introduced_at: i,
+                kind,
+                needed_at,
+                from_task,
+            };
+            // A tool output's word the task already holds (as the replay reads it) was not found there; a word
+            // the replay would not find in its own text (inside a longer number) is no evidence.
             if first_seen.get(w) != Some(&i)
-                || needed_at.is_empty()
+                || finding.needed_at.is_empty()
                 || only_a_key(text, w)
+                || (!from_task && task_text.gives(&finding))
+                || !Needle::new(w).exact_in(canonical.get_or_insert_with(|| canon(text)))
                 || !taken.insert(w)
             {
                 continue;
             }
             let n = findings.len() + 1;
             let source = source_of(&items[i], from_task);
+            let needed_at = finding.needed_at.clone();
             findings.push(Finding {
-                id: format!("auto{n}"),
                 text: format!("{source} named '{w}'"),
-                evidence: vec![w.to_owned()],
-                introduced_at: i,
-                kind,
-                needed_at: needed_at.clone(),
-                from_task,
+                ..finding
             });
             // Asked where it is needed last: the call point before that turn.
             let last_need = needed_at[needed_at.len() - 1];
@@ -515,6 +532,40 @@ mod tests {
                 ("base_unit", FindingKind::Recall),
                 ("run_checks", FindingKind::Recall),
                 ("App.css", FindingKind::Artifact),
+            ]
+        );
+    }
+
+    #[test]
+    fn line_numbers_leaders_and_what_the_task_holds_are_not_found() {
+        let view = "   1→import os\n  120→def run_checks(path):\n  121\tvalue = 4719\n  122│ MAX_TOTAL = 8088\n\
+                    isort....................................................................Passed\n\
+                    flake8..................Failed\n\
+                    total 1,234 rows for src/app/billing.py";
+        let ep = episode(vec![
+            Item::user("fix src/app/billing.py so that MAX_TOTAL holds"),
+            Item::tool_call("1", "view", "{}"),
+            Item::tool_result("1", "view", view),
+            Item::assistant(
+                "120, 121, 122 and 1 are lines; run_checks, 4719, 8088, isort....Passed, flake8..Failed, 234, \
+                 MAX_TOTAL and src/app/billing.py matter",
+            ),
+        ]);
+        // The task's path and identifier are the task's (labelled so); the output's copy of them is no find;
+        // 234 is inside 1,234; the line numbers and the status lines are noise.
+        let got: Vec<(&str, bool)> = ep
+            .findings
+            .iter()
+            .map(|f| (f.evidence[0].as_str(), f.from_task))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("src/app/billing.py", true),
+                ("MAX_TOTAL", true),
+                ("run_checks", false),
+                ("4719", false),
+                ("8088", false),
             ]
         );
     }

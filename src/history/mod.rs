@@ -375,8 +375,9 @@ impl FindingKind {
 
 /// A key fact the agent learned and needs later.
 ///
-/// A finding is *retained* in a request when each of its evidence strings occurs in a text (an item or an
-/// instruction) of the request, compared case-insensitively with white space folded.
+/// A finding is *retained* in a request when each of its evidence strings is in a text (an item or an
+/// instruction) of the request, by the rule of [`evidence`]: on token boundaries, in canonical form, or in a
+/// model's own words by its identifying tokens and content words.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
@@ -395,7 +396,9 @@ pub struct Finding {
     /// need is checked at the call point just before each; a finding without any is needed at the end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needed_at: Vec<usize>,
-    /// Whether the task statement, not the agent's work, introduced it.
+    /// Whether the task states it, as automatic findings label it. Informative only: the metrics decide where
+    /// a finding came from by its evidence ([`evidence::TaskText`]: in the task or the first user message),
+    /// whatever this says, and automatic findings agree with that by construction.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_task: bool,
 }

@@ -217,14 +217,17 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             _ => {}
         }
     }
-    // Normalized item texts, each computed when a check first needs it: evidence usually sits in the item
-    // that introduces its finding, so the search runs backwards from there and most items are never read.
-    let mut normalized: Vec<Option<String>> = vec![None; ep.items.len()];
-    let mut occurs_up_to = |needle: &str, last: usize| {
+    // Item texts in canonical form, each computed when a check first needs it: evidence usually sits in the
+    // item that introduces its finding, so the search runs backwards from there and most items are never read.
+    // Evidence occurs where the replay would find it exactly (`history::evidence`).
+    let mut canonical: Vec<Option<super::evidence::Canon>> = vec![None; ep.items.len()];
+    let mut occurs_up_to = |evidence: &str, last: usize| {
+        let needle = super::evidence::Needle::new(evidence);
         (0..=last).rev().any(|i| {
-            normalized[i]
-                .get_or_insert_with(|| normalize(&ep.items[i].searchable_text()))
-                .contains(needle)
+            needle.exact_in(
+                canonical[i]
+                    .get_or_insert_with(|| super::evidence::canon(&ep.items[i].searchable())),
+            )
         })
     };
     let mut finding_ids = HashSet::new();
@@ -268,17 +271,17 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             );
         }
         for (e, evidence) in finding.evidence.iter().enumerate() {
-            let needle = normalize(evidence);
-            if needle.is_empty() {
+            if normalize(evidence).is_empty() {
                 issue(
                     format!("findings[{f}].evidence[{e}]"),
                     "evidence string is blank".into(),
                 );
-            } else if !occurs_up_to(&needle, finding.introduced_at) {
+            } else if !occurs_up_to(evidence, finding.introduced_at) {
                 issue(
                     format!("findings[{f}].evidence[{e}]"),
                     format!(
-                        "evidence '{evidence}' does not occur in any item at or before index {}",
+                        "evidence '{evidence}' does not occur in any item at or before index {} (as the replay \
+                         looks for it: on token boundaries, with its identifiers' case)",
                         finding.introduced_at
                     ),
                 );

@@ -7,23 +7,31 @@ use serde_json::Value;
 
 use super::{needs, Agg, Column, EpisodeView, Field, Metric, Unit};
 
-/// Input tokens, the baseline's, cost with the cache, the baseline's, needs and needs retained of an episode
-/// under a strategy: the sums behind savings, cost saved and retention at need (here over the episodes acted
-/// on, in [`super::intervals`] per bootstrap replicate).
-pub(super) fn sums(v: &EpisodeView<'_>) -> [Value; 6] {
+/// The number of values [`sums`] gives.
+pub(super) const SUMS: usize = 10;
+
+/// Input tokens, the baseline's, cost with the cache, the baseline's, then the retention counts
+/// ([`needs::NeedCounts::values`]: found needs and retained, first needs and retained, task-given needs and
+/// retained) of an episode under a strategy: the sums behind savings, cost saved and the retention figures
+/// (here over the episodes acted on, in [`super::intervals`] per bootstrap replicate).
+pub(super) fn sums(v: &EpisodeView<'_>) -> [Value; SUMS] {
     let input =
         |r: &crate::replay::EpisodeReplay| r.steps.iter().map(|s| s.tokens_sent).sum::<usize>();
     let cost =
         |r: &crate::replay::EpisodeReplay| super::maybe(v.context.prices.episode_cost(&r.steps));
-    let rows = needs::ledger(v.episode, &v.replay.steps);
-    let retained = rows.iter().filter(|r| r.retained).count();
+    let counts = needs::NeedCounts::of(&needs::ledger(v.episode, &v.replay.steps)).values();
+    let [a, b, c, d, e, f] = counts;
     [
         Value::from(input(v.replay)),
         Value::from(input(v.baseline)),
         cost(v.replay),
         cost(v.baseline),
-        Value::from(rows.len()),
-        Value::from(retained),
+        a,
+        b,
+        c,
+        d,
+        e,
+        f,
     ]
 }
 
@@ -39,15 +47,14 @@ impl Metric for Acted {
         )]
     }
 
-    /// The flag, then — when it acted, else zeros — input tokens, the baseline's, cost, the baseline's,
-    /// needs and needs retained.
+    /// The flag, then — when it acted, else zeros — the [`sums`].
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
         let acted = v.replay.steps.iter().any(|s| s.changed);
         out.push(Value::Bool(acted));
         if acted {
             out.extend(sums(v));
         } else {
-            out.extend([0, 0, 0, 0, 0, 0].map(Value::from));
+            out.extend([0; SUMS].map(Value::from));
         }
     }
 
@@ -74,8 +81,20 @@ impl Metric for Acted {
             Field::new(
                 "retention_at_need_acted",
                 Unit::Share,
-                "Retention at need over the episodes the strategy acted on.",
+                "Retention at need (found findings) over the episodes the strategy acted on.",
                 Agg::Ratio(6, 5),
+            ),
+            Field::new(
+                "retention_first_need_acted",
+                Unit::Share,
+                "Retention at the first need over the episodes the strategy acted on.",
+                Agg::Ratio(8, 7),
+            ),
+            Field::new(
+                "retention_at_need_task_acted",
+                Unit::Share,
+                "Retention at need of task-given findings over the episodes the strategy acted on.",
+                Agg::Ratio(10, 9),
             ),
         ]
     }

@@ -16,8 +16,9 @@
 //! | 7 | observation "ok" | 5 |
 //! | 8 | assistant "done" (call point 3; the agent stopped after it) | 5 |
 //!
-//! A request is its items plus 3 tokens of reply priming; a turn's output is its tokens less 3. One finding,
-//! "zebra", introduced by item 3 and needed at item 6; one probe, "What was found?", asked after item 5.
+//! A request is its items plus 3 tokens of reply priming; a turn's output is its tokens less 3. Two findings:
+//! "zebra", found in item 3 and needed at items 4 and 6, and "go", which the task gives (the first user
+//! message), needed at items 4 and 8; one probe, "What was found?", asked after item 5.
 //! Prices: $1 per input token, $0.50 per cached token, $2 per output token, no minimum prefix.
 
 use std::sync::Arc;
@@ -46,15 +47,26 @@ fn episode() -> Episode {
             Item::assistant("done"),
         ],
         stopped: true,
-        findings: vec![Finding {
-            id: "f1".into(),
-            text: "a zebra was found".into(),
-            evidence: vec!["zebra".into()],
-            introduced_at: 3,
-            needed_at: vec![6],
-            kind: FindingKind::Recall,
-            ..Finding::default()
-        }],
+        findings: vec![
+            Finding {
+                id: "f1".into(),
+                text: "a zebra was found".into(),
+                evidence: vec!["zebra".into()],
+                introduced_at: 3,
+                needed_at: vec![4, 6],
+                kind: FindingKind::Recall,
+                ..Finding::default()
+            },
+            Finding {
+                id: "f2".into(),
+                text: "the task says go".into(),
+                evidence: vec!["go".into()],
+                introduced_at: 1,
+                needed_at: vec![4, 8],
+                kind: FindingKind::Decision,
+                ..Finding::default()
+            },
+        ],
         probes: vec![Probe {
             id: "p1".into(),
             after_item: 5,
@@ -170,10 +182,18 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     close("cost_savings", 1.0 - 88.0 / 105.0);
     close("cost_usd_no_cache", 103.0);
     close("cost_savings_no_cache", 1.0 - 103.0 / 137.0);
-    // The finding is needed at item 6 (call point 2), where the window has dropped item 3: lost. At the
-    // last call point the agent's own "patch zebra" holds it: final retention 1.
-    assert_eq!(s.count("needs"), 1);
-    close("retention_at_need", 0.0);
+    // The found finding is needed at item 4 (call point 1), where the window still has item 3: kept; and at
+    // item 6 (call point 2), where the window has dropped item 3: lost. Retention at need 1/2; at its first
+    // need, 1/1. The task's finding is needed at call points 1 and 3, and the window keeps the first user
+    // message: 2/2, reported apart. At the last call point the agent's own "patch zebra" holds "zebra": final
+    // retention (over both findings) 2/2.
+    assert_eq!(s.count("needs"), 2);
+    close("retention_at_need", 0.5);
+    assert_eq!(s.count("first_needs"), 1);
+    close("retention_first_need", 1.0);
+    assert_eq!(s.count("needs_task"), 2);
+    close("retention_at_need_task", 1.0);
+    assert_eq!(s.count("episodes_without_found_needs"), 0);
     close("final_retention", 1.0);
     // The probe, asked at call point 2: the baseline's request has "zebra found" (the line with the
     // question's word "found"), the window's does not. One valid probe, not kept.
@@ -183,7 +203,9 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     // It acted (changed the request) on this one episode: the acted-on figures are the pooled ones.
     assert_eq!(s.count("episodes_acted"), 1);
     close("savings_acted", 1.0 - 85.0 / 119.0);
-    close("retention_at_need_acted", 0.0);
+    close("retention_at_need_acted", 0.5);
+    close("retention_first_need_acted", 1.0);
+    close("retention_at_need_task_acted", 1.0);
     // One episode: every replicate that draws it at all has the episode's own figures, so each interval is the
     // point itself.
     let ci = |field: &str| -> Vec<f64> {
@@ -197,7 +219,9 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     for (field, want) in [
         ("savings_ci95", 1.0 - 85.0 / 119.0),
         ("cost_savings_ci95", 1.0 - 88.0 / 105.0),
-        ("retention_at_need_ci95", 0.0),
+        ("retention_at_need_ci95", 0.5),
+        ("retention_first_need_ci95", 1.0),
+        ("retention_at_need_task_ci95", 1.0),
     ] {
         for got in ci(field) {
             assert!((got - want).abs() < 1e-12, "{field}: {got} against {want}");
@@ -223,28 +247,40 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     assert_eq!(values("tokens_sent"), [13.0, 25.0, 23.0, 24.0]);
     assert_eq!(values("cached_tokens"), [0.0, 10.0, 10.0, 10.0]);
     assert_eq!(values("cost_usd"), [17.0, 24.0, 24.0, 23.0]);
-    // Retention at each call point of the findings introduced before it: none yet, then the finding kept,
-    // dropped, and back in the agent's own words.
+    // Retention at each call point of the findings introduced before it: the task's alone, then both kept,
+    // "zebra" dropped, and back in the agent's own words.
     assert_eq!(
         rows.iter()
             .map(|r| r.values[column("retention")].as_f64())
             .collect::<Vec<_>>(),
-        [None, Some(1.0), Some(0.0), Some(1.0)]
+        [Some(1.0), Some(1.0), Some(0.5), Some(1.0)]
     );
-    // The ledger: lost at call point 2, dropped.
-    let row = result
+    // The ledger, in finding and need order: "zebra" kept at call point 1 (its first need), lost at call
+    // point 2 (dropped there); the task's "go" kept at call points 1 and 3.
+    let ledger: Vec<_> = result
         .ledger
         .iter()
-        .find(|r| r.strategy == "window")
-        .unwrap();
+        .filter(|r| r.strategy == "window")
+        .map(|r| {
+            (
+                r.finding.as_str(),
+                r.from_task,
+                r.need.ordinal,
+                r.need.step,
+                r.need.retained,
+                r.need.lost_at_step,
+                r.need.lost_by.as_deref(),
+            )
+        })
+        .collect();
     assert_eq!(
-        (
-            row.need.step,
-            row.need.retained,
-            row.need.lost_at_step,
-            row.need.lost_by.as_deref()
-        ),
-        (2, false, Some(2), Some("dropped"))
+        ledger,
+        [
+            ("f1", false, 1, 1, true, None, None),
+            ("f1", false, 2, 2, false, Some(2), Some("dropped")),
+            ("f2", true, 1, 1, true, None, None),
+            ("f2", true, 2, 3, true, None, None),
+        ]
     );
     // The baseline keeps everything.
     let base = {
@@ -255,6 +291,66 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     assert_eq!(base.number("retention_at_need"), Some(1.0));
     assert_eq!(base.number("probe_accuracy"), Some(1.0));
     assert_eq!(base.number("cost_usd"), Some(105.0));
+}
+
+/// A strategy that never changes a request reports so: `acted` is false in its episode row, `episodes_acted`
+/// is 0, and the figures over the episodes it acted on are null (there are none), not its pooled figures; the
+/// one that acts says true.
+#[test]
+fn a_strategy_that_never_acts_reports_so() {
+    let tok = Tokenizer::shared_default().unwrap();
+    let ep = episode();
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+    let replayer = Replayer::new(Arc::clone(&tok), &llm, 128_000);
+    let window = |n: usize| {
+        StrategyConfig::SlidingWindow(SlidingWindowConfig {
+            max_items: Some(n),
+            ..SlidingWindowConfig::default()
+        })
+    };
+    let strategies = [
+        NamedStrategy::new("none", StrategyConfig::None),
+        NamedStrategy::new("idle", window(100)),
+        NamedStrategy::new("window", window(2)),
+    ];
+    let out = replayer.replay_all(&ep, &strategies).unwrap();
+    let context = Context {
+        prices: Prices::default(),
+        context_window: 128_000,
+    };
+    let catalog = Catalog::standard();
+    let result = catalog.episode_result(&ep, &out, &out[0], &context);
+    let acted = catalog
+        .episode_columns()
+        .position(|c| c.name == "acted")
+        .unwrap();
+    let flags: Vec<Option<bool>> = result
+        .strategies
+        .iter()
+        .map(|m| catalog.episode_row(m).nth(acted).unwrap().as_bool())
+        .collect();
+    assert_eq!(flags, [Some(false), Some(false), Some(true)]);
+    let figures = |i: usize| {
+        let mut t = catalog.totals();
+        t.add(&result.strategies[i], &result.baseline);
+        catalog.strategy(&out[i].strategy, &t)
+    };
+    let idle = figures(1);
+    assert_eq!(idle.count("episodes_acted"), 0);
+    for field in [
+        "savings_acted",
+        "cost_savings_acted",
+        "retention_at_need_acted",
+        "retention_first_need_acted",
+        "retention_at_need_task_acted",
+    ] {
+        assert!(idle.get(field).is_null(), "{field}: {}", idle.get(field));
+    }
+    // Its pooled figures are the baseline's.
+    assert_eq!(idle.number("savings"), Some(0.0));
+    assert_eq!(idle.number("retention_at_need"), Some(1.0));
+    assert_eq!(figures(2).count("episodes_acted"), 1);
+    assert_eq!(figures(0).count("episodes_acted"), 0);
 }
 
 /// The published schema, pinned: episodes.csv's columns and summary.json's fields, in order. A metric that
@@ -291,6 +387,9 @@ fn the_published_columns_and_fields_are_pinned() {
             "retention_continuation",
             "needs",
             "retention_at_need",
+            "retention_first_need",
+            "needs_task",
+            "retention_at_need_task",
             "retention_at_need_recall",
             "retention_at_need_artifact",
             "retention_at_need_decision",
@@ -334,15 +433,24 @@ fn the_published_columns_and_fields_are_pinned() {
             "retention_by_kind",
             "needs",
             "retention_at_need",
+            "first_needs",
+            "retention_first_need",
+            "needs_task",
+            "retention_at_need_task",
+            "episodes_without_found_needs",
             "retention_at_need_by_kind",
             "lost_by",
             "episodes_acted",
             "savings_acted",
             "cost_savings_acted",
             "retention_at_need_acted",
+            "retention_first_need_acted",
+            "retention_at_need_task_acted",
             "savings_ci95",
             "cost_savings_ci95",
             "retention_at_need_ci95",
+            "retention_first_need_ci95",
+            "retention_at_need_task_ci95",
             "probes",
             "probe_accuracy",
             "probes_valid",

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{acted, bootstrap, Agg, Column, EpisodeView, Field, Metric, StrategyTotals, Unit};
 
-/// Intervals of savings, cost saving and retention at need.
+/// Intervals of savings, cost saving and the retention figures.
 pub struct Intervals;
 
 impl Metric for Intervals {
@@ -14,8 +14,7 @@ impl Metric for Intervals {
         Vec::new()
     }
 
-    /// Input tokens, the baseline's, cost, the baseline's, needs and needs retained: the sums the replicates
-    /// keep.
+    /// The sums the replicates keep ([`acted::sums`]).
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
         out.extend(acted::sums(v));
     }
@@ -40,6 +39,18 @@ impl Metric for Intervals {
                 "95% paired-bootstrap interval of retention at need.",
                 Agg::Ci95(Box::new(RETENTION)),
             ),
+            Field::new(
+                "retention_first_need_ci95",
+                Unit::Share,
+                "95% paired-bootstrap interval of retention at the first need.",
+                Agg::Ci95(Box::new(FIRST_NEED)),
+            ),
+            Field::new(
+                "retention_at_need_task_ci95",
+                Unit::Share,
+                "95% paired-bootstrap interval of the task-given findings' retention at need.",
+                Agg::Ci95(Box::new(TASK)),
+            ),
         ]
     }
 }
@@ -47,6 +58,8 @@ impl Metric for Intervals {
 const SAVINGS: Agg = Agg::Saving(0, 1);
 const COST_SAVINGS: Agg = Agg::FloatSaving(2, 3);
 const RETENTION: Agg = Agg::Ratio(5, 4);
+const FIRST_NEED: Agg = Agg::Ratio(7, 6);
+const TASK: Agg = Agg::Ratio(9, 8);
 
 /// The paired difference of two strategies, `b` − `a`, on the same resampled episodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

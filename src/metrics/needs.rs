@@ -2,12 +2,22 @@
 //! points where the agent needs it, and, where it is not, when it left the request and by what.
 //!
 //! ## Definitions
+//! - A finding is **task-given** (`from_task`) when the task states it: each of its evidence strings is in the
+//!   episode's `task` or its first user message ([`crate::history::evidence::TaskText`]); every other finding
+//!   the agent **found** (in a tool output, an observation, an earlier turn).
 //! - A finding's **need points** are its `needed_at` items; each is checked at the call point just before it
 //!   (the last call point at or before the item that comes after the finding was introduced). A finding with
-//!   no need points is needed at the episode's last call point. Needs that fall on one call point count once.
-//! - **retention_at_need** = (finding, need) pairs whose finding is present in the request as sent at the
-//!   need's call point / all pairs. The baseline's is 100% whenever the evidence is in the items (it never
-//!   removes anything); a pair whose evidence never was in a request is reported as lost `never_present`.
+//!   no need points is needed at the episode's last call point. Needs that fall on one call point count once;
+//!   the **first need** is the earliest call point checked, where the agent first uses the fact, before it
+//!   could have restated it.
+//! - **retention_at_need** = (found finding, need) pairs whose finding is present in the request as sent at
+//!   the need's call point / all such pairs; **retention_first_need** = found findings present at their first
+//!   need / found findings with a need; **retention_at_need_task** = the same as retention at need over
+//!   task-given findings (a strategy can drop the task). Pooled over a dataset, each is a ratio of sums: an
+//!   episode with no found finding needed at a call point adds nothing to the headline (it is neither 100% nor
+//!   0%; its own figure is null) and is counted in `episodes_without_found_needs`. The baseline's retention is
+//!   100% whenever the evidence is in the items; a pair whose evidence never was in a request is lost
+//!   `never_present`.
 //! - A lost pair's **lost_at_step** is the last call point, up to the need, at which the finding was in the
 //!   request handed to the strategy and not in the request it sent; **lost_by** is what the strategy reported
 //!   doing there: `masked`, `truncated`, `dropped`, `summarized` (joined with `+` when it did several), or
@@ -17,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{maybe, ratio, Agg, Column, EpisodeView, Field, Metric, Unit};
+use crate::history::evidence::TaskText;
 use crate::history::{Episode, FindingKind};
 use crate::replay::StepRecord;
 
@@ -36,6 +47,10 @@ pub const CAUSES: [&str; 7] = [
 pub struct NeedRow {
     /// The finding's index in the episode.
     pub finding: usize,
+    /// Whether the task gives the finding (else the agent found it).
+    pub from_task: bool,
+    /// Which need of the finding this is: 1 for its first, 2 for the next… (the `need` column).
+    pub ordinal: usize,
     /// The item the need is at (`None`: the finding has no need points; it is checked at the last call point).
     pub needed_at: Option<usize>,
     /// The call point it is checked at.
@@ -77,13 +92,15 @@ fn cause(step: &StepRecord) -> String {
     }
 }
 
-/// The (finding, need) pairs of `episode` replayed as `steps`, in finding order, with what became of each.
+/// The (finding, need) pairs of `episode` replayed as `steps`, in finding order and, per finding, in need
+/// order, with what became of each.
 #[must_use]
 pub fn ledger(episode: &Episode, steps: &[StepRecord]) -> Vec<NeedRow> {
     let mut rows = Vec::new();
     let Some(last) = steps.len().checked_sub(1) else {
         return rows;
     };
+    let task = TaskText::new(episode);
     for (f, finding) in episode.findings.iter().enumerate() {
         let mut checked: Vec<(Option<usize>, usize)> = if finding.needed_at.is_empty() {
             (steps[last].item_index > finding.introduced_at)
@@ -99,7 +116,8 @@ pub fn ledger(episode: &Episode, steps: &[StepRecord]) -> Vec<NeedRow> {
         };
         checked.sort_by_key(|c| c.1);
         checked.dedup_by_key(|c| c.1);
-        for (needed_at, step) in checked {
+        let from_task = task.gives(finding);
+        for (n, (needed_at, step)) in checked.into_iter().enumerate() {
             let retained = steps[step].present.contains(f);
             let lost_at_step = (!retained)
                 .then(|| {
@@ -110,6 +128,8 @@ pub fn ledger(episode: &Episode, steps: &[StepRecord]) -> Vec<NeedRow> {
                 .flatten();
             rows.push(NeedRow {
                 finding: f,
+                from_task,
+                ordinal: n + 1,
                 needed_at,
                 step,
                 retained,
@@ -123,8 +143,75 @@ pub fn ledger(episode: &Episode, steps: &[StepRecord]) -> Vec<NeedRow> {
     rows
 }
 
-/// Retention at need, in all and per finding kind, and the lost needs by cause.
+/// The sums behind an episode's retention figures, from its ledger rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NeedCounts {
+    /// (found finding, need) pairs.
+    pub needs: usize,
+    /// Of those, retained.
+    pub retained: usize,
+    /// Found findings with a need: their first needs.
+    pub first: usize,
+    /// Of those, retained at their first need.
+    pub first_retained: usize,
+    /// (task-given finding, need) pairs.
+    pub task: usize,
+    /// Of those, retained.
+    pub task_retained: usize,
+}
+
+impl NeedCounts {
+    /// The counts of `rows`.
+    #[must_use]
+    pub fn of(rows: &[NeedRow]) -> Self {
+        let mut c = Self::default();
+        for r in rows {
+            let kept = usize::from(r.retained);
+            if r.from_task {
+                c.task += 1;
+                c.task_retained += kept;
+            } else {
+                c.needs += 1;
+                c.retained += kept;
+                if r.ordinal == 1 {
+                    c.first += 1;
+                    c.first_retained += kept;
+                }
+            }
+        }
+        c
+    }
+
+    /// The counts as episode values, in this order: needs, retained, first needs, retained there, task needs,
+    /// retained.
+    #[must_use]
+    pub fn values(&self) -> [Value; 6] {
+        [
+            self.needs,
+            self.retained,
+            self.first,
+            self.first_retained,
+            self.task,
+            self.task_retained,
+        ]
+        .map(Value::from)
+    }
+}
+
+/// Retention at need (over found findings; at their first need; over task-given findings), per finding kind,
+/// and the lost needs by cause.
 pub struct RetentionAtNeed;
+
+/// Episode values after the columns: retained, first needs, retained there, task-given retained, (needs,
+/// retained) per kind, lost per cause, and whether the episode has no found need.
+const COLUMNS: usize = 5 + FindingKind::ALL.len();
+const RETAINED: usize = COLUMNS;
+const FIRST: usize = COLUMNS + 1;
+const FIRST_RETAINED: usize = COLUMNS + 2;
+const TASK_RETAINED: usize = COLUMNS + 3;
+const PER_KIND: usize = COLUMNS + 4;
+const PER_CAUSE: usize = PER_KIND + 2 * FindingKind::ALL.len();
+const NO_FOUND: usize = PER_CAUSE + CAUSES.len();
 
 impl Metric for RetentionAtNeed {
     fn episode_columns(&self) -> Vec<Column> {
@@ -132,31 +219,49 @@ impl Metric for RetentionAtNeed {
             Column::new(
                 "needs",
                 Unit::Count,
-                "(finding, need) pairs: each finding at each call point where the agent needs it (the last \
-                 call point when no need is recorded).",
+                "(finding, need) pairs of the findings the agent found (not the task's): each at each call \
+                 point where the agent needs it (the last call point when no need is recorded).",
             ),
             Column::new(
                 "retention_at_need",
                 Unit::Share,
-                "Share of the (finding, need) pairs whose evidence is in the request as sent at the need.",
+                "Share of the found findings' (finding, need) pairs whose evidence is in the request as sent at \
+                 the need; null when the episode has none.",
+            ),
+            Column::new(
+                "retention_first_need",
+                Unit::Share,
+                "Share of the found findings whose evidence is in the request at their first need.",
+            ),
+            Column::new(
+                "needs_task",
+                Unit::Count,
+                "(finding, need) pairs of the findings the task gives (in its text or first user message).",
+            ),
+            Column::new(
+                "retention_at_need_task",
+                Unit::Share,
+                "Retention at need of the task-given findings.",
             ),
         ];
         columns.extend(FindingKind::ALL.iter().map(|k| {
             Column::new(
                 format!("retention_at_need_{}", k.as_str()),
                 Unit::Share,
-                format!("Retention at need of {} findings.", k.as_str()),
+                format!("Retention at need of found {} findings.", k.as_str()),
             )
         }));
+        debug_assert_eq!(columns.len(), COLUMNS);
         columns
     }
 
-    /// The columns, then the pairs retained, (pairs, retained) per kind, and lost pairs per cause.
+    /// The columns, then the values after them (see [`COLUMNS`] and the constants after it).
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
         let rows = ledger(v.episode, &v.replay.steps);
+        let c = NeedCounts::of(&rows);
         let mut kinds = [(0usize, 0usize); FindingKind::ALL.len()];
         let mut causes = [0usize; CAUSES.len()];
-        for r in &rows {
+        for r in rows.iter().filter(|r| !r.from_task) {
             let k = &mut kinds[v.episode.findings[r.finding].kind as usize];
             k.0 += 1;
             k.1 += usize::from(r.retained);
@@ -168,44 +273,76 @@ impl Metric for RetentionAtNeed {
                 causes[c] += 1;
             }
         }
-        let retained = rows.iter().filter(|r| r.retained).count();
-        out.extend([Value::from(rows.len()), maybe(ratio(retained, rows.len()))]);
+        out.extend([
+            Value::from(c.needs),
+            maybe(ratio(c.retained, c.needs)),
+            maybe(ratio(c.first_retained, c.first)),
+            Value::from(c.task),
+            maybe(ratio(c.task_retained, c.task)),
+        ]);
         out.extend(kinds.iter().map(|&(n, r)| maybe(ratio(r, n))));
-        out.push(Value::from(retained));
+        out.extend([c.retained, c.first, c.first_retained, c.task_retained].map(Value::from));
         for (n, r) in kinds {
             out.extend([Value::from(n), Value::from(r)]);
         }
         out.extend(causes.iter().map(|&c| Value::from(c)));
+        out.push(Value::from(usize::from(c.needs == 0)));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
-        let kinds = FindingKind::ALL.len();
-        let retained = 2 + kinds;
-        let per_kind = retained + 1;
-        let per_cause = per_kind + 2 * kinds;
         vec![
             Field::new(
                 "needs",
                 Unit::Count,
-                "(finding, need) pairs over every episode.",
+                "(found finding, need) pairs over every episode.",
                 Agg::Sum(0),
             ),
             Field::new(
                 "retention_at_need",
                 Unit::Share,
-                "(finding, need) pairs retained / pairs, pooled over episodes: the headline retention.",
-                Agg::Ratio(retained, 0),
+                "(found finding, need) pairs retained / pairs, pooled over episodes: the headline retention.",
+                Agg::Ratio(RETAINED, 0),
+            ),
+            Field::new(
+                "first_needs",
+                Unit::Count,
+                "Found findings with a need, over every episode: each is checked at its first need.",
+                Agg::Sum(FIRST),
+            ),
+            Field::new(
+                "retention_first_need",
+                Unit::Share,
+                "Found findings retained at their first need / found findings with a need, pooled.",
+                Agg::Ratio(FIRST_RETAINED, FIRST),
+            ),
+            Field::new(
+                "needs_task",
+                Unit::Count,
+                "(task-given finding, need) pairs over every episode.",
+                Agg::Sum(3),
+            ),
+            Field::new(
+                "retention_at_need_task",
+                Unit::Share,
+                "Retention at need of task-given findings, pooled (null without any).",
+                Agg::Ratio(TASK_RETAINED, 3),
+            ),
+            Field::new(
+                "episodes_without_found_needs",
+                Unit::Count,
+                "Episodes with no found finding needed at a call point: retention at need leaves them out.",
+                Agg::Sum(NO_FOUND),
             ),
             Field::new(
                 "retention_at_need_by_kind",
                 Unit::Share,
-                "Retention at need per finding kind, pooled.",
+                "Retention at need of found findings per finding kind, pooled.",
                 Agg::Keyed(
                     FindingKind::ALL
                         .iter()
                         .enumerate()
                         .map(|(k, kind)| {
-                            let at = per_kind + 2 * k;
+                            let at = PER_KIND + 2 * k;
                             (kind.as_str().to_owned(), Agg::Ratio(at + 1, at))
                         })
                         .collect(),
@@ -214,12 +351,12 @@ impl Metric for RetentionAtNeed {
             Field::new(
                 "lost_by",
                 Unit::Count,
-                "Needs lost, by what the strategy did when the finding left the request.",
+                "Needs of found findings lost, by what the strategy did when the finding left the request.",
                 Agg::Keyed(
                     CAUSES
                         .iter()
                         .enumerate()
-                        .map(|(c, cause)| ((*cause).to_owned(), Agg::Sum(per_cause + c)))
+                        .map(|(c, cause)| ((*cause).to_owned(), Agg::Sum(PER_CAUSE + c)))
                         .collect(),
                 ),
             ),
@@ -322,7 +459,7 @@ pub fn resolve(
                 strategy: strategy.to_owned(),
                 finding: f.id.clone(),
                 kind: f.kind,
-                from_task: f.from_task,
+                from_task: need.from_task,
                 introduced_at: f.introduced_at,
                 need,
             }
@@ -344,14 +481,14 @@ mod tests {
     use crate::tokens::Tokenizer;
 
     /// Call points at items 2, 5, 8 and 11; the finding `E42` comes from the result at 4 and is needed at the
-    /// turns starting at 8 (which writes it down) and 11.
+    /// turns starting at 8 (which writes it down) and 11; the task names `parse.py`, needed at 8 too.
     fn episode(needed_at: Vec<usize>) -> Episode {
         Episode {
             id: "e".into(),
             source: "t".into(),
             items: vec![
                 Item::system("You fix builds."),
-                Item::user("Fix the build."),
+                Item::user("Fix the build of parse.py."),
                 Item::assistant("Running the build."),
                 Item::tool_call("c1", "run", "{}"),
                 Item::tool_result("c1", "run", "error E42 in parse.py"),
@@ -363,15 +500,26 @@ mod tests {
                 Item::tool_result("c3", "edit", "ok"),
                 Item::assistant("Done."),
             ],
-            findings: vec![Finding {
-                id: "f1".into(),
-                text: "the build fails with E42".into(),
-                evidence: vec!["error E42".into()],
-                introduced_at: 4,
-                kind: FindingKind::Recall,
-                needed_at,
-                ..Finding::default()
-            }],
+            findings: vec![
+                Finding {
+                    id: "f1".into(),
+                    text: "the build fails with E42".into(),
+                    evidence: vec!["error E42".into()],
+                    introduced_at: 4,
+                    kind: FindingKind::Recall,
+                    needed_at,
+                    ..Finding::default()
+                },
+                Finding {
+                    id: "f2".into(),
+                    text: "the task is about parse.py".into(),
+                    evidence: vec!["parse.py".into()],
+                    introduced_at: 1,
+                    kind: FindingKind::Artifact,
+                    needed_at: vec![8],
+                    ..Finding::default()
+                },
+            ],
             ..Episode::default()
         }
     }
@@ -392,22 +540,38 @@ mod tests {
         r.replay_all(ep, &strategies).unwrap()
     }
 
+    /// The task's finding, at its one need: kept by both (the first user message is never masked).
+    fn task_row(step: usize) -> NeedRow {
+        NeedRow {
+            finding: 1,
+            from_task: true,
+            ordinal: 1,
+            needed_at: Some(8),
+            step,
+            retained: true,
+            lost_at_step: None,
+            lost_by: None,
+        }
+    }
+
     #[test]
     fn the_baseline_keeps_every_need_and_masking_loses_the_first() {
         let ep = episode(vec![8, 11]);
         let out = replay(&ep);
         let baseline = ledger(&ep, &out[0].steps);
-        assert_eq!(baseline.len(), 2);
+        assert_eq!(baseline.len(), 3);
         assert!(baseline.iter().all(|r| r.retained && r.lost_by.is_none()));
         let masked = ledger(&ep, &out[1].steps);
         // At the turn that starts at 8 (call point 2) the result was masked at call point 1, where it was
         // first handed over; at 11 the agent's own "Fixing E42 now." holds it in its words (by the identifying
-        // token E42, not the exact evidence string "error E42").
+        // token E42: "error" names the kind of failure, not the fact).
         assert_eq!(
             masked,
             vec![
                 NeedRow {
                     finding: 0,
+                    from_task: false,
+                    ordinal: 1,
                     needed_at: Some(8),
                     step: 2,
                     retained: false,
@@ -416,16 +580,32 @@ mod tests {
                 },
                 NeedRow {
                     finding: 0,
+                    from_task: false,
+                    ordinal: 2,
                     needed_at: Some(11),
                     step: 3,
                     retained: true,
                     lost_at_step: None,
                     lost_by: None,
                 },
+                task_row(2),
             ]
         );
-        // The final retention says 100% where the need says 50%.
+        // The final retention says 100% where the need says 50% and the first need 0%.
         assert!(out[1].steps[3].present.contains(0));
+        let c = NeedCounts::of(&masked);
+        assert_eq!(
+            c,
+            NeedCounts {
+                needs: 2,
+                retained: 1,
+                first: 1,
+                first_retained: 0,
+                task: 1,
+                task_retained: 1,
+            }
+        );
+        assert_eq!(c.values(), [2, 1, 1, 0, 1, 1].map(Value::from));
     }
 
     #[test]
@@ -433,17 +613,21 @@ mod tests {
         let ep = episode(Vec::new());
         let out = replay(&ep);
         let rows = ledger(&ep, &out[1].steps);
-        assert_eq!(rows.len(), 1);
-        assert_eq!((rows[0].needed_at, rows[0].step), (None, 3));
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].needed_at, rows[0].step, rows[0].ordinal),
+            (None, 3, 1)
+        );
         assert!(rows[0].retained);
-        // Needs on one call point count once; a need before any call point after the finding is not checked.
+        // Needs on one call point count once; a need before any call point after the finding is not checked;
+        // the needs checked are numbered in order.
         let ep = episode(vec![6, 7, 8]);
         let rows = ledger(&ep, &out[1].steps);
         assert_eq!(
             rows.iter()
-                .map(|r| (r.needed_at, r.step))
+                .map(|r| (r.needed_at, r.step, r.ordinal))
                 .collect::<Vec<_>>(),
-            [(Some(6), 1), (Some(8), 2)]
+            [(Some(6), 1, 1), (Some(8), 2, 2), (Some(8), 2, 1)]
         );
     }
 
@@ -460,32 +644,116 @@ mod tests {
             ..StepRecord::default()
         };
         assert_eq!(cause(&step), "summarized");
+        step.summarized_items = 0;
+        step.compacted_items = 2;
+        step.truncated_items = 2;
+        assert_eq!(cause(&step), "truncated");
+    }
+
+    fn values(ep: &Episode, out: &[EpisodeReplay], strategy: usize) -> Vec<Value> {
+        let context = crate::metrics::Context {
+            prices: crate::metrics::Prices::default(),
+            context_window: 100_000,
+        };
+        let view = EpisodeView {
+            episode: ep,
+            replay: &out[strategy],
+            baseline: &out[0],
+            context: &context,
+        };
+        let mut values = Vec::new();
+        RetentionAtNeed.episode_values(&view, &mut values);
+        assert_eq!(values.len(), NO_FOUND + 1);
+        values
     }
 
     #[test]
     fn episode_values_count_pairs_per_kind_and_cause() {
         let ep = episode(vec![8, 11]);
         let out = replay(&ep);
-        let context = crate::metrics::Context {
-            prices: crate::metrics::Prices::default(),
-            context_window: 100_000,
+        let values = values(&ep, &out, 1);
+        // needs, retention at need, at the first need, task needs, task retention, 4 kinds (found findings).
+        assert_eq!(
+            values[..COLUMNS],
+            [
+                Value::from(2),
+                Value::from(0.5),
+                Value::from(0.0),
+                Value::from(1),
+                Value::from(1.0),
+                Value::from(0.5),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]
+        );
+        assert_eq!(values[RETAINED..PER_KIND], [1, 1, 0, 1].map(Value::from));
+        // (needs, retained) of recall, then of the other kinds: the artifact is the task's, not counted.
+        assert_eq!(
+            values[PER_KIND..PER_KIND + 4],
+            [2, 1, 0, 0].map(Value::from)
+        );
+        assert_eq!(
+            values[PER_CAUSE],
+            Value::from(1),
+            "one need lost to masking"
+        );
+        assert_eq!(
+            values[PER_CAUSE + 1..NO_FOUND]
+                .iter()
+                .filter(|v| v.as_u64() != Some(0))
+                .count(),
+            0
+        );
+        assert_eq!(values[NO_FOUND], Value::from(0));
+        // Each field reads the value it names.
+        let totals = {
+            let mut t = crate::metrics::Totals::default();
+            t.add(&values, &values);
+            t
         };
-        let view = EpisodeView {
-            episode: &ep,
-            replay: &out[1],
-            baseline: &out[0],
-            context: &context,
+        let field = |name: &str| {
+            let f = RetentionAtNeed
+                .strategy_fields()
+                .into_iter()
+                .find(|f| f.column.name == name)
+                .unwrap();
+            totals.get(&f.agg)
         };
-        let mut values = Vec::new();
-        RetentionAtNeed.episode_values(&view, &mut values);
-        // needs, retention, 4 kinds; retained; (needs, retained) per kind; lost per cause.
-        assert_eq!(values[0], Value::from(2));
-        assert_eq!(values[1], Value::from(0.5));
-        assert_eq!(values[2], Value::from(0.5));
-        assert_eq!(values[3], Value::Null);
-        assert_eq!(values[6], Value::from(1));
-        assert_eq!(values[7..9], [Value::from(2), Value::from(1)]);
-        assert_eq!(values[15], Value::from(1), "one need lost to masking");
-        assert_eq!(values.len(), 6 + 1 + 8 + CAUSES.len());
+        assert_eq!(field("needs"), Value::from(2));
+        assert_eq!(field("retention_at_need"), Value::from(0.5));
+        assert_eq!(field("first_needs"), Value::from(1));
+        assert_eq!(field("retention_first_need"), Value::from(0.0));
+        assert_eq!(field("needs_task"), Value::from(1));
+        assert_eq!(field("retention_at_need_task"), Value::from(1.0));
+        assert_eq!(field("episodes_without_found_needs"), Value::from(0));
+        assert_eq!(field("lost_by")["masked"], Value::from(1));
+        assert_eq!(
+            field("retention_at_need_by_kind")["recall"],
+            Value::from(0.5)
+        );
+        assert_eq!(field("retention_at_need_by_kind")["artifact"], Value::Null);
+    }
+
+    /// An episode whose only finding the task gives has no found need: its retention at need is null, not
+    /// 100% nor 0%, and it is counted apart.
+    #[test]
+    fn an_episode_without_found_findings_is_counted_apart() {
+        let mut ep = episode(vec![8]);
+        ep.findings.remove(0);
+        let out = replay(&ep);
+        assert_eq!(
+            ledger(&ep, &out[1].steps),
+            [task_row(2)].map(|r| NeedRow { finding: 0, ..r })
+        );
+        let values = values(&ep, &out, 1);
+        assert_eq!(values[0], Value::from(0));
+        assert_eq!(values[1], Value::Null);
+        assert_eq!(values[2], Value::Null);
+        assert_eq!(
+            (values[3].clone(), values[4].clone()),
+            (Value::from(1), Value::from(1.0))
+        );
+        assert_eq!(values[NO_FOUND], Value::from(1));
     }
 }

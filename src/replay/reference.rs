@@ -12,7 +12,7 @@ use super::calls::{Purpose, Recorder};
 use super::probe::ask;
 use super::record::{EpisodeReplay, FindingSet, StepRecord, TokensByKind};
 use crate::error::Result;
-use crate::history::evidence::{holds, is_summary, model_written};
+use crate::history::evidence::{canon, instruction_reading, reading, visible, Needle, Reading};
 use crate::history::turn_end;
 use crate::history::{Episode, Item, ItemKind, Probe};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
@@ -178,23 +178,23 @@ fn count(tokenizer: &Tokenizer, request: &LlmRequest) -> usize {
             .sum::<usize>()
 }
 
-/// The findings of `episode` whose every evidence string some text of `request` holds.
+/// The findings of `episode` whose every evidence string some text of `request` holds: its instructions, and
+/// what its items show of their recorded texts.
 fn present_in(episode: &Episode, request: &LlmRequest) -> FindingSet {
-    let texts: Vec<(std::borrow::Cow<'_, str>, bool)> = request
+    let texts: Vec<(crate::history::evidence::Canon, Reading)> = request
         .instructions
         .iter()
-        .map(|s| (s.as_str().into(), is_summary(s)))
-        .chain(
-            request
-                .contents
-                .iter()
-                .map(|i| (i.searchable(), model_written(i))),
-        )
+        .map(|s| (canon(s), instruction_reading(s)))
+        .chain(request.contents.iter().flat_map(|i| {
+            visible(&episode.items, i)
+                .into_iter()
+                .map(move |t| (canon(&t), reading(i)))
+        }))
         .collect();
     FindingSet::from_fn(episode.findings.len(), |f| {
-        episode.findings[f]
-            .evidence
-            .iter()
-            .all(|e| texts.iter().any(|(t, written)| holds(t, *written, e)))
+        episode.findings[f].evidence.iter().all(|e| {
+            let needle = Needle::new(e);
+            texts.iter().any(|(t, r)| needle.in_text(t, *r))
+        })
     })
 }

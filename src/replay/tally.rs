@@ -10,12 +10,10 @@
 //! counted again too: the fast path is taken only where it is known to hold. Every figure this produces is
 //! checked against a plain recount by [`super::reference`].
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::evidence::Evidence;
 use super::record::{FindingSet, TokensByKind};
-use crate::history::evidence::{is_summary, model_written};
 use crate::history::{Item, ItemKind};
 use crate::llm::LlmRequest;
 use crate::strategy::Change;
@@ -73,15 +71,13 @@ impl Pass {
         rest
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push<'t>(
+    fn push(
         &mut self,
         key: u128,
         tokens: usize,
         kind: ItemKind,
-        written: bool,
+        text: Entry<'_>,
         evidence: &mut Evidence,
-        text: impl FnOnce() -> Cow<'t, str>,
     ) {
         let mut kinds = self.kinds[self.kinds.len() - 1];
         kinds.add(kind, tokens);
@@ -89,7 +85,11 @@ impl Pass {
         let last = self.acc.len() - self.words;
         self.acc.extend_from_within(last..);
         let now = self.acc.len() - self.words;
-        evidence.add(key, written, text, &mut self.acc[now..]);
+        let acc = &mut self.acc[now..];
+        match text {
+            Entry::Instruction(text) => evidence.add_instruction(key, text, acc),
+            Entry::Item(item) => evidence.add_item(key, item, acc),
+        }
         self.entries.push((key, tokens));
     }
 
@@ -104,6 +104,14 @@ impl Pass {
     fn evidence(&self) -> &[u64] {
         &self.acc[self.acc.len() - self.words..]
     }
+}
+
+/// An entry of a request, as the evidence index reads it.
+enum Entry<'t> {
+    /// An instruction.
+    Instruction(&'t str),
+    /// A content item.
+    Item(&'t Item),
 }
 
 /// The tokens an episode's tool schemas add to each request, which depend on its first system message
@@ -249,7 +257,7 @@ impl Tally {
                 .iter()
                 .zip(&keys.hashes[counted_at..at])
             {
-                evidence.add(key, model_written(item), || item.searchable(), &mut held);
+                evidence.add_item(key, item, &mut held);
             }
             held
         });
@@ -299,9 +307,8 @@ impl Tally {
                     key,
                     n,
                     ItemKind::Summary,
-                    is_summary(text),
+                    Entry::Instruction(text),
                     evidence,
-                    || text.into(),
                 );
             }
             pass.instructions = live.instructions.len();
@@ -315,9 +322,7 @@ impl Tally {
                     (key, tokenizer.count_item_hashed(key, item))
                 }
             };
-            pass.push(key, n, item.kind(), model_written(item), evidence, || {
-                item.searchable()
-            });
+            pass.push(key, n, item.kind(), Entry::Item(item), evidence);
         }
         let known = Arc::make_mut(&mut self.content_tokens);
         known.truncate(from);

@@ -37,8 +37,22 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "retention at need",
-        "the share of (finding, need) pairs whose finding is in the request at the call point where the agent \
-         needs it; the headline. findings.csv lists every pair and, where lost, what lost it.",
+        "of the findings the agent found (in a tool output, an observation or an earlier turn), the share of \
+         (finding, need) pairs whose finding is in the request at the call point where the agent needs it; the \
+         headline. A finding is in a request when its evidence occurs there on token boundaries, or, in a text \
+         a model wrote, when its identifying tokens and enough of its content words do; a placeholder a \
+         strategy wrote never counts. Pooled over pairs: an episode with no found finding adds nothing. \
+         findings.csv lists every pair and, where lost, what lost it.",
+    ),
+    (
+        "first need",
+        "of the findings the agent found, the share in the request at the first call point where the agent \
+         needs each: the hardest moment, before it could have restated it.",
+    ),
+    (
+        "task-given",
+        "a finding whose evidence is in the task or the first user message; its retention at need is reported \
+         apart, not in the headline (a strategy that keeps the first user message cannot lose it).",
     ),
     (
         "final retention",

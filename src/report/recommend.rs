@@ -14,7 +14,8 @@ pub struct Recommendation {
     pub text: String,
 }
 
-/// Whether a strategy's retention at need reaches `min_retention` (a strategy without findings does).
+/// Whether a strategy's retention at need reaches `min_retention` (a strategy on episodes without a found
+/// finding does: nothing measures it, and the recommendation says so).
 #[must_use]
 pub fn meets(s: &StrategyMetrics, min_retention: f64) -> bool {
     s.number("retention_at_need").unwrap_or(1.0) >= min_retention
@@ -73,14 +74,24 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
             } else {
                 String::new()
             };
+            let claim = match s.number("retention_at_need") {
+                Some(r) => format!(
+                    "the cheapest that keeps at least {} of the findings the agent found where they are needed — \
+                     it keeps {}{interval}, {} at their first need",
+                    pct(Some(min_retention)),
+                    pct(Some(r)),
+                    pct(s.number("retention_first_need"))
+                ),
+                None => "the cheapest; no finding the agent found is needed on these episodes, so nothing \
+                         measured what it loses (add findings: README, Dataset format)"
+                    .to_owned(),
+            };
             Recommendation {
                 strategy: Some(s.strategy.clone()),
                 text: format!(
-                    "Use `{}`: the cheapest that keeps at least {} of findings where they are needed — it keeps {}{interval}, \
-                     saves {} of input tokens and costs {} ({} less than no reduction), with {} strategy LLM calls.{acted}",
+                    "Use `{}`: {claim}, saves {} of input tokens and costs {} ({} less than no reduction), with {} \
+                     strategy LLM calls.{acted}",
                     s.strategy,
-                    pct(Some(min_retention)),
-                    pct(s.number("retention_at_need")),
                     pct(Some(savings(s))),
                     s.number("cost_usd")
                         .map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}")),
@@ -92,8 +103,8 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
         None => Recommendation {
             strategy: None,
             text: format!(
-                "Nothing keeps {} of findings where they are needed; the best retention at need is {}. Lower the \
-                 target (--min-retention) or try gentler settings (ctxbench sweep).",
+                "Nothing keeps {} of the findings the agent found where they are needed; the best retention at \
+                 need is {}. Lower the target (--min-retention) or try gentler settings (ctxbench sweep).",
                 pct(Some(min_retention)),
                 pct(strategies
                     .iter()

@@ -83,7 +83,7 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
         title: "Comparison".into(),
         headers: strings([
             "strategy", "savings", "input tokens", "peak", "steps over window", "LLM calls", "cost", "cost saved",
-            "retention at need", "final retention", "mean retention", "probe retention", "probe accuracy",
+            "retention at need", "first need", "final retention", "mean retention", "probe retention", "probe accuracy",
         ]),
         rows: strategies
             .iter()
@@ -98,6 +98,7 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
                     usd(s.number("cost_usd")),
                     pct(s.number("cost_savings")),
                     pct(s.number("retention_at_need")),
+                    pct(s.number("retention_first_need")),
                     pct(s.number("final_retention")),
                     pct(s.number("mean_retention")),
                     pct(s.number("probe_retention")),
@@ -108,8 +109,10 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
         note: Some(
             "Savings = 1 − input tokens / baseline input tokens over all call points. Cost includes the agent's \
              calls (cached prefix priced as cached input) and the strategy's own LLM calls. Retention at need: \
-             the share of (finding, need) pairs whose evidence is in the request at the call point where the \
-             agent needs the finding (findings.csv lists each pair). Probe retention: of the probes the \
+             of the findings the agent found (in a tool output, an observation, an earlier turn; not the \
+             task's), the share of (finding, need) pairs whose evidence is in the request at the call point \
+             where the agent needs the finding (findings.csv lists each pair); first need: the share kept where \
+             each is needed first. Probe retention: of the probes the \
              unreduced context answers right, the share this strategy's request answers too; probe accuracy \
              counts every probe, so it measures the answerer as much as the reduction."
                 .into(),
@@ -146,11 +149,10 @@ fn ci(v: &serde_json::Value) -> String {
 
 /// A share with its interval: `63.2% [61.0%, 65.4%]`.
 pub(crate) fn with_ci(s: &StrategyMetrics, field: &str) -> String {
-    format!(
-        "{} {}",
-        pct(s.number(field)),
-        ci(s.get(&format!("{field}_ci95")))
-    )
+    match s.number(field) {
+        Some(v) => format!("{} {}", pct(Some(v)), ci(s.get(&format!("{field}_ci95")))),
+        None => pct(None),
+    }
 }
 
 /// One sentence per strategy on what it does where it acts, from the acted-on figures.
@@ -195,17 +197,20 @@ pub fn reading(run: &RunReport) -> Vec<String> {
             }
             format!(
                 "`{}` acted on {acted} of {} episodes; there it saved {} of input tokens and {} of cost, and \
-                 kept {} of findings where they were needed (over all episodes: {} saved, {} kept).",
+                 kept {} of found findings where they were needed, {} at their first need (over all episodes: \
+                 {} saved, {} kept).",
                 s.strategy,
                 s.episodes,
                 pct(s.number("savings_acted")),
                 pct(s.number("cost_savings_acted")),
                 pct(s.number("retention_at_need_acted")),
+                pct(s.number("retention_first_need_acted")),
                 pct(s.number("savings")),
                 pct(s.number("retention_at_need")),
             )
         })
         .collect();
+    lines.extend(found_line(run));
     if run
         .strategies
         .iter()
@@ -235,6 +240,108 @@ pub fn reading(run: &RunReport) -> Vec<String> {
     lines
 }
 
+/// Retention of found findings (at every need and at the first) and of task-given ones, with intervals, and
+/// the episodes the headline leaves out.
+fn origins(run: &RunReport) -> Table {
+    let episodes = run.strategies.first().map_or(0, |s| s.episodes);
+    let without = run
+        .strategies
+        .first()
+        .map_or(0, |s| s.count("episodes_without_found_needs"));
+    let mut note = "Found findings are those the agent found in a tool output, an observation or an earlier \
+                    turn; task-given ones are in the task or its first user message, which no strategy that keeps \
+                    the first user message can lose: they are reported apart, not in the headline. First need: \
+                    each found finding at the first call point where the agent uses it, before it could have \
+                    restated it."
+        .to_owned();
+    if without > 0 {
+        let _ = write!(
+            note,
+            " {without} of {episodes} episodes have no found finding needed at a call point: retention at need \
+             leaves them out (pooled over pairs, they add nothing; episodes.csv shows their figure as empty, \
+             not 100%)."
+        );
+    }
+    if run
+        .strategies
+        .first()
+        .is_some_and(|s| s.count("needs_task") == 0)
+    {
+        note.push_str(" No finding of these episodes is task-given.");
+    }
+    Table {
+        title: "Found and task-given findings".into(),
+        headers: strings([
+            "strategy",
+            "found needs",
+            "retention at need",
+            "findings at first need",
+            "first need",
+            "task-given needs",
+            "task-given retention at need",
+        ]),
+        rows: run
+            .strategies
+            .iter()
+            .map(|s| {
+                vec![
+                    s.strategy.clone(),
+                    s.count("needs").to_string(),
+                    with_ci(s, "retention_at_need"),
+                    s.count("first_needs").to_string(),
+                    with_ci(s, "retention_first_need"),
+                    s.count("needs_task").to_string(),
+                    with_ci(s, "retention_at_need_task"),
+                ]
+            })
+            .collect(),
+        note: Some(note),
+    }
+}
+
+/// What the headline leaves out: the episodes without a found finding needed at a call point, and the
+/// task-given findings (with the lowest retention any strategy gave them), when there are any.
+fn found_line(run: &RunReport) -> Option<String> {
+    let first = run.strategies.first()?;
+    let without = first.count("episodes_without_found_needs");
+    let task = first.count("needs_task");
+    if without == 0 && task == 0 {
+        return None;
+    }
+    let mut line = String::new();
+    if without > 0 {
+        let _ = write!(
+            line,
+            "{without} of {} episodes have no finding the agent found needed at a call point: retention at need \
+             leaves them out (pooled over pairs, they add nothing; their figure in episodes.csv is empty, not \
+             100%).",
+            first.episodes
+        );
+    }
+    if task > 0 {
+        let figures: Vec<(f64, &str)> = run
+            .strategies
+            .iter()
+            .filter_map(|s| Some((s.number("retention_at_need_task")?, s.strategy.as_str())))
+            .collect();
+        let lowest = figures.iter().min_by(|a, b| a.0.total_cmp(&b.0));
+        let same = figures.iter().all(|f| Some(f.0) == lowest.map(|l| l.0));
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        let _ = write!(
+            line,
+            "Task-given findings (in the task or its first user message) are reported apart: {task} needs, {}.",
+            match lowest {
+                Some((r, _)) if same => format!("{} kept by every strategy", pct(Some(*r))),
+                Some((r, s)) => format!("the lowest retention at need among them {} (`{s}`)", pct(Some(*r))),
+                None => "none kept".to_owned(),
+            }
+        );
+    }
+    Some(line)
+}
+
 /// Where each strategy acted, uncertainty, both cost views, and the paired differences on the frontier.
 fn defensible(run: &RunReport) -> Vec<Table> {
     let acted = Table {
@@ -245,6 +352,7 @@ fn defensible(run: &RunReport) -> Vec<Table> {
             "savings there",
             "cost saved there",
             "retention at need there",
+            "first need there",
             "savings, all episodes",
             "retention at need, all episodes",
         ]),
@@ -258,6 +366,7 @@ fn defensible(run: &RunReport) -> Vec<Table> {
                     pct(s.number("savings_acted")),
                     pct(s.number("cost_savings_acted")),
                     pct(s.number("retention_at_need_acted")),
+                    pct(s.number("retention_first_need_acted")),
                     pct(s.number("savings")),
                     pct(s.number("retention_at_need")),
                 ]
@@ -271,7 +380,7 @@ fn defensible(run: &RunReport) -> Vec<Table> {
     };
     let intervals = Table {
         title: "Uncertainty (95% paired-bootstrap intervals over episodes)".into(),
-        headers: strings(["strategy", "savings", "cost saved", "retention at need"]),
+        headers: strings(["strategy", "savings", "cost saved", "retention at need", "first need"]),
         rows: run
             .strategies
             .iter()
@@ -281,6 +390,7 @@ fn defensible(run: &RunReport) -> Vec<Table> {
                     with_ci(s, "savings"),
                     with_ci(s, "cost_savings"),
                     with_ci(s, "retention_at_need"),
+                    with_ci(s, "retention_first_need"),
                 ]
             })
             .collect(),
@@ -461,7 +571,8 @@ fn losses(run: &RunReport) -> Vec<Table> {
             })
             .collect(),
         note: Some(
-            "A need is lost where the finding's evidence is not in the request at the need; it counts under what \
+            "Needs of found findings. A need is lost where the finding's evidence is not in the request at the \
+             need; it counts under what \
              the strategy reported doing at the call point where the evidence left the request (several: more \
              than one thing at once; never_present: the evidence was never whole in a request, an annotation \
              to check)."
@@ -547,10 +658,11 @@ pub fn tables(run: &RunReport) -> Vec<Table> {
     }
     let mut out = vec![
         first,
+        origins(run),
         keyed(
             run,
             "retention_at_need_by_kind",
-            "Retention at need by finding kind",
+            "Retention at need by finding kind (found findings)",
             "Artifact trails (a file and what was done to it) are where compressors are weakest.",
         ),
         keyed(

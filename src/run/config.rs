@@ -17,8 +17,10 @@ use crate::metrics::{Context, Prices};
 use crate::strategy::{self, NamedStrategy};
 use crate::tokens::{Backend, Encoding};
 
-/// Version of the `summary.json` format (2: retention at need, probe retention, `lost_by` and `most_lost`).
-pub const SUMMARY_VERSION: u32 = 2;
+/// Version of the `summary.json` format (2: retention at need, probe retention, `lost_by` and `most_lost`; 3:
+/// retention at need over found findings, `retention_first_need`, `retention_at_need_task` and their intervals
+/// and acted-on values, `episodes_without_found_needs`).
+pub const SUMMARY_VERSION: u32 = 3;
 
 /// Tokenizer settings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,8 +16,9 @@ use crate::metrics::EpisodeResult;
 /// The journal's file name in the run directory.
 pub const JOURNAL: &str = "resume.jsonl";
 
-/// The journal format this ctxbench writes and reads; any other is refused with a clear error.
-pub const JOURNAL_VERSION: u32 = 3;
+/// The journal format this ctxbench writes and reads; any other is refused with a clear error (4: the retention
+/// metrics' episode values split found and task-given findings and add the first need).
+pub const JOURNAL_VERSION: u32 = 4;
 
 /// The journal's first line: its format and the run's configuration.
 #[derive(Serialize, Deserialize)]

@@ -7,6 +7,7 @@ mod llm;
 mod obs;
 mod props;
 mod reference;
+mod retention;
 mod shards;
 mod show;
 mod tokens;
@@ -206,7 +207,7 @@ fn run_prints_a_table_where_strategies_differ() {
         "an empty f64 sum leaked a negative zero"
     );
     let summary: serde_json::Value = serde_json::from_str(&summary_text).unwrap();
-    assert_eq!(summary["version"], 2);
+    assert_eq!(summary["version"], 3);
     assert_eq!(summary["complete"], true);
     assert_eq!(summary["dataset"]["episodes"], 6);
     assert_eq!(summary["dataset"]["sha256"].as_str().unwrap().len(), 64);
@@ -233,7 +234,7 @@ fn run_prints_a_table_where_strategies_differ() {
             && report.contains("## Findings lost most often")
     );
     let ledger = std::fs::read_to_string(dir.path().join("r/findings.csv")).unwrap();
-    assert!(ledger.starts_with("episode,strategy,finding,kind,from_task,introduced_at,needed_at,step,retained,lost_at_step,lost_by\n"));
+    assert!(ledger.starts_with("episode,strategy,finding,kind,from_task,introduced_at,need,needed_at,step,retained,lost_at_step,lost_by\n"));
     assert!(
         ledger
             .lines()
