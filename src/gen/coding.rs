@@ -212,7 +212,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("{test_fn} fails: assert {actual} == {expected}"),
                 vec![format!("AssertionError: assert {actual} == {expected}")],
-                "What number did the failing test come up with instead of the expected one?".into(),
+                "What number does the failing test still come up with instead of the expected one?".into(),
                 format!("{actual}"),
             ));
         } else if t == events[1] {
