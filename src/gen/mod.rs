@@ -4,7 +4,11 @@
 //! ([`coding`]), a research agent reading search results and long pages ([`research`]), and a support agent
 //! doing database lookups in a dialogue with a customer ([`support`]). Every episode carries annotated
 //! findings of the four kinds, with evidence strings that occur in tool results (sometimes deep inside long
-//! outputs) or in the agent's own decisions, and probes that ask for them.
+//! outputs) or in the agent's own decisions, their need points (the turns that use them), and probes that
+//! ask for them where they are needed — at each need point, never after the agent's closing recap — naming
+//! the fact in other words than its evidence. Filler carries what makes a line look important (numbers,
+//! paths, identifiers, error words) as often as the lines that matter do, so that a summarizer cannot tell
+//! them apart by those cues alone.
 //!
 //! The same seed gives byte-identical output on every machine and every version of the dependencies: the
 //! generator uses its own SplitMix64 ([`Rng`]) rather than `rand`, whose value streams may change between
