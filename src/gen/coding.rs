@@ -109,14 +109,25 @@ fn test_log(rng: &mut Rng, m: &str, lo: usize, hi: usize) -> Vec<String> {
         String::new(),
     ];
     for i in 0..passed {
-        out.push(format!(
-            "tests/test_{}.py::test_{} PASSED{:>width$}[{:>3}%]",
-            rng.pick(&MODULES),
-            ident(rng),
-            "",
-            (i + 1) * 100 / passed.max(1),
-            width = rng.range(2, 20)
-        ));
+        let module = rng.pick(&MODULES);
+        let test = ident(rng);
+        let percent = (i + 1) * 100 / passed.max(1);
+        // Skips and expected failures carry paths, numbers and error words like the failure that matters.
+        out.push(match rng.range(0, 24) {
+            0 => format!(
+                "tests/test_{module}.py::test_{test} SKIPPED (requires network: ConnectionError at port {})",
+                rng.range(1024, 9999)
+            ),
+            1 => format!(
+                "tests/test_{module}.py::test_{test} XFAIL (known failure, see issue #{})",
+                rng.range(100, 4000)
+            ),
+            _ => format!(
+                "tests/test_{module}.py::test_{test} PASSED{:>width$}[{percent:>3}%]",
+                "",
+                width = rng.range(2, 20)
+            ),
+        });
     }
     if rng.percent(50) {
         out.push(format!(
@@ -201,7 +212,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("{test_fn} fails: assert {actual} == {expected}"),
                 vec![format!("AssertionError: assert {actual} == {expected}")],
-                format!("What did {test_fn} get instead of the value it expected?"),
+                "What number does the failing test still come up with instead of the expected one?".into(),
                 format!("{actual}"),
             ));
         } else if t == events[1] {
@@ -222,7 +233,9 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("{constant} is {const_value} in {settings}"),
                 vec![format!("{constant} = {const_value}")],
-                format!("What does {settings} set {constant} to?"),
+                format!(
+                    "What value does the settings file give the constant that the {lib} migration changed?"
+                ),
                 format!("{constant} = {const_value}"),
             ));
         } else if t == events[2] {
@@ -231,7 +244,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 b.need(s);
             }
             b.push(Item::assistant(format!(
-                "{constant} = {const_value} is applied twice in {f}; I will remove the second adjustment in {src}."
+                "The {lib} migration changed the settings to {constant} = {const_value}, and {f} adds it twice; I will remove the second adjustment in {src}."
             )));
             let old = format!("    value = value + {constant}\n    return value + {constant}");
             let new = format!("    value = value + {constant}\n    return value");
@@ -245,9 +258,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("edited {src} to drop the double {constant} adjustment"),
                 vec![format!("Applied edit to {src}")],
-                format!(
-                    "Which file did the agent edit to remove the double {constant} adjustment?"
-                ),
+                "Where was the edit applied?".into(),
                 src.clone(),
             ));
         } else if t == events[3] {
@@ -270,8 +281,9 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("keep {lib} {major}.{minor}"),
                 vec![format!("keep {lib} at {major}.{minor}")],
-                format!("Which {lib} release did the agent settle on?"),
-                format!("{major}.{minor}"),
+                "What did the agent decide to do about the upgraded library rather than pinning the old release?"
+                    .into(),
+                format!("keep {lib} at {major}.{minor}"),
             ));
         } else if t == events[4] {
             b.push(Item::assistant(
@@ -292,7 +304,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 vec![format!(
                     "{other_test} in tests/test_{other_module}.py times out"
                 )],
-                "Which one fails with a TimeoutError in the full run?".into(),
+                "Which test still hangs waiting for a worker?".into(),
                 other_test.clone(),
             ));
             b.tool(
@@ -305,7 +317,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             let note = match failure {
                 Some(f) if edit.is_none() && rng.percent(30) => {
                     b.need(f);
-                    format!(" The check keeps getting {actual} instead of {expected}.")
+                    format!(" {test_fn} still fails: assert {actual} == {expected}.")
                 }
                 _ => String::new(),
             };
@@ -385,7 +397,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         b.open_probe(
             f,
             FindingKind::Recall,
-            format!("What did {test_fn} report when it failed?"),
+            "What did the failing test report?".into(),
             format!("AssertionError: assert {actual} == {expected} (it got {actual}, expected {expected})"),
         );
     }
@@ -401,7 +413,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         b.open_probe(
             f,
             FindingKind::Decision,
-            format!("What did the agent decide about {lib}, and why?"),
+            "What did the agent decide about the upgraded library, and why?".into(),
             format!(
                 "Keep {lib} at {major}.{minor} and fix the code instead of pinning the old release"
             ),

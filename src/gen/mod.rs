@@ -4,7 +4,11 @@
 //! ([`coding`]), a research agent reading search results and long pages ([`research`]), and a support agent
 //! doing database lookups in a dialogue with a customer ([`support`]). Every episode carries annotated
 //! findings of the four kinds, with evidence strings that occur in tool results (sometimes deep inside long
-//! outputs) or in the agent's own decisions, and probes that ask for them.
+//! outputs) or in the agent's own decisions, their need points (the turns that use them), and probes that
+//! ask for them where they are needed — at each need point, never after the agent's closing recap — naming
+//! the fact in other words than its evidence. Filler carries what makes a line look important (numbers,
+//! paths, identifiers, error words) as often as the lines that matter do, so that a summarizer cannot tell
+//! them apart by those cues alone.
 //!
 //! The same seed gives byte-identical output on every machine and every version of the dependencies: the
 //! generator uses its own SplitMix64 ([`Rng`]) rather than `rand`, whose value streams may change between
@@ -62,13 +66,22 @@ impl Rng {
     }
 }
 
+/// What a finding's probes ask, and the answer they accept.
+#[derive(Debug)]
+struct Asked {
+    question: String,
+    answer: String,
+}
+
 /// Builds one episode item by item, numbering tool calls, findings and probes.
 #[derive(Debug)]
 pub struct Builder {
     episode: Episode,
     calls: usize,
-    /// Probes to ask at the very end, filled in by [`Builder::finish`].
-    end_probes: Vec<Probe>,
+    /// Per finding, what its probes ask.
+    asked: Vec<Asked>,
+    /// Open probes (graded by the judge only), by finding, asked at its last need point.
+    open: Vec<(usize, FindingKind, String, String)>,
 }
 
 impl Builder {
@@ -87,7 +100,8 @@ impl Builder {
                 ..Episode::default()
             },
             calls: 0,
-            end_probes: Vec::new(),
+            asked: Vec::new(),
+            open: Vec::new(),
         }
     }
 
@@ -117,9 +131,9 @@ impl Builder {
         self.push(Item::tool_result(id, name, output))
     }
 
-    /// Records a finding introduced at item `at`, with one probe asked right after it and one at the end;
-    /// returns the finding's index, for [`Builder::need`].
-    #[allow(clippy::too_many_arguments)]
+    /// Records a finding introduced at item `at`, whose probes ask `question` (naming the fact in other words
+    /// than its evidence) and accept `answer`; returns the finding's index, for [`Builder::need`]. The probes
+    /// are asked where the agent needs the finding ([`Builder::finish`]), not where it appears.
     pub fn finding(
         &mut self,
         kind: FindingKind,
@@ -131,35 +145,14 @@ impl Builder {
     ) -> usize {
         let id = format!("f{}", self.episode.findings.len() + 1);
         self.episode.findings.push(Finding {
-            id: id.clone(),
+            id,
             text,
             evidence,
             introduced_at: at,
             kind,
             ..Finding::default()
         });
-        let reference = self.episode.findings.last().map(|f| f.text.clone());
-        let probe = |pid: String, after_item: usize, reference: Option<String>| Probe {
-            id: pid,
-            after_item,
-            question: question.clone(),
-            answers: vec![answer.clone()],
-            finding: Some(id.clone()),
-            kind,
-            reference,
-        };
-        // The probe right after the finding has an exact answer; the one at the end is graded by the judge
-        // against the finding as well, so the two gradings can be compared.
-        self.episode.probes.push(probe(
-            format!("p{}a", self.episode.findings.len()),
-            at,
-            None,
-        ));
-        self.end_probes.push(probe(
-            format!("p{}z", self.episode.findings.len()),
-            0,
-            reference,
-        ));
+        self.asked.push(Asked { question, answer });
         self.episode.findings.len() - 1
     }
 
@@ -178,35 +171,93 @@ impl Builder {
         self.episode.meta.insert(key.into(), value);
     }
 
-    /// Records an open probe of `kind` about finding `f`, asked after the last item and graded by the judge
-    /// against `reference` (the questions an agent must answer to carry on: what was decided and why, which
-    /// files changed and how, what still fails, what a recalled fact was).
+    /// Records an open probe of `kind` about finding `f`, asked at the finding's last need point and graded by
+    /// the judge against `reference` (the questions an agent must answer to carry on: what was decided and
+    /// why, which files changed and how, what still fails, what a recalled fact was).
     pub fn open_probe(&mut self, f: usize, kind: FindingKind, question: String, reference: String) {
-        let n = self.end_probes.len() + 1;
-        self.end_probes.push(Probe {
-            id: format!("o{n}"),
-            after_item: 0,
-            question,
-            answers: Vec::new(),
-            finding: Some(self.episode.findings[f].id.clone()),
-            kind,
-            reference: Some(reference),
-        });
+        self.open.push((f, kind, question, reference));
     }
 
-    /// The finished episode: end probes are asked after the last item.
+    /// The finished episode, with its probes: one at each need point of each finding (asked at the call point
+    /// just before the turn that needs it, where a strategy can have lost it), the last one graded by the judge
+    /// against the finding as well, so the two gradings can be compared; and the open probes at their finding's
+    /// last need. A finding the agent never needs is probed once, before the last item.
     #[must_use]
     pub fn finish(mut self) -> Episode {
         let last = self.episode.items.len() - 1;
-        for mut p in self.end_probes {
-            p.after_item = last;
-            self.episode.probes.push(p);
+        let due = |f: &Finding| -> Vec<usize> {
+            let needs: Vec<usize> = f.needed_at.iter().map(|n| n - 1).collect();
+            if needs.is_empty() {
+                vec![last - 1]
+            } else {
+                needs
+            }
+        };
+        let mut probes = Vec::new();
+        for (n, (f, asked)) in self.episode.findings.iter().zip(&self.asked).enumerate() {
+            let points = due(f);
+            for (k, &after_item) in points.iter().enumerate() {
+                let final_one = k + 1 == points.len();
+                probes.push(Probe {
+                    id: format!("p{}-{}", n + 1, k + 1),
+                    after_item,
+                    question: asked.question.clone(),
+                    answers: vec![asked.answer.clone()],
+                    finding: Some(f.id.clone()),
+                    kind: f.kind,
+                    reference: final_one.then(|| f.text.clone()),
+                });
+            }
         }
+        for (n, (f, kind, question, reference)) in self.open.into_iter().enumerate() {
+            let finding = &self.episode.findings[f];
+            probes.push(Probe {
+                id: format!("o{}", n + 1),
+                after_item: due(finding).last().copied().unwrap_or(last),
+                question,
+                answers: Vec::new(),
+                finding: Some(finding.id.clone()),
+                kind,
+                reference: Some(reference),
+            });
+        }
+        probes.sort_by_key(|p| p.after_item);
+        self.episode.probes = probes;
         self.episode
     }
 }
 
-/// Builds an English-looking sentence from small vocabularies.
+/// A detail that filler text carries as often as the lines that matter do: a year, a share, a count, a version,
+/// a path, an identifier, an error. A summarizer that keeps lines for their numbers, paths, identifiers or
+/// error words finds them in filler too, not only on the lines that hold a finding.
+fn detail(rng: &mut Rng) -> String {
+    const DOCS: [&str; 6] = ["policy", "release", "design", "runbook", "faq", "migration"];
+    const PARTS: [&str; 6] = ["notes", "v2", "draft", "index", "changes", "limits"];
+    match rng.range(0, 9) {
+        0 => format!(" in {}", rng.range(2009, 2024)),
+        1 => format!(" by {} percent", rng.range(2, 60)),
+        2 => format!(" (see docs/{}_{}.md)", rng.pick(&DOCS), rng.pick(&PARTS)),
+        3 => format!(" for about {} records", rng.range(120, 9_800)),
+        4 => format!(" since version {}.{}", rng.range(1, 9), rng.range(0, 20)),
+        5 => format!(" after {} retries", rng.range(2, 12)),
+        6 => format!(" per section {}.{}", rng.range(1, 9), rng.range(1, 9)),
+        7 => format!(" with job_key {}", rng.hex(6)),
+        8 => {
+            let runs = rng.range(20, 400);
+            format!(
+                ", though a timeout error shows up in {} of {runs} runs",
+                rng.range(1, 9)
+            )
+        }
+        _ => format!(
+            " (ref {}-{})",
+            rng.pick(&["RFC", "ISO", "EN"]),
+            rng.range(100, 9999)
+        ),
+    }
+}
+
+/// Builds an English-looking sentence from small vocabularies; half of them carry a [`detail`].
 pub fn sentence(rng: &mut Rng) -> String {
     const SUBJECTS: [&str; 12] = [
         "The system",
@@ -262,13 +313,18 @@ pub fn sentence(rng: &mut Rng) -> String {
         " for new users",
         " in the second phase",
     ];
-    format!(
-        "{} {} {}{}.",
+    let (subject, verb, object, tail) = (
         rng.pick(&SUBJECTS),
         rng.pick(&VERBS),
         rng.pick(&OBJECTS),
-        rng.pick(&TAILS)
-    )
+        rng.pick(&TAILS),
+    );
+    let detail = if rng.percent(50) {
+        detail(rng)
+    } else {
+        String::new()
+    };
+    format!("{subject} {verb} {object}{tail}{detail}.")
 }
 
 /// A paragraph of `n` sentences.
@@ -364,5 +420,128 @@ mod tests {
         }
         assert!(a.iter().map(|e| e.items.len()).min().unwrap() >= 20);
         assert!(a.iter().map(|e| e.items.len()).max().unwrap() >= 400);
+    }
+
+    /// Every probe is asked at a need point of its finding (just before the turn that uses it), none after the
+    /// agent's closing recap; each (finding, need) pair has exactly one probe with accepted answers.
+    #[test]
+    fn probes_are_asked_at_need_points_before_the_recap() {
+        for ep in generate(42) {
+            let last = ep.items.len() - 1;
+            let mut pairs = 0;
+            for f in &ep.findings {
+                assert!(!f.needed_at.is_empty(), "{} {}", ep.id, f.id);
+                pairs += f.needed_at.len();
+            }
+            let mut exact = Vec::new();
+            for p in &ep.probes {
+                let f = finding_of(&ep, p);
+                assert!(
+                    f.needed_at.contains(&(p.after_item + 1)),
+                    "{} {}: asked after item {}, needs {:?}",
+                    ep.id,
+                    p.id,
+                    p.after_item,
+                    f.needed_at
+                );
+                assert!(p.after_item < last, "{} {}", ep.id, p.id);
+                if !p.answers.is_empty() {
+                    exact.push((f.id.clone(), p.after_item));
+                }
+            }
+            let asked = exact.len();
+            exact.sort();
+            exact.dedup();
+            assert_eq!((asked, exact.len()), (pairs, pairs), "{}", ep.id);
+        }
+    }
+
+    fn finding_of<'e>(ep: &'e Episode, p: &Probe) -> &'e Finding {
+        ep.findings
+            .iter()
+            .find(|f| Some(&f.id) == p.finding.as_ref())
+            .unwrap()
+    }
+
+    /// The tokens of a text that identify a fact: those with a digit, `_`, `/` or two capitals.
+    fn identifying(text: &str) -> Vec<String> {
+        text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '\''))
+            .map(|w| w.trim_matches(|c: char| matches!(c, '.' | ':' | '?' | '!')))
+            .filter(|w| {
+                w.chars()
+                    .any(|c| c.is_ascii_digit() || c == '_' || c == '/')
+                    || w.chars().filter(char::is_ascii_uppercase).count() >= 2
+            })
+            .map(str::to_lowercase)
+            .collect()
+    }
+
+    /// A question names its subject in other words than its evidence: it holds none of the evidence's
+    /// identifying tokens (numbers, identifiers, paths, codes) and none of its accepted answers.
+    #[test]
+    fn questions_name_their_subject_in_other_words() {
+        for ep in generate(42) {
+            for p in &ep.probes {
+                let f = finding_of(&ep, p);
+                let question = p.question.to_lowercase();
+                let asked = identifying(&p.question);
+                for token in f.evidence.iter().flat_map(|e| identifying(e)) {
+                    assert!(!asked.contains(&token), "{} {}: {token}", ep.id, p.id);
+                }
+                for answer in &p.answers {
+                    assert!(
+                        !question.contains(&answer.to_lowercase()),
+                        "{} {}: {answer}",
+                        ep.id,
+                        p.id
+                    );
+                }
+            }
+        }
+    }
+
+    /// The cues an extractive summarizer keeps lines for (digits, paths, `_` identifiers, error words) are not
+    /// what only the lines that hold a finding carry: whenever such a line has one, at least a tenth of the
+    /// episode's other tool-output lines have it too.
+    #[test]
+    fn filler_carries_the_cues_that_evidence_lines_carry() {
+        type Cue = fn(&str) -> bool;
+        const ERRORS: [&str; 5] = ["error", "fail", "assert", "timeout", "exception"];
+        let cues: [(&str, Cue); 4] = [
+            ("digit", |l| l.chars().any(|c| c.is_ascii_digit())),
+            ("path", |l| l.contains('/')),
+            ("identifier", |l| {
+                l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w.trim_matches('_').contains('_'))
+            }),
+            ("error word", |l| {
+                let l = l.to_lowercase();
+                ERRORS.iter().any(|e| l.contains(e))
+            }),
+        ];
+        for ep in generate(42) {
+            let evidence: Vec<String> = ep
+                .findings
+                .iter()
+                .flat_map(|f| f.evidence.iter().map(|e| e.to_lowercase()))
+                .collect();
+            let (mut holding, mut filler) = (Vec::new(), Vec::new());
+            for item in ep.items.iter().filter(|i| i.is_tool_output()) {
+                for line in item.text().lines() {
+                    let lower = line.to_lowercase();
+                    if evidence.iter().any(|e| lower.contains(e.as_str())) {
+                        holding.push(line);
+                    } else {
+                        filler.push(line);
+                    }
+                }
+            }
+            for (name, cue) in cues {
+                if holding.iter().any(|l| cue(l)) {
+                    let share = filler.iter().filter(|l| cue(l)).count() * 10;
+                    assert!(share >= filler.len(), "{}: {name}", ep.id);
+                }
+            }
+        }
     }
 }

@@ -134,7 +134,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("{metric} reached {value} ({org} {year})"),
                 vec![format!("{metric} reached {value}")],
-                format!("What figure did the {org} survey give for {metric}?"),
+                format!("What figure did the {org}'s {year} survey report?"),
                 value.clone(),
             ));
         } else if t == events[1] {
@@ -157,7 +157,10 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("{metric2} fell by {pct}% ({org2})"),
                 vec![format!("{metric2} fell by {pct}%")],
-                format!("By how much did {metric2} drop in the {org2} data?"),
+                format!(
+                    "How much of a drop did the {org2} data show between {} and {year}?",
+                    year - 5
+                ),
                 format!("{pct}%"),
             ));
         } else if t == events[2] {
@@ -175,8 +178,9 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("{org} survey is the primary source"),
                 vec![format!("the {org} survey as the primary source")],
-                "Whose survey does the brief rely on first?".into(),
-                org.to_string(),
+                "Whose study, with its documented sampling method, did the agent choose to rely on?"
+                    .into(),
+                format!("the {org} survey as the primary source"),
             ));
         } else if t == events[3] {
             for f in [first, second, primary].into_iter().flatten() {
@@ -188,20 +192,20 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             let path = format!("notes/{slug}.md");
             let at = b.tool(
                 "write_file",
-                &json!({ "path": path, "text": format!("# {topic}\n- {metric} reached {value} ({org} {year})\n- {metric2} fell by {pct}% ({org2})\n- method: the {org} survey as the primary source") }),
+                &json!({ "path": path, "text": format!("# {topic}\n- {metric} reached {value} ({org} {year})\n- {metric2} fell by {pct}% between {} and {year} ({org2} data)\n- method: the {org} survey as the primary source", year - 5) }),
                 format!("Wrote {} bytes to {path}", rng.range(200, 3000)),
             );
             notes = Some(b.finding(
                 FindingKind::Artifact,
                 at,
                 format!("notes saved to {path}"),
-                vec![format!("to {path}")],
-                format!("Under what path are the notes on {topic} saved?"),
+                vec![path.clone()],
+                format!("Where are the agent's notes on {topic} kept?"),
                 path.clone(),
             ));
         } else if t == events[4] {
             let at = b.push(Item::assistant(format!(
-                "Before the brief is final, the {metric2} figure has to be checked against the {org2} raw tables."
+                "Before the brief is final, {metric2} figure has to be checked against the {org2} raw tables."
             )));
             b.tool(
                 "web_search",
@@ -213,9 +217,9 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("check {metric2} against the {org2} raw tables"),
                 vec![format!(
-                    "the {metric2} figure has to be checked against the {org2} raw tables"
+                    "{metric2} figure has to be checked against the {org2} raw tables"
                 )],
-                format!("What is left to check on the {metric2} figure?"),
+                "What must still happen before the brief is final?".into(),
                 format!("{org2} raw tables"),
             ));
         } else {
@@ -259,7 +263,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         b.open_probe(
             f,
             FindingKind::Recall,
-            format!("What did the {org} survey say about {metric}?"),
+            format!("What did the {org} survey find?"),
             format!("{metric} reached {value} ({org} {year})"),
         );
     }
@@ -285,12 +289,12 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         b.open_probe(
             f,
             FindingKind::Continuation,
-            "What must still happen before the brief is final?".into(),
-            format!("Check the {metric2} figure against the {org2} raw tables"),
+            "What is left to do before the brief can go out?".into(),
+            format!("Check {metric2} figure against the {org2} raw tables"),
         );
     }
     b.push(Item::assistant(format!(
-        "Brief drafted from the {org} survey as the primary source: {metric} reached {value} ({org} {year}); {metric2} fell by {pct}% ({org2}), the {metric2} figure has to be checked against the {org2} raw tables first. Notes are in notes/{slug}.md."
+        "Brief drafted from the {org} survey as the primary source: {metric} reached {value} ({org} {year}); {metric2} fell by {pct}% ({org2}), {metric2} figure has to be checked against the {org2} raw tables first. Notes are in notes/{slug}.md."
     )));
     b.finish()
 }

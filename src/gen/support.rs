@@ -24,6 +24,15 @@ const LAST: [&str; 8] = [
     "Silva", "Tanaka", "Okafor", "Meyer", "Raman", "Walsh", "Rossi", "Haddad",
 ];
 const STATUSES: [&str; 4] = ["delivered", "shipped", "processing", "returned"];
+/// Flags of ordinary orders: identifiers like the one that matters.
+const FLAGS: [&str; 6] = [
+    "gift_wrap",
+    "express_shipping",
+    "address_changed",
+    "partial_refund",
+    "backorder",
+    "price_match",
+];
 
 const SYSTEM: &str = "You are a customer support agent for an online store. Tools: lookup_customer(email), \
 list_orders(customer_id), get_policy(topic), query_db(sql), create_ticket(order_id, summary), \
@@ -67,14 +76,14 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             let at = b.tool(
                 "lookup_customer",
                 &json!({ "email": email }),
-                serde_json::to_string_pretty(&record).unwrap_or_default(),
+                record.to_string(),
             );
             customer = Some(b.finding(
                 FindingKind::Recall,
                 at,
                 format!("{name} is customer {customer_id}"),
-                vec![format!("\"customer_id\": \"{customer_id}\"")],
-                format!("What customer_id does the record for {email} show?"),
+                vec![customer_id.clone()],
+                "What is the customer's ID?".into(),
                 customer_id.clone(),
             ));
         } else if t == events[1] {
@@ -82,12 +91,17 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 b.need(f);
             }
             b.push(Item::assistant(format!(
-                "Listing the orders of {customer_id}."
+                "Listing {name}'s orders (customer {customer_id})."
             )));
             let mut rows = vec!["order_id   | date       | item                         | amount  | status    | flags".to_string()];
             for _ in 0..(25 * verbosity + rng.range(5, 60)) {
+                let flags = if rng.percent(35) {
+                    *rng.pick(&FLAGS)
+                } else {
+                    "-"
+                };
                 rows.push(format!(
-                    "ORD-{} | 2025-{:02}-{:02} | {:<28} | {:>4}.{:02} | {:<9} | -",
+                    "ORD-{} | 2025-{:02}-{:02} | {:<28} | {:>4}.{:02} | {:<9} | {flags}",
                     rng.range(100_000, 999_999),
                     rng.range(1, 12),
                     rng.range(1, 28),
@@ -109,7 +123,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("{order} ({product}, {amount}) flagged damaged_in_transit"),
                 vec![order.clone(), "damaged_in_transit".into()],
-                "Which order carries the damaged_in_transit flag?".into(),
+                format!("Which order of the {product} is marked damaged?"),
                 order.clone(),
             ));
         } else if t == events[2] {
@@ -132,7 +146,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 format!("refunds above ${limit} need approval"),
                 vec![format!("Refunds above ${limit} require approval")],
-                "What is the refund approval limit?".into(),
+                "How much can the agent hand back before a team lead has to sign off?".into(),
                 format!("${limit}"),
             ));
         } else if t == events[3] {
@@ -152,8 +166,8 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 "replacement offered instead of a refund".into(),
                 vec!["offer a replacement instead of a refund".into()],
-                format!("What did the agent offer {name} instead of a refund?"),
-                "replacement".into(),
+                "What was decided because of the approval limit?".into(),
+                "offer a replacement instead of a refund".into(),
             ));
         } else if t == events[4] {
             for f in [damaged, offer].into_iter().flatten() {
@@ -164,15 +178,15 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
             )));
             let at = b.tool(
                 "create_ticket",
-                &json!({ "order_id": order, "summary": format!("Replace damaged {product}") }),
+                &json!({ "order_id": order, "summary": "Ship a replacement unit" }),
                 format!("Created ticket {ticket} for {order} (queue: warehouse, priority: normal)"),
             );
             ticket_f = Some(b.finding(
                 FindingKind::Artifact,
                 at,
                 format!("ticket {ticket} created"),
-                vec![format!("Created ticket {ticket}")],
-                "What ticket number did the warehouse queue get?".into(),
+                vec![ticket.clone()],
+                "Under which case number will the warehouse handle the replacement?".into(),
                 ticket.clone(),
             ));
         } else if t == events[5] {
@@ -192,8 +206,8 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
                 at,
                 "waiting for warehouse confirmation".into(),
                 vec![format!("the warehouse has to confirm {ticket}")],
-                format!("Who must sign off on {ticket}?"),
-                "warehouse".into(),
+                "What has to happen before the replacement ships?".into(),
+                format!("the warehouse has to confirm {ticket}"),
             ));
         } else {
             if rng.percent(25) {
@@ -255,7 +269,7 @@ pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
         b.open_probe(
             f,
             FindingKind::Recall,
-            format!("Which order of {name} arrived damaged?"),
+            "Which of the customer's orders arrived damaged?".into(),
             format!("{order}, the {product} (${amount}), flagged damaged_in_transit"),
         );
     }

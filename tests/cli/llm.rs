@@ -559,7 +559,7 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
 
     // --keep-going: the episodes whose calls fail are named and left out; exit 1.
     let (url, _) =
-        server_fn(|_, body| (!body.contains("upgrading sqlalchemy to 1.6")).then(|| ok("foo.h")));
+        server_fn(|_, body| (!body.contains("upgrading attrs to 1.2")).then(|| ok("foo.h")));
     let cfg = llm_config(dir.path(), "keep", &url, "max_retries = 0\n");
     let kept = dir.path().join("kept");
     let kept_staging = dir.path().join("kept.partial");

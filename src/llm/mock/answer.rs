@@ -1,5 +1,16 @@
-//! The mock's answers to questions: the request line that shares the most words with the question, found
-//! through per-thread caches of word tables and answers.
+//! The mock's answers to questions: the request line that shares the most of the question's terms, each term
+//! weighted by how rare it is in the request, found through per-thread caches of term tables and answers.
+//!
+//! ## The rule
+//! A question's terms are its words' stems and the parts of its identifiers, stopwords left out
+//! ([`question_terms`]). A term found on `df` of the request's `N` lines weighs `1 + ⌊4·log2((N+1)/df)⌋`: a word
+//! every tool output repeats says little, one that names a single thing says much. A line's score is the weight
+//! of the question's terms it holds, plus half the weight of those its tool call holds (the tool's name and
+//! arguments) when it is a line of a tool's output: "the settings file" finds the lines that
+//! `read_file(src/app/settings.py)` returned. A line that holds none of the terms itself is no answer. The
+//! answer is the line with the highest score, the latest on ties, or "I don't know." It reads the request and
+//! the question, nothing else: a question that names its subject in other words than the line that answers it
+//! is answered when their stems, the parts of an identifier or the tool call meet, and not otherwise.
 //!
 //! Every cache is keyed by what a text *is*, never by where it came from: an item's text is known by its
 //! shared allocation ([`Text`]), which the cache keeps alive while it holds the key (so the address cannot be
@@ -7,24 +18,26 @@
 //! into every strategy's request, so the same text meets the same key whatever strategy sends it.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::index::{best_line, question_words, BestLine, Interest, LineIndex, MAX_LINE_INDEXES};
+use super::index::{hits, question_terms, terms, weight, Interest, LineIndex, MAX_LINE_INDEXES};
 use crate::history::{Item, Role, Text};
 use crate::llm::LlmRequest;
 use crate::tokens::{Tokenizer, TOKENS_PER_REPLY};
 
-/// Answers kept at most per thread, of each kind: (question, text) and whole requests (a few megabytes). They
-/// are reused by the strategies of one episode, which run together on one thread, and go when the thread starts
-/// another episode ([`AnswerCache::expect`]); this bound only holds one huge episode's. The bundled dataset asks
-/// 33,303 distinct (question, text) pairs over 42 episodes, most of them in its largest episodes: a bound of
-/// 4 k made 25% more of them be answered again, this one answers each once.
+/// Entries kept at most per thread, of each kind: a text's lines that hold a question's terms, by (question,
+/// text), and whole requests (a few megabytes). They are reused by the strategies of one episode, which run
+/// together on one thread, and go when the thread starts another episode ([`AnswerCache::expect`]); this bound
+/// only holds one huge episode's. The bundled dataset asks about 70 k distinct (question, text) pairs over 42
+/// episodes, a few thousand in each (its probes ask one question at each need of a finding): the bound is
+/// never reached, and each pair is looked up once.
 const MAX_ANSWERS: usize = 1 << 15;
 
-/// The answer path's caches, one per thread. A text's line index and its best line for a question depend on
-/// nothing but the text, so every mock on a thread shares them; a worker replays all the strategies of an
+/// The answer path's caches, one per thread. A text's line index and its lines that hold a question's terms
+/// depend on nothing but the text, so every mock on a thread shares them; a worker replays all the strategies of an
 /// episode, so the questions and texts of one episode meet on one thread, where a lookup takes no lock and
 /// touches no cache line another core writes.
 #[derive(Default)]
@@ -34,9 +47,9 @@ pub(super) struct AnswerCache {
     pub(super) lines: FxHashMap<(u128, u64), LineIndex>,
     /// The words the probes of the thread's episode look for, when the replay said.
     interest: Option<Interest>,
-    /// The best line of a text for a question, by (question, text key): the strategies of one episode ask
-    /// the same questions of mostly the same texts.
-    pub(super) answers: FxHashMap<(u64, u128), BestLine>,
+    /// The lines of a text that hold a question's terms, and the text's line count, by (question, text key):
+    /// the strategies of one episode ask the same questions of mostly the same texts.
+    pub(super) answers: FxHashMap<(u64, u128), Hits>,
     /// The answer to a whole request and its tokens but the last item's, by a hash of the question and every
     /// item's identity: strategies that have not reduced the request yet send the very request another already
     /// sent (half the probe calls on the bundled dataset).
@@ -48,8 +61,19 @@ pub(super) struct AnswerCache {
     heads: FxHashMap<u128, usize>,
     /// The item texts whose address is a key above, kept alive while it is.
     held: Vec<Text>,
-    /// Scratch space for [`best_line`].
-    hits: Vec<u32>,
+}
+
+/// The lines of a text that hold a question's terms ((line, the term's position among the question's terms),
+/// sorted, each pair once), and the text's line count.
+pub(super) type Hits = (Rc<[(u32, u16)]>, u32);
+
+/// Where a text of a request stands: its key, the shared text that holds it alive (an item's), and for a tool's
+/// output, the position of its tool call among the request's texts and the call's name.
+struct Source<'a> {
+    text: &'a str,
+    key: u128,
+    shared: Option<&'a Text>,
+    call: Option<(usize, &'a str)>,
 }
 
 thread_local! {
@@ -108,27 +132,75 @@ impl AnswerCache {
         n
     }
 
-    /// The line that answers the question `wanted` (keyed by `question`) in a request of `texts` (with their
-    /// `keys`; the whole request keyed by `request`): (text, line) of the best line of the last text with the
-    /// highest score.
+    /// The line that answers the question `wanted` (keyed by `question`) in a request of `texts`, by the rule
+    /// of the module: (text, line).
     fn answer(
         &mut self,
         question: u64,
         wanted: &[u64],
-        texts: &[(&str, u128, Option<&Text>)],
+        texts: &[Source<'_>],
     ) -> Option<(usize, u32)> {
-        let mut best: Option<(u32, usize, u32)> = None;
         let interest = self
             .interest
             .as_ref()
             .filter(|i| i.covers(wanted))
             .map_or(0, |i| i.id);
-        for (t, &(text, key, shared)) in texts.iter().enumerate() {
-            if let Some((score, line)) =
-                self.best_line(question, wanted, (key, shared), interest, text)
-            {
+        let found: Vec<Hits> = texts
+            .iter()
+            .map(|s| self.hits(question, wanted, (s.key, s.shared), interest, s.text))
+            .collect();
+        let lines: u64 = found.iter().map(|(_, n)| u64::from(*n)).sum();
+        let mut df = vec![0u64; wanted.len()];
+        for (hits, _) in &found {
+            for &(_, k) in hits.iter() {
+                df[usize::from(k)] += 1;
+            }
+        }
+        let weights: Vec<u64> = df.iter().map(|&d| weight(lines, d)).collect();
+        let mut in_call = vec![false; wanted.len()];
+        // The question's terms in each tool name met, by name.
+        let mut names: Vec<(&str, Vec<usize>)> = Vec::new();
+        let mut best: Option<(u64, usize, u32)> = None;
+        for (t, ((hits, _), source)) in found.iter().zip(texts).enumerate() {
+            if hits.is_empty() {
+                continue;
+            }
+            // The terms the text's tool call holds (its name or its arguments), counted once on each line.
+            in_call.fill(false);
+            if let Some((call, name)) = source.call {
+                for &(_, k) in found[call].0.iter() {
+                    in_call[usize::from(k)] = true;
+                }
+                let at = match names.iter().position(|(n, _)| *n == name) {
+                    Some(at) => at,
+                    None => {
+                        let held = terms(name)
+                            .filter_map(|term| {
+                                let h = xxh3_64(term.as_bytes());
+                                wanted.iter().position(|&w| w == h)
+                            })
+                            .collect();
+                        names.push((name, held));
+                        names.len() - 1
+                    }
+                };
+                for &k in &names[at].1 {
+                    in_call[k] = true;
+                }
+            }
+            // Scores are doubled, so that a term the call holds counts half.
+            let context: u64 = (0..wanted.len())
+                .filter(|&k| in_call[k])
+                .map(|k| weights[k])
+                .sum();
+            for run in hits.chunk_by(|a, b| a.0 == b.0) {
+                let (own, both) = run.iter().fold((0, 0), |(own, both), &(_, k)| {
+                    let w = weights[usize::from(k)];
+                    (own + w, both + if in_call[usize::from(k)] { w } else { 0 })
+                });
+                let score = 2 * own + context - both;
                 if best.is_none_or(|(b, _, _)| score >= b) {
-                    best = Some((score, t, line));
+                    best = Some((score, t, run[0].0));
                 }
             }
         }
@@ -148,27 +220,27 @@ impl AnswerCache {
         }
     }
 
-    /// The best line of `text` (keyed by `key`, held by `shared` when it is an item's) for the question
-    /// `wanted` (keyed by `question`), from a word table built for the thread's [`Interest`] when `interest` is
-    /// its id, else of every word.
-    fn best_line(
+    /// The lines of `text` (keyed by `key`, held by `shared` when it is an item's) that hold the question's
+    /// terms `wanted` (keyed by `question`), from a term table built for the thread's [`Interest`] when
+    /// `interest` is its id, else of every term.
+    fn hits(
         &mut self,
         question: u64,
         wanted: &[u64],
         (key, shared): (u128, Option<&Text>),
         interest: u64,
         text: &str,
-    ) -> BestLine {
-        if let Some(&found) = self.answers.get(&(question, key)) {
-            return found;
+    ) -> Hits {
+        if let Some(found) = self.answers.get(&(question, key)) {
+            return found.clone();
         }
         let words = self.interest.as_ref().filter(|i| i.id == interest);
         let index = self.lines.entry((key, interest)).or_insert_with(|| {
             self.held.extend(shared.cloned());
             LineIndex::new(text, words)
         });
-        let found = best_line(index, wanted, &mut self.hits);
-        self.answers.insert((question, key), found);
+        let found: Hits = (hits(index, wanted).into(), index.line_count);
+        self.answers.insert((question, key), found.clone());
         found
     }
 }
@@ -186,9 +258,78 @@ fn count_key(item: &Item) -> (u128, u128) {
     (item_key(item.shared_text()), second)
 }
 
-/// Answers the last user message of `request` with the request line that shares the most of its words (the
-/// latest on ties), or "I don't know."; with the request's input tokens and the answer's tokens as the tokenizer
-/// counts them.
+/// The texts of a request, instructions first, with their keys and, for a tool's output, its call.
+fn sources<'a>(
+    request: &'a LlmRequest,
+    head: &'a [Item],
+    instruction_keys: &[u128],
+    item_keys: &[(u128, u128)],
+) -> Vec<Source<'a>> {
+    let first = request.instructions.len();
+    // A result answers the latest call with its id before it: most often the item just before it, so the
+    // calls are mapped only when one is not.
+    let follows = |i: usize, call_id: &str| {
+        i.checked_sub(1)
+            .is_some_and(|p| matches!(&head[p], Item::ToolCall { id, .. } if **id == *call_id))
+    };
+    let mut calls: Vec<Option<(usize, &str)>> = vec![None; head.len()];
+    let mut latest: Option<FxHashMap<&str, (usize, &str)>> = None;
+    for (i, item) in head.iter().enumerate() {
+        match item {
+            Item::ToolCall { id, name, .. } => {
+                if let Some(map) = latest.as_mut() {
+                    map.insert(&**id, (first + i, &**name));
+                }
+            }
+            Item::ToolResult { call_id, .. } if follows(i, call_id) => {
+                if let Item::ToolCall { name, .. } = &head[i - 1] {
+                    calls[i] = Some((first + i - 1, &**name));
+                }
+            }
+            Item::ToolResult { call_id, .. } => {
+                let map = latest.get_or_insert_with(|| {
+                    let mut map = FxHashMap::default();
+                    for (j, c) in head[..i].iter().enumerate() {
+                        if let Item::ToolCall { id, name, .. } = c {
+                            map.insert(&**id, (first + j, &**name));
+                        }
+                    }
+                    map
+                });
+                calls[i] = map.get(&**call_id).copied();
+            }
+            _ => {}
+        }
+    }
+    request
+        .instructions
+        .iter()
+        .zip(instruction_keys)
+        .map(|(s, &key)| Source {
+            text: s,
+            key,
+            shared: None,
+            call: None,
+        })
+        .chain(
+            head.iter()
+                .zip(item_keys)
+                .zip(calls)
+                .map(|((item, &(key, _)), call)| {
+                    let text = item.shared_text();
+                    Source {
+                        text,
+                        key,
+                        shared: Some(text),
+                        call,
+                    }
+                }),
+        )
+        .collect()
+}
+
+/// Answers the last user message of `request` by the rule of the module, or "I don't know."; with the
+/// request's input tokens and the answer's tokens as the tokenizer counts them.
 ///
 /// A probe re-sends the request of its call point, most of whose items every strategy of the episode sends
 /// again: the tokens of each item are kept by its identity, and those of a whole request (its last item, the
@@ -206,7 +347,8 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
             _ => None,
         })
         .unwrap_or("");
-    let wanted: Vec<u64> = question_words(question)
+    let wanted: Vec<u64> = question_terms(question)
+        .iter()
         .map(|w| xxh3_64(w.as_bytes()))
         .collect();
     let (head, last) = match request.contents.split_last() {
@@ -244,16 +386,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
         if let Some(&(found, tokens, output)) = cache.requests.get(&request_key) {
             return (reply(found.and_then(line_of), question), tokens, output);
         }
-        let texts: Vec<(&str, u128, Option<&Text>)> = request
-            .instructions
-            .iter()
-            .zip(&instruction_keys)
-            .map(|(s, &k)| (s.as_str(), k, None))
-            .chain(head.iter().zip(&item_keys).map(|(item, &(k, _))| {
-                let text = item.shared_text();
-                (&**text, k, Some(text))
-            }))
-            .collect();
+        let texts = sources(request, head, &instruction_keys, &item_keys);
         cache.make_room(texts.len());
         let found = if wanted.is_empty() {
             None
@@ -305,7 +438,7 @@ pub(super) fn reply(line: Option<&str>, question: &str) -> String {
     // quoted from its start).
     let mut hits: Vec<(usize, usize)> = Vec::new();
     if lower.len() == line.len() {
-        let wanted: Vec<String> = question_words(question).map(|w| w.to_lowercase()).collect();
+        let wanted = question_terms(question);
         for (w, word) in wanted.iter().enumerate() {
             for (at, _) in lower.match_indices(word.as_str()) {
                 let c = chars.partition_point(|&(b, _)| b < at);

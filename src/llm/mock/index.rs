@@ -1,5 +1,10 @@
-//! The mock's word tables: which words a text holds on which line, so that a probe's answer is found without
+//! The mock's word tables: which terms a text holds on which line, so that a probe's answer is found without
 //! reading every line of every text again.
+//!
+//! A **term** is what the answerer compares: a word of a line ([`words`]) reduced to its stem ([`stem`]:
+//! "failing", "failed" and "fails" are one term), and, for a word made of parts (`damaged_in_transit`,
+//! `src/app/settings.py`, `CUS-1234`), each part's stem as well as the whole word. A question that names its
+//! subject in ordinary words ("the settings file", "damaged in transit") meets the identifiers a tool wrote.
 
 use std::borrow::Cow;
 
@@ -19,6 +24,8 @@ pub(super) struct LineIndex {
     occurrences: Vec<(u32, u32)>,
     /// Distinct words.
     words: usize,
+    /// Lines of the text (as `str::lines` counts them).
+    pub(super) line_count: u32,
 }
 
 /// One slot of a [`LineIndex`] (16 bytes, as a `(u64, u32)` pair takes with its padding).
@@ -30,32 +37,34 @@ pub(super) struct Slot {
 }
 
 impl LineIndex {
-    /// The table of every word of `text`, or, with `interest`, of the words it holds only.
+    /// The table of every term of `text`, or, with `interest`, of the terms it holds only.
     pub(super) fn new(text: &str, interest: Option<&Interest>) -> Self {
+        let line_count = u32::try_from(line_count(text)).unwrap_or(u32::MAX);
         let Some(interest) = interest else {
             // About one word per 8 bytes of text, a fraction of them distinct: most tables never grow.
-            let mut index = Self::with_capacity(text.len() / 8 + 16);
-            word_hashes(text, |_| true, |line, word| index.insert(word, line));
+            let mut index = Self::with_capacity(text.len() / 8 + 16, line_count);
+            term_hashes(text, |_| true, |line, term| index.insert(term, line));
             return index;
         };
-        let mut index = Self::with_capacity(16);
-        word_hashes(
+        let mut index = Self::with_capacity(16, line_count);
+        term_hashes(
             text,
             |head| interest.may_hold(head),
-            |line, word| {
-                if interest.words.contains(&word) {
-                    index.insert(word, line);
+            |line, term| {
+                if interest.words.contains(&term) {
+                    index.insert(term, line);
                 }
             },
         );
         index
     }
 
-    fn with_capacity(words: usize) -> Self {
+    fn with_capacity(words: usize, line_count: u32) -> Self {
         Self {
             slots: vec![Slot::default(); words.next_power_of_two()],
             occurrences: Vec::with_capacity(words),
             words: 0,
+            line_count,
         }
     }
 
@@ -113,16 +122,13 @@ impl LineIndex {
     }
 }
 
-/// A text's best line for a question: (words found, line number), or none.
-pub(super) type BestLine = Option<(u32, u32)>;
-
-/// The words the probes of the episode a thread replays will look for ([`Llm::start_episode`](crate::llm::Llm::start_episode)): word tables
-/// built for them hold those words only, and pass over most other words after a look at their first three
-/// bytes, without hashing them. An answer is the same either way, as it reads only the question's words.
+/// The terms the probes of the episode a thread replays will look for ([`Llm::start_episode`](crate::llm::Llm::start_episode)): word tables
+/// built for them hold those terms only, and pass over most other words after a look at their first three
+/// bytes, without hashing them. An answer is the same either way, as it reads only the question's terms.
 pub(super) struct Interest {
     /// Names the set in the key of the tables built for it (0: tables of every word).
     pub(super) id: u64,
-    /// The hashes of the questions' words.
+    /// The hashes of the questions' terms.
     pub(super) words: rustc_hash::FxHashSet<u64>,
     /// One bit per [`head_bit`] of a question's word.
     heads: Box<[u64; 1024]>,
@@ -133,10 +139,10 @@ impl Interest {
         let mut words = rustc_hash::FxHashSet::default();
         let mut heads = Box::new([0u64; 1024]);
         for question in questions {
-            for w in question_words(question) {
-                let bit = head_bit(head(w.as_bytes()));
+            for t in question_terms(question) {
+                let bit = head_bit(head(t.as_bytes()));
                 heads[bit / 64] |= 1 << (bit % 64);
-                words.insert(xxh3_64(w.as_bytes()));
+                words.insert(xxh3_64(t.as_bytes()));
             }
         }
         let mut sorted: Vec<u64> = words.iter().copied().collect();
@@ -155,7 +161,7 @@ impl Interest {
         self.heads[bit / 64] & (1 << (bit % 64)) != 0
     }
 
-    /// Whether the table built for this set answers a question with these words.
+    /// Whether the table built for this set answers a question with these terms.
     pub(super) fn covers(&self, wanted: &[u64]) -> bool {
         wanted.iter().all(|w| self.words.contains(w))
     }
@@ -173,29 +179,46 @@ fn head_bit(head: [u8; 3]) -> usize {
     (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
 }
 
-/// The line of a text that holds the most of the `wanted` words, the last one on ties, with its count; `hits`
-/// is scratch space.
-pub(super) fn best_line(index: &LineIndex, wanted: &[u64], hits: &mut Vec<u32>) -> BestLine {
-    hits.clear();
-    for &w in wanted {
-        hits.extend(index.lines(w));
+/// The lines of `index` that hold the `wanted` terms: (line, the term's position in `wanted`), sorted, each pair
+/// once.
+pub(super) fn hits(index: &LineIndex, wanted: &[u64]) -> Vec<(u32, u16)> {
+    let mut hits: Vec<(u32, u16)> = Vec::new();
+    for (k, &w) in wanted.iter().enumerate() {
+        let k = u16::try_from(k).unwrap_or(u16::MAX);
+        hits.extend(index.lines(w).map(|line| (line, k)));
     }
     hits.sort_unstable();
-    let mut best = None;
-    for run in hits.chunk_by(|a, b| a == b) {
-        let score = u32::try_from(run.len()).unwrap_or(u32::MAX);
-        if best.is_none_or(|(b, _)| score >= b) {
-            best = Some((score, run[0]));
-        }
-    }
-    best
+    hits
+}
+
+/// The weight of a term found on `df` of a request's `lines` lines: `1 + ⌊4·log2((lines+1)/df)⌋`, in integers
+/// (the same on every machine).
+#[must_use]
+pub(super) fn weight(lines: u64, df: u64) -> u64 {
+    let ratio = (u128::from(lines + 1) << 8) / u128::from(df.max(1));
+    let quarter_bits = match ratio.checked_pow(4) {
+        Some(p) => u64::from(p.ilog2()),
+        None => 4 * u64::from(ratio.ilog2()),
+    };
+    1 + quarter_bits.saturating_sub(32)
+}
+
+/// Lines of a text as `str::lines` counts them.
+pub(super) fn line_count(text: &str) -> usize {
+    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// Words of a line: runs of letters, digits, `_`, `.`, `/` and `-`, lower-cased, at least 3 characters.
 pub(super) fn words(line: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
+    words_of(line, 3)
+}
+
+/// [`words`] of at least `min` characters.
+fn words_of(line: &str, min: usize) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     line.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
         .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
-        .filter(|w| w.len() >= 3 && (w.is_ascii() || w.chars().count() >= 3))
+        .filter(move |w| w.len() >= min && (w.is_ascii() || w.chars().count() >= min))
         .map(|w| {
             if w.bytes().any(|b| b.is_ascii_uppercase()) || !w.is_ascii() {
                 Cow::Owned(w.to_lowercase())
@@ -205,9 +228,91 @@ pub(super) fn words(line: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
         })
 }
 
-/// The words a question looks for: its [`words`] but stopwords.
-pub(super) fn question_words(question: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
-    words(question).filter(|w| !STOPWORDS.contains(&w.as_ref()))
+/// The stem of a lower-case word: a word of letters only loses its inflection (plural and third-person `s`,
+/// `ing`, `ed`, a doubled consonant left by them, a final `e`; a final `y` reads as `i`), so that "policies" and
+/// "policy", "changed" and "changes", "pinning" and "pinned" meet; any other word is itself. A stem keeps at
+/// least three letters.
+#[must_use]
+pub(super) fn stem(word: &str) -> Cow<'_, str> {
+    match stem_len(word.as_bytes()) {
+        (n, false) => Cow::Borrowed(&word[..n]),
+        (n, true) => Cow::Owned(format!("{}i", &word[..n])),
+    }
+}
+
+/// The [`stem`] of a lower-case word as the length of the word's prefix it keeps, and whether an `i` follows.
+fn stem_len(b: &[u8]) -> (usize, bool) {
+    if b.len() < 4 || !b.iter().all(u8::is_ascii_lowercase) {
+        return (b.len(), false);
+    }
+    let mut n = b.len();
+    let ends = |n: usize, s: &[u8]| n >= s.len() + 3 && b[..n].ends_with(s);
+    if ends(n, b"sses") {
+        n -= 2;
+    } else if ends(n, b"ies") {
+        return (n - 3, true);
+    } else if ends(n, b"s") && !ends(n, b"ss") && !ends(n, b"us") && !ends(n, b"is") {
+        n -= 1;
+    }
+    let vowel = |n: usize| b[..n].iter().any(|c| b"aeiou".contains(c));
+    let stripped = if ends(n, b"ing") && vowel(n - 3) {
+        Some(n - 3)
+    } else if ends(n, b"ed") && vowel(n - 2) {
+        Some(n - 2)
+    } else {
+        None
+    };
+    if let Some(m) = stripped {
+        n = m;
+        if n >= 4 && b[n - 1] == b[n - 2] && !b"aeioulsz".contains(&b[n - 1]) {
+            n -= 1;
+        }
+    }
+    if n >= 4 && b[n - 1] == b'e' {
+        (n - 1, false)
+    } else if n >= 4 && b[n - 1] == b'y' {
+        (n - 1, true)
+    } else {
+        (n, false)
+    }
+}
+
+/// The separators of a word made of parts.
+const PARTS: [char; 4] = ['_', '.', '/', '-'];
+
+/// The terms of a line: the stem of each word of two characters or more (as [`words`] splits them otherwise:
+/// "ID" is a term), and for a word made of parts ([`PARTS`]) the stem of each part of two characters or more as
+/// well; in order, repeats kept.
+pub(super) fn terms(line: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
+    words_of(line, 2).flat_map(|w| {
+        let parts: Vec<Cow<'_, str>> = if w.contains(PARTS) {
+            w.split(PARTS)
+                .filter(|p| p.len() >= 2 && (p.is_ascii() || p.chars().count() >= 2))
+                .map(|p| Cow::Owned(stem(p).into_owned()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let whole = match w {
+            Cow::Borrowed(b) => stem(b),
+            Cow::Owned(o) => Cow::Owned(stem(&o).into_owned()),
+        };
+        std::iter::once(whole).chain(parts)
+    })
+}
+
+/// The terms a question looks for, each once: the [`terms`] of its words but stopwords (a stopword part of a
+/// longer word is left out too).
+pub(super) fn question_terms(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words_of(question, 2).filter(|w| !STOPWORDS.contains(&w.as_ref())) {
+        for t in terms(&w) {
+            if !STOPWORDS.contains(&t.as_ref()) && !out.iter().any(|o| *o == *t) {
+                out.push(t.into_owned());
+            }
+        }
+    }
+    out
 }
 
 /// The bytes [`words`] keeps in a word, for ASCII text.
@@ -222,10 +327,10 @@ const WORD_BYTE: [bool; 256] = {
     t
 };
 
-/// Calls `f(line, hash)` for every word of `text` (as [`words`] splits each of its lines) whose first three
-/// bytes `admit` lets through, with the word's line number and hash. ASCII text, the common case, is scanned
-/// byte by byte without splitting it into lines or allocating.
-pub(super) fn word_hashes(
+/// Calls `f(line, hash)` for every term of `text` (as [`terms`] finds them on each of its lines) whose first
+/// three bytes `admit` lets through, with the term's line number and hash. ASCII text, the common case, is
+/// scanned byte by byte without splitting it into lines.
+pub(super) fn term_hashes(
     text: &str,
     admit: impl Fn([u8; 3]) -> bool,
     mut f: impl FnMut(u32, u64),
@@ -233,9 +338,9 @@ pub(super) fn word_hashes(
     if !text.is_ascii() {
         for (n, line) in text.lines().enumerate() {
             let n = u32::try_from(n).unwrap_or(u32::MAX);
-            for w in words(line) {
-                if admit(head(w.as_bytes())) {
-                    f(n, xxh3_64(w.as_bytes()));
+            for t in terms(line) {
+                if admit(head(t.as_bytes())) {
+                    f(n, xxh3_64(t.as_bytes()));
                 }
             }
         }
@@ -245,6 +350,7 @@ pub(super) fn word_hashes(
     let mut lower = Vec::new();
     let mut line = 0u32;
     let mut i = 0;
+    let separator = |c: &u8| matches!(c, b'_' | b'.' | b'/' | b'-');
     while i < bytes.len() {
         let b = bytes[i];
         if !WORD_BYTE[b as usize] {
@@ -265,41 +371,70 @@ pub(super) fn word_hashes(
         while let [rest @ .., b'.' | b'-' | b'/'] = word {
             word = rest;
         }
-        if word.len() < 3 || !admit(head(word).map(|b| b.to_ascii_lowercase())) {
+        if word.len() < 2 {
             continue;
         }
-        if word.iter().any(u8::is_ascii_uppercase) {
-            lower.clear();
-            lower.extend(word.iter().map(u8::to_ascii_lowercase));
-            f(line, xxh3_64(&lower));
-        } else {
-            f(line, xxh3_64(word));
+        emit_term(&admit, &mut lower, (line, word), &mut f);
+        if word.iter().any(separator) {
+            for part in word.split(separator) {
+                if part.len() >= 2 {
+                    emit_term(&admit, &mut lower, (line, part), &mut f);
+                }
+            }
         }
     }
 }
 
-pub(super) const STOPWORDS: [&str; 24] = [
+/// Calls `f(line, hash)` with the hash of `word`'s stem, lower-cased in `lower`, when `admit` lets the word
+/// through. A stem keeps the first three bytes of its word, so `admit` looks at the word before it is
+/// lower-cased and stemmed, and most words go no further.
+#[inline]
+fn emit_term(
+    admit: &impl Fn([u8; 3]) -> bool,
+    lower: &mut Vec<u8>,
+    (line, word): (u32, &[u8]),
+    f: &mut impl FnMut(u32, u64),
+) {
+    if !admit(head(word).map(|b| b.to_ascii_lowercase())) {
+        return;
+    }
+    lower.clear();
+    lower.extend(word.iter().map(u8::to_ascii_lowercase));
+    match stem_len(lower) {
+        (n, false) => f(line, xxh3_64(&lower[..n])),
+        (n, true) => {
+            lower.truncate(n);
+            lower.push(b'i');
+            f(line, xxh3_64(lower));
+        }
+    }
+}
+
+/// Words a question asks with, not about.
+pub(super) const STOPWORDS: [&str; 48] = [
     "the", "and", "was", "were", "what", "which", "who", "when", "where", "how", "did", "does",
     "for", "with", "that", "this", "from", "are", "has", "have", "its", "into", "after", "about",
+    "is", "in", "to", "of", "at", "by", "on", "it", "an", "or", "be", "as", "do", "if", "no", "so",
+    "up", "we", "my", "me", "he", "us", "am", "i",
 ];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every word of `text` with its line, by the definition: [`words`] of each line.
+    /// Every term of `text` with its line, by the definition: [`terms`] of each line.
     fn defined_words(text: &str) -> Vec<(u32, u64)> {
         text.lines()
             .enumerate()
             .flat_map(|(n, line)| {
-                words(line).map(move |w| (u32::try_from(n).unwrap(), xxh3_64(w.as_bytes())))
+                terms(line).map(move |w| (u32::try_from(n).unwrap(), xxh3_64(w.as_bytes())))
             })
             .collect()
     }
 
     fn scanned_words(text: &str) -> Vec<(u32, u64)> {
         let mut found = Vec::new();
-        word_hashes(text, |_| true, |line, word| found.push((line, word)));
+        term_hashes(text, |_| true, |line, word| found.push((line, word)));
         found
     }
 
@@ -317,6 +452,7 @@ mod tests {
                 "{}Hello World\r\n[x] ../src/App.py:12 {long}",
                 "\t".repeat(70)
             ),
+            "Refunds above $200; damaged_in_transit CUS-1234 policies PINNING_OLD_releases".into(),
         ] {
             assert_eq!(scanned_words(&text), defined_words(&text), "{text:?}");
         }
@@ -324,9 +460,59 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn word_hashes_equal_the_definition(text in "([aZ0_./ -]{0,70}[\n\r\t,:]?){0,12}") {
+        fn term_hashes_equal_the_definition(text in "([aeiyZdgns0_./ -]{0,70}[\n\r\t,:]?){0,12}") {
             proptest::prop_assert_eq!(scanned_words(&text), defined_words(&text));
         }
+    }
+
+    #[test]
+    fn stems_meet_across_inflections_and_identifiers_split_into_parts() {
+        for (a, b) in [
+            ("failing", "failed"),
+            ("fails", "fail"),
+            ("policies", "policy"),
+            ("changed", "changes"),
+            ("pinning", "pinned"),
+            ("refunds", "refund"),
+            ("values", "value"),
+            ("applied", "applies"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} {b}");
+        }
+        // Words that are not letters only, and short words, are themselves; a stem keeps three letters.
+        for w in ["x86_64", "4.2", "was", "uses", "status", "analysis", "need"] {
+            assert!(stem(w).len() >= 3 && w.starts_with(&*stem(w)), "{w}");
+        }
+        assert_eq!(stem("status"), "status");
+        let found: Vec<String> =
+            terms("Order ORD-123 is damaged_in_transit, see src/app/settings.py")
+                .map(Cow::into_owned)
+                .collect();
+        assert_eq!(
+            found,
+            [
+                "order",
+                "ord-123",
+                "ord",
+                "123",
+                "is",
+                "damaged_in_transit",
+                "damag",
+                "in",
+                "transit",
+                "see",
+                "src/app/settings.py",
+                "src",
+                "app",
+                "set",
+                "py"
+            ]
+        );
+        // A question's terms: no stopword, each once.
+        assert_eq!(
+            question_terms("Which order was damaged in transit, and which order?"),
+            ["order", "damag", "transit"]
+        );
     }
 
     #[test]
@@ -339,7 +525,7 @@ mod tests {
         assert!(index.slots.len() > (text.len() / 8 + 16).next_power_of_two());
         let lines: Vec<Vec<String>> = text
             .lines()
-            .map(|l| words(l).map(Cow::into_owned).collect())
+            .map(|l| terms(l).map(Cow::into_owned).collect())
             .collect();
         for probe in ["w0", "w1", "w3e7", "w3e8", "wbb7", "absent"] {
             let mut expected: Vec<u32> = (0..lines.len())

@@ -4,8 +4,8 @@
 //! The same request gives the same response on every machine. A summarization request (one that holds a
 //! [`Transcript`]) gets an extractive summary of that transcript under a token budget, laid out in the
 //! sections of a good summary ([`summarize`]); any other request is answered by picking the line of the
-//! request that shares the most words with the last user message ([`answer`]). It sees the request and
-//! nothing else: never a finding, an evidence string or an accepted answer.
+//! request that shares the most of the last user message's terms, rare ones weighing more ([`answer`]). It
+//! sees the request and nothing else: never a finding, an evidence string or an accepted answer.
 
 mod answer;
 mod index;
@@ -140,7 +140,7 @@ fn clip(s: &str, max: usize) -> String {
 mod tests {
     use std::borrow::Cow;
 
-    use super::index::{words, STOPWORDS};
+    use super::index::{question_terms, terms};
     use super::*;
     use crate::history::{Item, Role};
 
@@ -197,7 +197,8 @@ mod tests {
         );
     }
 
-    /// The answer by its definition: every line of every text scored on its own, with no index and no cache.
+    /// The answer by its definition (the rule of `answer`): every line of every text scored on its own, with
+    /// no index and no cache.
     fn reference_answer(request: &LlmRequest) -> String {
         let question = request
             .contents
@@ -205,28 +206,74 @@ mod tests {
             .rev()
             .find(|i| i.is_role(Role::User))
             .map_or("", Item::text);
-        let wanted: Vec<String> = words(question)
-            .filter(|w| !STOPWORDS.contains(&w.as_ref()))
-            .map(Cow::into_owned)
-            .collect();
+        let wanted = question_terms(question);
         if wanted.is_empty() {
             return "I don't know.".into();
         }
         let n = request.contents.len() - 1;
-        let texts = request
+        let head = &request.contents[..n];
+        // Each text with the terms its tool call holds (name and arguments), for a tool's output.
+        let texts: Vec<(&str, Vec<String>)> = request
             .instructions
             .iter()
-            .map(String::as_str)
-            .chain(request.contents[..n].iter().map(Item::text));
-        let mut best: Option<(usize, &str)> = None;
-        for text in texts {
-            for line in text.lines() {
-                let found: Vec<Cow<'_, str>> = words(line).collect();
-                let score = wanted
+            .map(|s| (s.as_str(), Vec::new()))
+            .chain(head.iter().enumerate().map(|(i, item)| {
+                // The latest call with the result's id before it.
+                let call = match item {
+                    Item::ToolResult { call_id, .. } => {
+                        head[..i].iter().rev().find_map(|c| match c {
+                            Item::ToolCall {
+                                id,
+                                name,
+                                arguments,
+                            } if id == call_id => Some(format!("{name}\n{arguments}")),
+                            _ => None,
+                        })
+                    }
+                    _ => None,
+                };
+                let call_terms = call.map_or_else(Vec::new, |c| {
+                    terms(&c).map(Cow::into_owned).collect::<Vec<_>>()
+                });
+                (item.text(), call_terms)
+            }))
+            .collect();
+        let line_terms: Vec<Vec<Vec<String>>> = texts
+            .iter()
+            .map(|(t, _)| {
+                t.lines()
+                    .map(|l| terms(l).map(Cow::into_owned).collect())
+                    .collect()
+            })
+            .collect();
+        let lines: u64 = line_terms.iter().map(|t| t.len() as u64).sum();
+        let weights: Vec<u64> = wanted
+            .iter()
+            .map(|w| {
+                let df = line_terms
                     .iter()
-                    .filter(|w| found.iter().any(|f| f == w.as_str()))
+                    .flatten()
+                    .filter(|l| l.contains(w))
                     .count();
-                if score > 0 && best.is_none_or(|(b, _)| score >= b) {
+                super::index::weight(lines, df as u64)
+            })
+            .collect();
+        let mut best: Option<(u64, &str)> = None;
+        for ((text, call), lines) in texts.iter().zip(&line_terms) {
+            for (line, found) in text.lines().zip(lines) {
+                let own: u64 = (0..wanted.len())
+                    .filter(|&k| found.contains(&wanted[k]))
+                    .map(|k| weights[k])
+                    .sum();
+                if own == 0 {
+                    continue;
+                }
+                let context: u64 = (0..wanted.len())
+                    .filter(|&k| !found.contains(&wanted[k]) && call.contains(&wanted[k]))
+                    .map(|k| weights[k])
+                    .sum();
+                let score = 2 * own + context;
+                if best.is_none_or(|(b, _)| score >= b) {
                     best = Some((score, line));
                 }
             }
