@@ -11,7 +11,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-
 use super::RunConfig;
 use crate::error::{Error, Result};
 use crate::history::Episode;

@@ -100,7 +100,9 @@ fn finding(t: usize, at: usize, kind: FindingKind) -> (Finding, Probe) {
             finding: Some(format!("f{t}")),
             kind: FindingKind::Recall,
             // Every other probe is also open: the judge grades it against a reference.
-            reference: t.is_multiple_of(2).then(|| format!("value_{t} overflowed with error E{t:04}")),
+            reference: t
+                .is_multiple_of(2)
+                .then(|| format!("value_{t} overflowed with error E{t:04}")),
         },
     )
 }
