@@ -228,7 +228,8 @@ pub struct ExportManager {
 }
 
 impl ExportManager {
-    /// A manager writing the standard files of a run: `steps.csv` and `episodes.csv` row by row, and
+    /// A manager writing the standard files of a run: `steps.csv`, `episodes.csv`, `findings.csv` and
+    /// `llm_calls.jsonl` row by row, and
     /// `timings.csv`, `summary.json`, `report.md`, `report.html` and `charts/*.svg|png`.
     #[must_use]
     pub fn standard(dir: &Path, catalog: &std::sync::Arc<crate::metrics::Catalog>) -> Self {
@@ -271,6 +272,11 @@ impl ExportManager {
             file: None,
         });
         self
+    }
+
+    /// The row tables this manager appends to, in order: what `merge` interleaves from shards.
+    pub fn row_tables(&self) -> impl Iterator<Item = &dyn RowExporter> + '_ {
+        self.tables.iter().map(|t| t.exporter.as_ref())
     }
 
     /// The same manager, drawing the charts when the run is complete.

@@ -104,11 +104,6 @@ struct ShardDir {
     sha256: String,
 }
 
-/// The files whose rows the merge interleaves: the CSV tables (a header, then rows whose first field is the
-/// episode) and the JSON Lines one (each line's `episode`).
-const CSV_TABLES: [&str; 3] = ["steps.csv", "episodes.csv", "findings.csv"];
-const JSONL_TABLES: [&str; 1] = ["llm_calls.jsonl"];
-
 fn read_shard(dir: &Path) -> Result<ShardDir> {
     let path = dir.join(SHARD_FILE);
     let file = std::fs::File::open(&path).map_err(|_| {
@@ -372,15 +367,12 @@ fn csv_rows(
     Ok((header, rows))
 }
 
-/// A JSON Lines table's lines with their `episode`, streamed (a missing file has none).
-fn jsonl_rows(path: &Path) -> impl Iterator<Item = Result<(String, String)>> {
+/// A JSON Lines table's lines with their `episode`, streamed.
+fn jsonl_rows(path: &Path) -> Result<impl Iterator<Item = Result<(String, String)>>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
     let path = path.to_owned();
-    let lines = std::fs::File::open(&path)
-        .ok()
-        .map(|f| std::io::BufReader::new(f).lines());
-    lines
-        .into_iter()
-        .flatten()
+    Ok(std::io::BufReader::new(file)
+        .lines()
         .enumerate()
         .map(move |(i, line)| {
             let line = line.map_err(|e| Error::io("read", &path, e))?;
@@ -393,7 +385,21 @@ fn jsonl_rows(path: &Path) -> impl Iterator<Item = Result<(String, String)>> {
                     message: "a line without its episode".into(),
                 })?;
             Ok((episode, line))
-        })
+        }))
+}
+
+/// The path of a shard's table `file`, which every shard run writes.
+fn table_path(shard: &ShardDir, file: &str) -> Result<PathBuf> {
+    let path = shard.dir.join(file);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(Error::Config(format!(
+            "'{}' has no {file}, a table every run writes: was the shard run by another ctxbench? Run it again \
+             with this one",
+            shard.dir.display()
+        )))
+    }
 }
 
 /// For each episode of `merged` in order, its rows from its shard (an episode without rows in the table has
@@ -411,6 +417,62 @@ fn interleave<T, I: Iterator<Item = Result<(String, T)>>>(
     }
     for (g, shard) in groups.iter_mut().zip(shards) {
         g.finish(&shard.dir)?;
+    }
+    Ok(())
+}
+
+/// Writes every row table of `exports` under `staging`: the shards' rows interleaved into the `merged` order, a
+/// group at a time — a CSV table's header, then its rows (whose first field is the episode); a JSON Lines
+/// table's lines (each with its `episode`).
+fn merge_tables(
+    shards: &[ShardDir],
+    merged: &[(usize, usize)],
+    staging: &Path,
+    exports: &crate::report::ExportManager,
+) -> Result<()> {
+    for table in exports.row_tables() {
+        let file = table.file_name();
+        let path = staging.join(file);
+        if table.json_lines() {
+            let mut groups = shards
+                .iter()
+                .map(|s| Ok(Groups::new(jsonl_rows(&table_path(s, file)?)?)))
+                .collect::<Result<Vec<_>>>()?;
+            crate::files::write_atomic_with(&path, |out| {
+                let mut w = std::io::BufWriter::new(out);
+                interleave(shards, merged, &mut groups, |lines| {
+                    for l in &lines {
+                        writeln!(w, "{l}").map_err(|e| Error::io("write", &path, e))?;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+                w.flush()
+            })?;
+            continue;
+        }
+        let mut header = None;
+        let mut groups = Vec::new();
+        for s in shards {
+            let (h, rows) = csv_rows(&table_path(s, file)?)?;
+            header = header.or(Some(h));
+            groups.push(Groups::new(rows));
+        }
+        crate::files::write_atomic_with(&path, |out| {
+            let mut w = csv::Writer::from_writer(std::io::BufWriter::new(out));
+            if let Some(h) = &header {
+                w.write_record(h)?;
+            }
+            interleave(shards, merged, &mut groups, |rows| {
+                for r in &rows {
+                    w.write_record(r)
+                        .map_err(|e| Error::io("write", &path, e.into()))?;
+                }
+                Ok(())
+            })
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+            w.flush()
+        })?;
     }
     Ok(())
 }
@@ -458,50 +520,15 @@ fn merge_into(
     staging: &Path,
     name: &str,
 ) -> Result<super::RunOutcome> {
-    // The row tables, interleaved into dataset order, a group at a time.
-    for table in CSV_TABLES {
-        let mut header = None;
-        let mut groups = Vec::new();
-        for s in shards {
-            let (h, rows) = csv_rows(&s.dir.join(table))?;
-            header = header.or(Some(h));
-            groups.push(Groups::new(rows));
-        }
-        let path = staging.join(table);
-        crate::files::write_atomic_with(&path, |file| {
-            let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-            if let Some(h) = &header {
-                w.write_record(h)?;
-            }
-            interleave(shards, merged, &mut groups, |rows| {
-                for r in &rows {
-                    w.write_record(r)
-                        .map_err(|e| Error::io("write", &path, e.into()))?;
-                }
-                Ok(())
-            })
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-            w.flush()
-        })?;
-    }
-    for table in JSONL_TABLES {
-        let mut groups: Vec<_> = shards
-            .iter()
-            .map(|s| Groups::new(jsonl_rows(&s.dir.join(table))))
-            .collect();
-        let path = staging.join(table);
-        crate::files::write_atomic_with(&path, |file| {
-            let mut w = std::io::BufWriter::new(file);
-            interleave(shards, merged, &mut groups, |lines| {
-                for l in &lines {
-                    writeln!(w, "{l}").map_err(|e| Error::io("write", &path, e))?;
-                }
-                Ok(())
-            })
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-            w.flush()
-        })?;
-    }
+    // The row tables, those the run's writer appends to (its manager's row exporters), interleaved into
+    // dataset order.
+    let catalog = std::sync::Arc::new(crate::metrics::Catalog::standard());
+    merge_tables(
+        shards,
+        merged,
+        staging,
+        &crate::report::ExportManager::standard(staging, &catalog),
+    )?;
     // The journal of a run with every episode finished: the shards' entries in dataset order, streamed.
     let config_json = shards[0].config.clone();
     let journal = staging.join(JOURNAL);
@@ -597,5 +624,80 @@ mod tests {
         }
         let s = Shard { index: 1, count: 3 };
         assert_eq!((0..7).filter(|&k| s.holds(k)).collect::<Vec<_>>(), [1, 4]);
+    }
+
+    /// A row table the run's manager appends to is merged whatever it is: the merge reads its tables from the
+    /// manager, interleaving a CSV one under its header and a JSON Lines one by its lines' episodes; a shard
+    /// without one of them is refused, named.
+    #[test]
+    fn every_row_table_of_the_manager_is_merged() {
+        struct Extra(&'static str, bool);
+        impl crate::report::RowExporter for Extra {
+            fn file_name(&self) -> &'static str {
+                self.0
+            }
+            fn header(&self) -> Result<Vec<u8>> {
+                Ok(Vec::new())
+            }
+            fn rows(&self, _: &crate::metrics::EpisodeResult) -> Result<Vec<u8>> {
+                Ok(Vec::new())
+            }
+            fn json_lines(&self) -> bool {
+                self.1
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (staging, episodes) = (dir.path().join("out"), ["e0", "e1", "e2", "e3", "e4"]);
+        std::fs::create_dir(&staging).unwrap();
+        let files = [
+            (
+                "episode,n\ne0,1\ne0,2\ne2,3\ne4,4\n",
+                "{\"episode\":\"e0\",\"k\":1}\n{\"episode\":\"e4\",\"k\":2}\n",
+            ),
+            ("episode,n\ne1,5\ne3,6\n", "{\"episode\":\"e3\",\"k\":3}\n"),
+        ];
+        let shards: Vec<ShardDir> = files
+            .iter()
+            .enumerate()
+            .map(|(index, (csv, jsonl))| {
+                let d = dir.path().join(format!("s{index}"));
+                std::fs::create_dir(&d).unwrap();
+                std::fs::write(d.join("extra.csv"), csv).unwrap();
+                std::fs::write(d.join("extra.jsonl"), jsonl).unwrap();
+                ShardDir {
+                    dir: d,
+                    shard: Shard { index, count: 2 },
+                    config: serde_json::Value::Null,
+                    episodes: episodes
+                        .iter()
+                        .skip(index)
+                        .step_by(2)
+                        .map(|e| (*e).to_owned())
+                        .collect(),
+                    sha256: String::new(),
+                }
+            })
+            .collect();
+        let exports = crate::report::ExportManager::new(&staging)
+            .with_table(Box::new(Extra("extra.csv", false)))
+            .with_table(Box::new(Extra("extra.jsonl", true)));
+        merge_tables(&shards, &order(&shards), &staging, &exports).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(staging.join("extra.csv")).unwrap(),
+            "episode,n\ne0,1\ne0,2\ne1,5\ne2,3\ne3,6\ne4,4\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(staging.join("extra.jsonl")).unwrap(),
+            "{\"episode\":\"e0\",\"k\":1}\n{\"episode\":\"e3\",\"k\":3}\n{\"episode\":\"e4\",\"k\":2}\n"
+        );
+        std::fs::remove_file(shards[1].dir.join("extra.jsonl")).unwrap();
+        let err = merge_tables(&shards, &order(&shards), &staging, &exports)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("has no extra.jsonl")
+                && err.contains(&shards[1].dir.display().to_string()),
+            "{err}"
+        );
     }
 }

@@ -179,7 +179,10 @@ fn rate_limits_are_waited_out() {
         )
     };
     for (headers, extra_ms) in [
-        ((|| "llm_provider-retry-after: 1\r\n".to_owned()) as fn() -> String, 950),
+        (
+            (|| "llm_provider-retry-after: 1\r\n".to_owned()) as fn() -> String,
+            950,
+        ),
         (date, 1000),
         (String::new, 280),
     ] {
