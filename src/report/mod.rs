@@ -6,8 +6,8 @@
 //! so a run that fails midway keeps what it finished. Wall-clock measurements go only to `timings.csv`: every
 //! other file is byte-identical between two mock runs.
 //!
-//! **Adding an exporter**: one file implementing [`Exporter`] (or [`RowExporter`]), and one line in
-//! [`ExportManager::standard`].
+//! **Adding an exporter**: one file implementing [`Exporter`] (or [`RowExporter`]), its `pub mod` line, and one
+//! line in [`ExportManager::standard`] (a row exporter is then merged from shards too).
 
 pub mod charts;
 pub mod csv;
