@@ -1,5 +1,7 @@
 //! The fast replay against the plain reference replay: random episodes through every built-in strategy and
-//! every preset, with the mock LLM; every step record and every probe answer must be the same.
+//! every preset, with the mock LLM; every step record, probe answer and call record must be the same. (The
+//! library's own tests, `replay::reference::tests`, check the bundled dataset's episodes and one built to reach
+//! every path of the tally.)
 
 use std::sync::{Arc, OnceLock};
 
@@ -268,24 +270,5 @@ proptest! {
     #[test]
     fn fast_replay_equals_reference(ep in episode(), window in prop::sample::select(vec![1_500usize, 4_000, 12_000, 128_000])) {
         check(&ep, window)?;
-    }
-}
-
-/// The bundled dataset's first episodes, whole: real sizes, every kind of finding, many probes.
-#[test]
-fn fast_replay_equals_reference_on_bundled_episodes() {
-    let path = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/datasets/default.jsonl"
-    ));
-    let episodes = ctxbench::history::dataset::read_all(path).unwrap();
-    // One episode of each family, the smallest of each (the reference is quadratic).
-    for family in ["coding", "research", "support"] {
-        let ep = episodes
-            .iter()
-            .filter(|e| e.source.contains(family))
-            .min_by_key(|e| e.items.len())
-            .unwrap();
-        check(ep, 16_000).unwrap();
     }
 }
