@@ -249,7 +249,8 @@ fn missing_usage_is_estimated_and_identical_requests_are_sent_once() {
 /// flight together cannot all pass the check on the same spend. Two clients (the model's and the judge's, as
 /// in a run) share one budget; 16 workers each send distinct requests that the server answers slowly, each
 /// costing exactly what it reserves ($1: 100 completion tokens, `max_tokens = 100`, at $10,000 per million;
-/// input free). A budget of $5.50 lets exactly 5 calls through, whatever the interleaving.
+/// input free). A budget of $5.50 lets exactly 5 calls through, whatever the interleaving (the check-then-act
+/// client let 36 through and spent $36).
 #[test]
 fn concurrent_workers_never_pass_the_budget() {
     const WORKERS: usize = 16;
@@ -329,8 +330,8 @@ const MEMORY_CHILD: &str = "CTXBENCH_TEST_MEMORY_CHILD";
 
 /// The client keeps no answer in memory once its request is done: over 10,000 distinct calls (4 workers,
 /// answers of 4 KB) the single-flight map holds only what is in flight, and the resident memory after the
-/// last call is within 8 MB of what it was after the first 1,000 (a client that kept every answer would grow
-/// by about 36 MB).
+/// last call is within 8 MB of what it was after the first 1,000 (the client that kept every answer grew by
+/// 39 MB).
 #[test]
 fn memory_stays_flat_over_ten_thousand_calls() {
     if !std::path::Path::new("/proc/self/status").exists() {
