@@ -282,6 +282,34 @@ mod tests {
         }
     }
 
+    /// [`branches`] with no finding (evidence sets of no word), or with `extra` more findings of two evidence
+    /// strings each in the second tool result (past 32, the evidence sets take two 64-bit words).
+    fn with_findings(extra: Option<usize>) -> Episode {
+        let mut ep = branches();
+        let Some(extra) = extra else {
+            ep.id = "no findings".into();
+            ep.findings.clear();
+            ep.probes.clear();
+            return ep;
+        };
+        ep.id = format!("{extra} more findings");
+        if let Item::ToolResult { content, .. } = &mut ep.items[8] {
+            let codes: String = (0..extra)
+                .map(|k| format!("warning W{k:03}: code K{k:03}\n"))
+                .collect();
+            *content = format!("{content}{codes}").into();
+        }
+        ep.findings.extend((0..extra).map(|k| Finding {
+            id: format!("w{k}"),
+            text: format!("warning W{k:03}"),
+            evidence: vec![format!("W{k:03}"), format!("code K{k:03}")],
+            introduced_at: 8,
+            kind: FindingKind::Artifact,
+            ..Finding::default()
+        }));
+        ep
+    }
+
     fn strategies() -> Vec<NamedStrategy> {
         let mut all = crate::strategy::defaults();
         all.extend(presets::presets().iter().map(presets::Preset::named));
@@ -329,6 +357,8 @@ mod tests {
         for window in [1_500, 4_000, 128_000] {
             check(&branches(), window);
         }
+        check(&with_findings(None), 1_500);
+        check(&with_findings(Some(40)), 1_500);
     }
 
     #[test]
