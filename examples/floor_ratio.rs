@@ -174,7 +174,7 @@ fn main() -> anyhow::Result<()> {
         own.as_secs_f64() * 1e3
     );
     println!(
-        "ratio: {:.2} (target <= 2.0; rounds {:.2}-{:.2}; ratio of the medians {:.2})",
+        "ratio: {:.2} (rounds {:.2}-{:.2}; ratio of the medians {:.2})",
         ratios[ratios.len() / 2],
         ratios[0],
         ratios[ratios.len() - 1],

@@ -198,3 +198,183 @@ fn present_in(episode: &Episode, request: &LlmRequest) -> FindingSet {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! The fast replay against this one in the library's own tests (the property test over random episodes is
+    //! in `tests/cli/reference.rs`): an episode built to reach each of the tally's paths, and the bundled
+    //! dataset's smallest episode of each family, through every built-in strategy and preset.
+
+    use super::*;
+    use crate::history::{Finding, FindingKind};
+    use crate::llm::mock::{MockConfig, MockLlm};
+    use crate::replay::Replayer;
+    use crate::strategy::{presets, SlidingWindowConfig, StrategyConfig};
+
+    fn output(t: usize, lines: usize) -> String {
+        format!("line {t} of the test output\n").repeat(lines)
+    }
+
+    /// Two tool schemas and no opening system message; a reminder (the first system message, which the
+    /// tools' tokens depend on) after the first turn; reasoning sent back and not; parallel calls; an empty
+    /// reply (reasoning not sent back) answered by a reminder and a user message; an observation; two
+    /// findings, one probe with accepted answers and one open.
+    fn branches() -> Episode {
+        let fact = |t: usize| format!("ERROR E{t:04}: value_{t} overflowed at src/m{t}.rs:{t}\n");
+        let items = vec![
+            Item::user("Fix the failing test in src/lib.rs."),
+            Item::assistant("Running the tests."),
+            Item::tool_call("c1", "bash", r#"{"cmd":"cargo test"}"#),
+            Item::tool_result("c1", "bash", output(1, 30) + &fact(1)),
+            Item::system("Reminder 1: 900 tokens left"),
+            Item::Reasoning {
+                content: "I think m2 holds the bug. ".repeat(3).into(),
+                sent_back: true,
+            },
+            Item::tool_call("c2", "bash", r#"{"cmd":"cat src/m2.rs"}"#),
+            Item::tool_call("c3", "bash", r#"{"cmd":"cat src/m3.rs"}"#),
+            Item::tool_result("c2", "bash", output(2, 40)),
+            Item::tool_result("c3", "bash", output(3, 12)),
+            Item::user("Also check module m4."),
+            Item::Reasoning {
+                content: "Nothing to do yet.".into(),
+                sent_back: false,
+            },
+            Item::system("Reminder 4: reply with an action"),
+            Item::user("Go on with module m4."),
+            Item::assistant("Running `cat src/m5.rs`."),
+            Item::observation("bash", output(5, 25) + &fact(5)),
+            Item::assistant("Reading m6."),
+            Item::tool_call("c6", "bash", r#"{"cmd":"cat src/m6.rs"}"#),
+            Item::tool_result("c6", "bash", output(6, 50)),
+            Item::assistant("Done: the test passes."),
+        ];
+        let finding = |t: usize, at: usize| Finding {
+            id: format!("f{t}"),
+            text: format!("value_{t} overflowed"),
+            evidence: vec![format!("E{t:04}"), format!("value_{t} overflowed")],
+            introduced_at: at,
+            kind: FindingKind::Recall,
+            ..Finding::default()
+        };
+        let probe = |t: usize, at: usize, open: bool| Probe {
+            id: format!("p{t}"),
+            after_item: at,
+            question: format!("Which error code did value_{t} overflow with?"),
+            answers: vec![format!("E{t:04}")],
+            finding: Some(format!("f{t}")),
+            kind: FindingKind::Recall,
+            reference: open.then(|| format!("value_{t} overflowed with error E{t:04}")),
+        };
+        let tool = |name: &str| {
+            serde_json::json!({"type": "function", "function": {"name": name, "description": "Runs it.",
+                "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}})
+        };
+        Episode {
+            id: "branches".into(),
+            source: "test".into(),
+            task: "fix".into(),
+            items,
+            findings: vec![finding(1, 3), finding(5, 15)],
+            probes: vec![probe(1, 10, true), probe(5, 18, false)],
+            tools: vec![tool("bash"), tool("python")],
+            ..Episode::default()
+        }
+    }
+
+    /// [`branches`] with no finding (evidence sets of no word), or with `extra` more findings of two evidence
+    /// strings each in the second tool result (past 32, the evidence sets take two 64-bit words).
+    fn with_findings(extra: Option<usize>) -> Episode {
+        let mut ep = branches();
+        let Some(extra) = extra else {
+            ep.id = "no findings".into();
+            ep.findings.clear();
+            ep.probes.clear();
+            return ep;
+        };
+        ep.id = format!("{extra} more findings");
+        if let Item::ToolResult { content, .. } = &mut ep.items[8] {
+            let codes: String = (0..extra)
+                .map(|k| format!("warning W{k:03}: code K{k:03}\n"))
+                .collect();
+            *content = format!("{content}{codes}").into();
+        }
+        ep.findings.extend((0..extra).map(|k| Finding {
+            id: format!("w{k}"),
+            text: format!("warning W{k:03}"),
+            evidence: vec![format!("W{k:03}"), format!("code K{k:03}")],
+            introduced_at: 8,
+            kind: FindingKind::Artifact,
+            ..Finding::default()
+        }));
+        ep
+    }
+
+    fn strategies() -> Vec<NamedStrategy> {
+        let mut all = crate::strategy::defaults();
+        all.extend(presets::presets().iter().map(presets::Preset::named));
+        // Only the head: after the empty reply the request starts with a system message it keeps and goes on
+        // with a user message it drops, a kept prefix past the items the tally had counted.
+        all.push(NamedStrategy::new(
+            "head-only",
+            StrategyConfig::SlidingWindow(SlidingWindowConfig {
+                max_items: Some(0),
+                ..SlidingWindowConfig::default()
+            }),
+        ));
+        all
+    }
+
+    fn check(episode: &Episode, window: usize) {
+        let tokenizer = Tokenizer::shared_default().unwrap();
+        let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tokenizer));
+        let all = strategies();
+        let fast = Replayer::new(tokenizer, &llm, window)
+            .verifying(true)
+            .replay_all(episode, &all)
+            .unwrap();
+        for (named, mut fast) in all.iter().zip(fast) {
+            // A tokenizer and a mock of its own, their caches empty.
+            let own = Tokenizer::shared_default().unwrap();
+            let fresh = MockLlm::new(MockConfig::default(), Arc::clone(&own));
+            let plain = replay(&own, &fresh, window, episode, named).unwrap();
+            for s in &mut fast.steps {
+                s.compute_us = 0.0;
+            }
+            let at =
+                |what: &str| format!("{}, window {window}, {}: {what}", episode.id, named.name);
+            assert_eq!(fast.steps.len(), plain.steps.len(), "{}", at("steps"));
+            for (a, b) in fast.steps.iter().zip(&plain.steps) {
+                assert_eq!(a, b, "{}", at(&format!("step {}", a.step)));
+            }
+            assert_eq!(fast.probes, plain.probes, "{}", at("probes"));
+            assert_eq!(fast.calls, plain.calls, "{}", at("calls"));
+        }
+    }
+
+    #[test]
+    fn fast_replay_equals_reference_on_every_tally_path() {
+        for window in [1_500, 4_000, 128_000] {
+            check(&branches(), window);
+        }
+        check(&with_findings(None), 1_500);
+        check(&with_findings(Some(40)), 1_500);
+    }
+
+    #[test]
+    fn fast_replay_equals_reference_on_bundled_episodes() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/datasets/default.jsonl"
+        ));
+        let episodes = crate::history::dataset::read_all(path).unwrap();
+        for family in ["coding", "research", "support"] {
+            let smallest = episodes
+                .iter()
+                .filter(|e| e.source.contains(family))
+                .min_by_key(|e| e.items.len())
+                .unwrap();
+            check(smallest, 16_000);
+        }
+    }
+}

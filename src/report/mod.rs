@@ -6,8 +6,8 @@
 //! so a run that fails midway keeps what it finished. Wall-clock measurements go only to `timings.csv`: every
 //! other file is byte-identical between two mock runs.
 //!
-//! **Adding an exporter**: one file implementing [`Exporter`] (or [`RowExporter`]), and one line in
-//! [`ExportManager::standard`].
+//! **Adding an exporter**: one file implementing [`Exporter`] (or [`RowExporter`]), its `pub mod` line, and one
+//! line in [`ExportManager::standard`] (a row exporter is then merged from shards too).
 
 pub mod charts;
 pub mod console;
@@ -233,7 +233,8 @@ pub struct ExportManager {
 }
 
 impl ExportManager {
-    /// A manager writing the standard files of a run: `steps.csv` and `episodes.csv` row by row, and
+    /// A manager writing the standard files of a run: `steps.csv`, `episodes.csv`, `findings.csv` and
+    /// `llm_calls.jsonl` row by row, and
     /// `timings.csv`, `summary.json`, `report.md`, `report.html` and `charts/*.svg|png`.
     #[must_use]
     pub fn standard(dir: &Path, catalog: &std::sync::Arc<crate::metrics::Catalog>) -> Self {
@@ -276,6 +277,11 @@ impl ExportManager {
             file: None,
         });
         self
+    }
+
+    /// The row tables this manager appends to, in order: what `merge` interleaves from shards.
+    pub fn row_tables(&self) -> impl Iterator<Item = &dyn RowExporter> + '_ {
+        self.tables.iter().map(|t| t.exporter.as_ref())
     }
 
     /// The same manager, drawing the charts when the run is complete.

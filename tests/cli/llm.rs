@@ -1,270 +1,16 @@
-//! The OpenAI-compatible client against a real HTTP server on 127.0.0.1, scripted per test: realistic
-//! answers, 429 with Retry-After, 500s, slow answers, malformed JSON; the response cache; a whole run.
+//! The OpenAI-compatible client against a real HTTP server on 127.0.0.1, scripted per test (`server`): the
+//! client alone (`client`), and whole runs with `[llm]` and `[judge]` here.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod client;
+mod server;
+
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ctxbench::llm::openai::{OpenAiConfig, OpenAiLlm};
-use ctxbench::llm::LlmRequest;
-use ctxbench::Item;
-
 use crate::{ctxbench, ctxbench_run, run_args, subset, text};
-
-/// One scripted answer.
-#[derive(Clone)]
-pub(crate) struct Reply {
-    status: u16,
-    headers: &'static str,
-    body: String,
-    delay: Duration,
-}
-
-pub(crate) fn ok(text: &str) -> Reply {
-    Reply {
-        status: 200,
-        headers: "",
-        body: format!(
-            r#"{{"id":"chatcmpl-1","object":"chat.completion","model":"test-model","choices":[{{"index":0,"message":{{"role":"assistant","content":{}}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":57,"completion_tokens":9,"total_tokens":66}}}}"#,
-            serde_json::to_string(text).unwrap()
-        ),
-        delay: Duration::ZERO,
-    }
-}
-
-fn status(code: u16, headers: &'static str) -> Reply {
-    Reply {
-        status: code,
-        headers,
-        body: r#"{"error":{"message":"try again","type":"server_error"}}"#.into(),
-        delay: Duration::ZERO,
-    }
-}
-
-/// What the server saw.
-#[derive(Default)]
-pub(crate) struct Seen {
-    pub(crate) requests: usize,
-    authorization: Vec<String>,
-    bodies: Vec<String>,
-}
-
-/// Serves the scripted replies in order, then the last one forever; returns the base URL and what it saw.
-pub(crate) fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Seen>>) {
-    server_fn(move |n, _| Some(script[n.min(script.len() - 1)].clone()))
-}
-
-/// Serves what `respond` makes of each request (its number and body); `None` hangs up without an answer, as
-/// a server that was killed. Returns the base URL and what it saw.
-fn server_fn(
-    respond: impl Fn(usize, &str) -> Option<Reply> + Send + Sync + 'static,
-) -> (String, Arc<Mutex<Seen>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let log = Arc::clone(&seen);
-    let respond = Arc::new(respond);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let log = Arc::clone(&log);
-            let respond = Arc::clone(&respond);
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0;
-                let mut auth = String::new();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(v) = lower.strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                    if lower.starts_with("authorization:") {
-                        auth = line["authorization:".len()..].trim().to_owned();
-                    }
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                let body = String::from_utf8_lossy(&body).into_owned();
-                let n = {
-                    let mut seen = log.lock().unwrap();
-                    seen.requests += 1;
-                    seen.authorization.push(auth);
-                    seen.bodies.push(body.clone());
-                    seen.requests - 1
-                };
-                let Some(reply) = respond(n, &body) else {
-                    return;
-                };
-                std::thread::sleep(reply.delay);
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n{}",
-                    reply.status,
-                    reply.body.len(),
-                    reply.headers,
-                    reply.body
-                );
-            });
-        }
-    });
-    (url, seen)
-}
-
-fn client(url: &str, key_env: &str, cache: &std::path::Path) -> OpenAiConfig {
-    OpenAiConfig {
-        base_url: url.into(),
-        model: "test-model".into(),
-        api_key_env: key_env.into(),
-        max_retries: 3,
-        backoff_ms: 20,
-        timeout_s: 5.0,
-        cache_dir: cache.to_owned(),
-        // The client alone, request by request: no preflight request before the first.
-        preflight: false,
-        ..OpenAiConfig::default()
-    }
-}
-
-fn request(question: &str) -> LlmRequest {
-    LlmRequest {
-        instructions: vec!["You are terse.".into()],
-        contents: vec![
-            Item::user("Fix the build"),
-            Item::tool_call("c1", "run", r#"{"cmd":"make"}"#),
-            Item::tool_result("c1", "run", "error: missing header foo.h"),
-            Item::user(question),
-        ],
-    }
-}
-
-const SECRET: &str = "sk-test-do-not-print-4242";
-
-#[test]
-fn answers_with_usage_and_honours_retry_after() {
-    std::env::set_var("CTXBENCH_TEST_KEY_A", SECRET);
-    let cache = tempfile::tempdir().unwrap();
-    let (url, seen) = server(vec![
-        status(429, "Retry-After: 1\r\n"),
-        ok("foo.h is missing"),
-    ]);
-    let llm = OpenAiLlm::new(client(&url, "CTXBENCH_TEST_KEY_A", cache.path())).unwrap();
-    let started = Instant::now();
-    let r = llm.complete(&request("Which header?")).unwrap();
-    assert!(
-        started.elapsed() >= Duration::from_millis(950),
-        "Retry-After: 1 was honoured"
-    );
-    assert_eq!(r.text, "foo.h is missing");
-    assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (57, 9));
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.requests, 2);
-    assert_eq!(seen.authorization[1], format!("Bearer {SECRET}"));
-    // The history goes out in the chat format, tool call and result paired.
-    let body: serde_json::Value = serde_json::from_str(&seen.bodies[1]).unwrap();
-    assert_eq!(body["model"], "test-model");
-    assert_eq!(body["messages"][0]["role"], "system");
-    assert_eq!(
-        body["messages"][2]["tool_calls"][0]["function"]["name"],
-        "run"
-    );
-    // An assistant turn with only tool calls has an empty content, not null: llama-cpp-python's server
-    // refuses null.
-    assert_eq!(body["messages"][2]["content"], "");
-    assert_eq!(body["messages"][3]["tool_call_id"], "c1");
-    assert!(!format!("{llm:?}").contains(SECRET));
-}
-
-#[test]
-fn gives_up_after_the_last_retry_with_a_clear_error_and_no_key() {
-    std::env::set_var("CTXBENCH_TEST_KEY_B", SECRET);
-    let cache = tempfile::tempdir().unwrap();
-    let (url, seen) = server(vec![status(500, "")]);
-    let llm = OpenAiLlm::new(client(&url, "CTXBENCH_TEST_KEY_B", cache.path())).unwrap();
-    let err = llm.complete(&request("q")).unwrap_err().to_string();
-    assert!(
-        err.contains("HTTP 500") && err.contains("after 4 attempts") && err.contains(&url),
-        "{err}"
-    );
-    assert!(!err.contains(SECRET), "{err}");
-    assert_eq!(seen.lock().unwrap().requests, 4);
-    assert_eq!(
-        std::fs::read_dir(cache.path()).map_or(0, Iterator::count),
-        0,
-        "no failure is cached"
-    );
-}
-
-#[test]
-fn malformed_json_is_not_retried_and_a_slow_answer_times_out() {
-    let cache = tempfile::tempdir().unwrap();
-    let (url, seen) = server(vec![Reply {
-        body: "{\"choices\": [".into(),
-        ..ok("")
-    }]);
-    let llm = OpenAiLlm::new(client(&url, "", cache.path())).unwrap();
-    let err = llm.complete(&request("q")).unwrap_err().to_string();
-    assert!(
-        err.contains("not JSON") && err.contains("after 1 attempt"),
-        "{err}"
-    );
-    assert_eq!(seen.lock().unwrap().requests, 1);
-    assert_eq!(
-        seen.lock().unwrap().authorization[0],
-        "",
-        "no key with `api_key_env = \"\"`"
-    );
-
-    let (url, seen) = server(vec![Reply {
-        delay: Duration::from_secs(3),
-        ..ok("late")
-    }]);
-    let mut config = client(&url, "", cache.path());
-    config.timeout_s = 0.3;
-    config.max_retries = 1;
-    let err = OpenAiLlm::new(config)
-        .unwrap()
-        .complete(&request("q"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("timed out") && err.contains("after 2 attempts"),
-        "{err}"
-    );
-    assert_eq!(seen.lock().unwrap().requests, 2);
-}
-
-#[test]
-fn the_cache_answers_a_repeat_and_no_cache_bypasses_it() {
-    std::env::set_var("CTXBENCH_TEST_KEY_C", SECRET);
-    let cache = tempfile::tempdir().unwrap();
-    let (url, seen) = server(vec![ok("first"), ok("second")]);
-    let config = client(&url, "CTXBENCH_TEST_KEY_C", cache.path());
-    let llm = OpenAiLlm::new(config.clone()).unwrap();
-    assert_eq!(llm.complete(&request("q")).unwrap().text, "first");
-    assert_eq!(llm.complete(&request("q")).unwrap().text, "first");
-    assert_eq!(
-        seen.lock().unwrap().requests,
-        1,
-        "the repeat came from the cache"
-    );
-    assert_eq!(llm.complete(&request("other")).unwrap().text, "second");
-    for entry in std::fs::read_dir(cache.path()).unwrap() {
-        let stored = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        assert!(!stored.contains(SECRET));
-    }
-    let fresh = OpenAiLlm::new(OpenAiConfig {
-        use_cache: false,
-        ..config
-    })
-    .unwrap();
-    fresh.complete(&request("q")).unwrap();
-    assert_eq!(seen.lock().unwrap().requests, 3);
-}
+pub(crate) use server::{ok, server};
+use server::{server_fn, status, Reply};
 
 /// Writes `DIR/NAME.toml`: a run with a 4k window, `none` and a summarizing pipeline, whose LLM is the test
 /// server at `url` with its own cache `DIR/cache-NAME`, plus `llm_extra` lines in `[llm]`.
@@ -448,17 +194,6 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
     );
 }
 
-/// The text and usage marks of a server reply without `usage`.
-fn no_usage(text: &str) -> Reply {
-    Reply {
-        body: format!(
-            r#"{{"choices":[{{"index":0,"message":{{"role":"assistant","content":{}}}}}]}}"#,
-            serde_json::to_string(text).unwrap()
-        ),
-        ..ok(text)
-    }
-}
-
 /// An unset key variable is an error before any request; a refused key stops the run at its preflight
 /// request, not retried, with exit 2 and the endpoint named; a dead endpoint likewise, and nothing is written.
 #[test]
@@ -594,80 +329,6 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
     assert!(text(&out.stdout).contains("coding-01"));
 }
 
-/// Rate limits: LiteLLM's `llm_provider-retry-after`, an HTTP-date `Retry-After`, and a 429 that names no
-/// wait (backing off `rate_limit_backoff_s`).
-#[test]
-fn rate_limits_are_waited_out() {
-    let cache = tempfile::tempdir().unwrap();
-    for (headers, extra_ms) in [
-        ("llm_provider-retry-after: 1\r\n".to_owned(), 950),
-        (
-            format!(
-                "Retry-After: {}\r\n",
-                httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3))
-            ),
-            1000,
-        ),
-        (String::new(), 280),
-    ] {
-        let headers: &'static str = Box::leak(headers.into_boxed_str());
-        let (url, seen) = server(vec![status(429, headers), ok("fine")]);
-        let mut config = client(&url, "", cache.path());
-        config.use_cache = false;
-        config.rate_limit_backoff_s = 0.3;
-        let llm = OpenAiLlm::new(config).unwrap();
-        let started = Instant::now();
-        assert_eq!(llm.complete(&request("q")).unwrap().text, "fine");
-        assert!(
-            started.elapsed() >= Duration::from_millis(extra_ms),
-            "{headers:?}: waited {:?}",
-            started.elapsed()
-        );
-        assert_eq!(seen.lock().unwrap().requests, 2);
-    }
-}
-
-/// A response without `usage` is counted with the tokenizer and marked estimated, never 0; identical
-/// requests in flight together are sent once.
-#[test]
-fn missing_usage_is_estimated_and_identical_requests_are_sent_once() {
-    let cache = tempfile::tempdir().unwrap();
-    let (url, seen) = server(vec![Reply {
-        delay: Duration::from_millis(200),
-        ..no_usage("foo.h is missing")
-    }]);
-    let llm = OpenAiLlm::new(client(&url, "", cache.path()))
-        .unwrap()
-        .with_tokenizer(ctxbench::Tokenizer::shared_default().unwrap());
-    let answers: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..4)
-            .map(|_| s.spawn(|| llm.complete(&request("Which header?")).unwrap()))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    assert_eq!(seen.lock().unwrap().requests, 1, "sent once");
-    for a in &answers {
-        assert!(a.meta.estimated);
-        assert!(
-            a.usage.input_tokens > 20 && a.usage.output_tokens > 2,
-            "{:?}",
-            a.usage
-        );
-    }
-    assert_eq!(answers.iter().filter(|a| a.meta.attempts == 1).count(), 1);
-    let stats = llm.stats();
-    assert_eq!(
-        (
-            stats.calls,
-            stats.unique,
-            stats.shared,
-            stats.sent,
-            stats.estimated
-        ),
-        (4, 1, 3, 1, 1)
-    );
-}
-
 /// What the model said is in llm_calls.jsonl, one line per call; --dry-run sends nothing and prints the
 /// bill; --max-cost stops a run before it would pass the sum, resumably.
 #[test]
@@ -726,24 +387,26 @@ fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
         .collect();
     assert_eq!(seen.lock().unwrap().requests, distinct.len() + 1);
 
-    // A budget below one call's estimate: nothing is sent past the preflight, the run stops resumably.
-    let before = seen.lock().unwrap().requests;
-    let tight = dir.path().join("tight");
-    let out = ctxbench_run(
-        &data,
-        Some(&cfg),
-        &tight,
-        &["--no-cache", "--max-cost", "0.01"],
-        None,
-    );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--max-cost"), "{err}");
-    assert_eq!(
-        seen.lock().unwrap().requests,
-        before + 1,
-        "only the preflight was sent"
-    );
+    // A budget below one call's estimate: nothing is sent past the preflight (whose cost counts against it
+    // too), the run stops resumably; a budget below the preflight's cost sends nothing at all.
+    for (max_cost, sent) in [("0.5", 1), ("0.01", 0)] {
+        let before = seen.lock().unwrap().requests;
+        let out = ctxbench_run(
+            &data,
+            Some(&cfg),
+            &dir.path().join(format!("tight-{max_cost}")),
+            &["--no-cache", "--max-cost", max_cost],
+            None,
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--max-cost"), "{err}");
+        assert_eq!(
+            seen.lock().unwrap().requests,
+            before + sent,
+            "--max-cost {max_cost}: {err}"
+        );
+    }
 }
 
 /// With `[judge]`, open probes are graded by that model: its calls are in llm_calls.jsonl as `judge`, its

@@ -5,6 +5,8 @@
 //! and re-adds their journaled results in that order — the resume path with every episode finished — so that the
 //! tables and per-strategy figures equal one run's byte for byte.
 
+mod tables;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -103,11 +105,6 @@ struct ShardDir {
     episodes: Vec<String>,
     sha256: String,
 }
-
-/// The files whose rows the merge interleaves: the CSV tables (a header, then rows whose first field is the
-/// episode) and the JSON Lines one (each line's `episode`).
-const CSV_TABLES: [&str; 3] = ["steps.csv", "episodes.csv", "findings.csv"];
-const JSONL_TABLES: [&str; 1] = ["llm_calls.jsonl"];
 
 fn read_shard(dir: &Path) -> Result<ShardDir> {
     let path = dir.join(SHARD_FILE);
@@ -290,131 +287,6 @@ fn order(shards: &[ShardDir]) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// A shard's rows of one table, read one episode's group at a time: `(episode, row)` items, consecutive rows of
-/// one episode forming its group.
-struct Groups<T, I: Iterator<Item = Result<(String, T)>>> {
-    rows: std::iter::Peekable<I>,
-}
-
-impl<T, I: Iterator<Item = Result<(String, T)>>> Groups<T, I> {
-    fn new(rows: I) -> Self {
-        Self {
-            rows: rows.peekable(),
-        }
-    }
-
-    /// The episode of the next group, if any (an error is left for [`Groups::take`]).
-    fn next_episode(&mut self) -> Option<&str> {
-        match self.rows.peek() {
-            Some(Ok((episode, _))) => Some(episode),
-            _ => None,
-        }
-    }
-
-    /// The next group's rows.
-    fn take(&mut self) -> Result<Vec<T>> {
-        let mut out = Vec::new();
-        let Some(first) = self.rows.next().transpose()? else {
-            return Ok(out);
-        };
-        out.push(first.1);
-        while let Some(Ok((episode, _))) = self.rows.peek() {
-            if *episode != first.0 {
-                break;
-            }
-            if let Some(Ok((_, row))) = self.rows.next() {
-                out.push(row);
-            }
-        }
-        Ok(out)
-    }
-
-    /// An error the reader met, or rows left over.
-    fn finish(&mut self, dir: &Path) -> Result<()> {
-        match self.rows.next() {
-            None => Ok(()),
-            Some(Err(e)) => Err(e),
-            Some(Ok((episode, _))) => Err(Error::Config(format!(
-                "'{}' has rows of episode '{episode}' out of its {SHARD_FILE}'s order: the shard's tables and its \
-                 records do not match",
-                dir.display()
-            ))),
-        }
-    }
-}
-
-/// A CSV table's header and rows with their episode (the first field), streamed.
-fn csv_rows(
-    path: &Path,
-) -> Result<(
-    csv::StringRecord,
-    impl Iterator<Item = Result<(String, csv::StringRecord)>>,
-)> {
-    let bad = {
-        let path = path.to_owned();
-        move |e: csv::Error| Error::Parse {
-            path: path.clone(),
-            line: e
-                .position()
-                .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
-            message: e.to_string(),
-        }
-    };
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .map_err(&bad)?;
-    let header = reader.headers().map_err(&bad)?.clone();
-    let rows = reader.into_records().map(move |r| {
-        let r = r.map_err(&bad)?;
-        Ok((r.get(0).unwrap_or_default().to_owned(), r))
-    });
-    Ok((header, rows))
-}
-
-/// A JSON Lines table's lines with their `episode`, streamed (a missing file has none).
-fn jsonl_rows(path: &Path) -> impl Iterator<Item = Result<(String, String)>> {
-    let path = path.to_owned();
-    let lines = std::fs::File::open(&path)
-        .ok()
-        .map(|f| std::io::BufReader::new(f).lines());
-    lines
-        .into_iter()
-        .flatten()
-        .enumerate()
-        .map(move |(i, line)| {
-            let line = line.map_err(|e| Error::io("read", &path, e))?;
-            let episode = serde_json::from_str::<serde_json::Value>(&line)
-                .ok()
-                .and_then(|v| v.get("episode").and_then(|e| e.as_str().map(str::to_owned)))
-                .ok_or_else(|| Error::Parse {
-                    path: path.clone(),
-                    line: i + 1,
-                    message: "a line without its episode".into(),
-                })?;
-            Ok((episode, line))
-        })
-}
-
-/// For each episode of `merged` in order, its rows from its shard (an episode without rows in the table has
-/// none), handed to `emit`.
-fn interleave<T, I: Iterator<Item = Result<(String, T)>>>(
-    shards: &[ShardDir],
-    merged: &[(usize, usize)],
-    groups: &mut [Groups<T, I>],
-    mut emit: impl FnMut(Vec<T>) -> Result<()>,
-) -> Result<()> {
-    for &(s, j) in merged {
-        if groups[s].next_episode() == Some(shards[s].episodes[j].as_str()) {
-            emit(groups[s].take()?)?;
-        }
-    }
-    for (g, shard) in groups.iter_mut().zip(shards) {
-        g.finish(&shard.dir)?;
-    }
-    Ok(())
-}
-
 /// Merges the shard run directories `dirs` into the run directory `out` (through `OUT.partial`, as a run).
 ///
 /// # Errors
@@ -458,50 +330,15 @@ fn merge_into(
     staging: &Path,
     name: &str,
 ) -> Result<super::RunOutcome> {
-    // The row tables, interleaved into dataset order, a group at a time.
-    for table in CSV_TABLES {
-        let mut header = None;
-        let mut groups = Vec::new();
-        for s in shards {
-            let (h, rows) = csv_rows(&s.dir.join(table))?;
-            header = header.or(Some(h));
-            groups.push(Groups::new(rows));
-        }
-        let path = staging.join(table);
-        crate::files::write_atomic_with(&path, |file| {
-            let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-            if let Some(h) = &header {
-                w.write_record(h)?;
-            }
-            interleave(shards, merged, &mut groups, |rows| {
-                for r in &rows {
-                    w.write_record(r)
-                        .map_err(|e| Error::io("write", &path, e.into()))?;
-                }
-                Ok(())
-            })
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-            w.flush()
-        })?;
-    }
-    for table in JSONL_TABLES {
-        let mut groups: Vec<_> = shards
-            .iter()
-            .map(|s| Groups::new(jsonl_rows(&s.dir.join(table))))
-            .collect();
-        let path = staging.join(table);
-        crate::files::write_atomic_with(&path, |file| {
-            let mut w = std::io::BufWriter::new(file);
-            interleave(shards, merged, &mut groups, |lines| {
-                for l in &lines {
-                    writeln!(w, "{l}").map_err(|e| Error::io("write", &path, e))?;
-                }
-                Ok(())
-            })
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-            w.flush()
-        })?;
-    }
+    // The row tables, those the run's writer appends to (its manager's row exporters), interleaved into
+    // dataset order.
+    let catalog = std::sync::Arc::new(crate::metrics::Catalog::standard());
+    tables::merge_tables(
+        shards,
+        merged,
+        staging,
+        &crate::report::ExportManager::standard(staging, &catalog),
+    )?;
     // The journal of a run with every episode finished: the shards' entries in dataset order, streamed.
     let config_json = shards[0].config.clone();
     let journal = staging.join(JOURNAL);

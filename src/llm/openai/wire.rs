@@ -1,0 +1,499 @@
+//! What goes on the wire and what comes back: the request body, one HTTP attempt, and what a response means
+//! (an answer, or a failure that retrying may or may not fix, with the wait the server asked for).
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+use serde_json::{json, Value};
+
+use super::config::{OpenAiConfig, ResponseFormat};
+use crate::history::{Item, Role};
+use crate::llm::{LlmRequest, Usage};
+
+/// Why one attempt failed, and whether another may succeed.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Failure {
+    /// Another attempt may succeed (429, 5xx, a connection error, a timeout, a body cut short).
+    pub retry: bool,
+    /// The HTTP status, when the server answered.
+    pub status: Option<u16>,
+    /// The wait the server asked for.
+    pub retry_after: Option<Duration>,
+    /// What went wrong, naming no key.
+    pub message: String,
+}
+
+/// What one successful attempt brought back.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Answer {
+    pub text: String,
+    /// The response's `usage`, when it has one.
+    pub usage: Option<Usage>,
+    pub status: u16,
+}
+
+/// The request's messages: instructions as system messages; each assistant turn (its text, reasoning and
+/// tool calls) as one assistant message; tool results as `tool` messages; observations as user messages.
+pub(super) fn messages(req: &LlmRequest) -> Vec<Value> {
+    let mut messages: Vec<Value> = req
+        .instructions
+        .iter()
+        .map(|s| json!({"role": "system", "content": s}))
+        .collect();
+    // The assistant message being built: (content, tool calls).
+    let mut turn: Option<(String, Vec<Value>)> = None;
+    let flush = |turn: &mut Option<(String, Vec<Value>)>, messages: &mut Vec<Value>| {
+        if let Some((content, calls)) = turn.take() {
+            let mut m = json!({"role": Role::Assistant.as_str(), "content": content});
+            if !calls.is_empty() {
+                m["tool_calls"] = Value::Array(calls);
+            }
+            messages.push(m);
+        }
+    };
+    for item in &req.contents {
+        match item {
+            Item::Message {
+                role: Role::Assistant,
+                content,
+            }
+            | Item::Reasoning { content, .. } => {
+                let (text, calls) = turn.get_or_insert_with(Default::default);
+                if !calls.is_empty() {
+                    // Text after tool calls starts another turn.
+                    flush(&mut turn, &mut messages);
+                    turn = Some((content.to_string(), Vec::new()));
+                } else {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(content);
+                }
+            }
+            Item::ToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                turn.get_or_insert_with(Default::default).1.push(json!({
+                    "id": id, "type": "function", "function": {"name": name, "arguments": arguments}
+                }));
+            }
+            other => {
+                flush(&mut turn, &mut messages);
+                messages.push(match other {
+                    Item::Message { role, content } => {
+                        json!({"role": role.as_str(), "content": content})
+                    }
+                    Item::ToolResult {
+                        call_id, content, ..
+                    } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+                    Item::Observation { content, .. } => {
+                        json!({"role": "user", "content": content})
+                    }
+                    _ => unreachable!("assistant turns are handled above"),
+                });
+            }
+        }
+    }
+    flush(&mut turn, &mut messages);
+    messages
+}
+
+/// The request body: the model, the messages, the sampling settings and the `response_format` (with the
+/// client's `schema`, its name and JSON schema, for the schema formats).
+pub(super) fn body(
+    config: &OpenAiConfig,
+    schema: Option<&(String, Value)>,
+    req: &LlmRequest,
+) -> Value {
+    let mut body = json!({
+        "model": config.model,
+        "messages": messages(req),
+        "temperature": config.temperature,
+    });
+    if let Some(max) = config.max_tokens {
+        body["max_tokens"] = json!(max);
+    }
+    let format = match (config.response_format, schema) {
+        (ResponseFormat::Text, _) => None,
+        (ResponseFormat::JsonSchema, Some((name, schema))) => Some(json!({
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": true},
+        })),
+        (ResponseFormat::JsonObjectSchema, Some((_, schema))) => {
+            Some(json!({"type": "json_object", "schema": schema}))
+        }
+        _ => Some(json!({"type": "json_object"})),
+    };
+    if let Some(format) = format {
+        body["response_format"] = format;
+    }
+    body
+}
+
+/// One HTTP attempt: POSTs `body` to the config's endpoint, with the key in the `Authorization` header.
+pub(super) fn attempt(
+    http: &reqwest::blocking::Client,
+    config: &OpenAiConfig,
+    api_key: Option<&str>,
+    body: &str,
+) -> Result<Answer, Failure> {
+    let mut request = http
+        .post(config.endpoint())
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.to_owned());
+    if let Some(key) = api_key {
+        request = request.bearer_auth(key);
+    }
+    let response = request.send().map_err(|e| Failure {
+        retry: e.is_timeout() || e.is_connect() || e.is_request(),
+        status: None,
+        retry_after: None,
+        // reqwest's error names the URL, never the headers.
+        message: if e.is_timeout() {
+            format!("timed out after {} s", config.timeout_s)
+        } else if e.is_connect() {
+            format!(
+                "cannot connect ({e}): is the server running at {}?",
+                config.base_url
+            )
+        } else {
+            format!("request failed: {e}")
+        },
+    })?;
+    let status = response.status().as_u16();
+    let wait = retry_after(response.headers(), SystemTime::now());
+    let text = response.text().map_err(|e| Failure {
+        retry: true,
+        status: Some(status),
+        retry_after: None,
+        message: format!("cannot read the response: {e}"),
+    })?;
+    read(status, wait, &text, &config.api_key_env)
+}
+
+/// What a response of `status` with `text` means: an answer, or a failure (retried for 429 and 5xx, waiting
+/// `wait` when the server named one; a refused key, an unknown route or model, a body that is not a chat
+/// completion are not).
+pub(super) fn read(
+    status: u16,
+    wait: Option<Duration>,
+    text: &str,
+    api_key_env: &str,
+) -> Result<Answer, Failure> {
+    let failure = |retry: bool, message: String| Failure {
+        retry,
+        status: Some(status),
+        retry_after: if retry { wait } else { None },
+        message,
+    };
+    if !(200..300).contains(&status) {
+        let advice = match status {
+            401 | 403 => format!(
+                " (the key was refused: check the key in {}, or set `api_key_env = \"\"` for a server that \
+                 needs none)",
+                if api_key_env.is_empty() {
+                    "(none: api_key_env is empty)"
+                } else {
+                    api_key_env
+                }
+            ),
+            404 => " (no such route or model: base_url should end in /v1, and the model must be one the server \
+                    serves)"
+                .to_owned(),
+            _ => String::new(),
+        };
+        let reason = reqwest::StatusCode::from_u16(status)
+            .map_or_else(|_| status.to_string(), |s| s.to_string());
+        return Err(failure(
+            status == 429 || (500..600).contains(&status),
+            format!("HTTP {reason}: {}{advice}", snippet(text)),
+        ));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        failure(
+            false,
+            format!("the response is not JSON ({e}): {}", snippet(text)),
+        )
+    })?;
+    let content = value
+        .pointer("/choices/0/message/content")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            failure(
+                false,
+                format!(
+                    "the response has no choices[0].message.content: {}",
+                    snippet(text)
+                ),
+            )
+        })?;
+    let n = |p: &str| value.pointer(p).and_then(Value::as_u64);
+    let usage = n("/usage/prompt_tokens")
+        .zip(n("/usage/completion_tokens"))
+        .map(|(input_tokens, output_tokens)| Usage {
+            input_tokens,
+            output_tokens,
+        });
+    Ok(Answer {
+        text: content.to_owned(),
+        usage,
+        status,
+    })
+}
+
+/// The wait a response asks for before a retry: `retry-after-ms`, `Retry-After` (seconds or an HTTP date,
+/// counted from `now`) or LiteLLM's `llm_provider-retry-after`, in that order, at most 10 minutes.
+pub(super) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let seconds = |v: &str| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0);
+    let wait = get("retry-after-ms")
+        .and_then(seconds)
+        .map(|ms| ms / 1000.0)
+        .or_else(|| {
+            get("retry-after").and_then(|v| {
+                seconds(v).or_else(|| {
+                    let at = httpdate::parse_http_date(v).ok()?;
+                    Some(at.duration_since(now).map_or(0.0, |d| d.as_secs_f64()))
+                })
+            })
+        })
+        .or_else(|| get("llm_provider-retry-after").and_then(seconds))?;
+    Some(Duration::from_secs_f64(wait.min(600.0)))
+}
+
+/// The first 200 characters of a body, on one line.
+pub(super) fn snippet(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderName, HeaderValue};
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                    HeaderValue::from_str(v).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn wait(pairs: &[(&str, &str)]) -> Option<Duration> {
+        retry_after(&headers(pairs), SystemTime::UNIX_EPOCH)
+    }
+
+    #[test]
+    fn retry_after_in_seconds_milliseconds_and_litellms_header() {
+        assert_eq!(wait(&[("retry-after", "3")]), Some(Duration::from_secs(3)));
+        assert_eq!(
+            wait(&[("Retry-After", " 1.5 ")]),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            wait(&[("retry-after-ms", "250")]),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            wait(&[("llm_provider-retry-after", "7")]),
+            Some(Duration::from_secs(7))
+        );
+        // The most precise one wins: milliseconds, then Retry-After, then LiteLLM's.
+        assert_eq!(
+            wait(&[
+                ("retry-after", "9"),
+                ("retry-after-ms", "20"),
+                ("llm_provider-retry-after", "5")
+            ]),
+            Some(Duration::from_millis(20))
+        );
+        assert_eq!(
+            wait(&[("retry-after", "9"), ("llm_provider-retry-after", "5")]),
+            Some(Duration::from_secs(9))
+        );
+        // At most 10 minutes.
+        assert_eq!(
+            wait(&[("retry-after", "86400")]),
+            Some(Duration::from_secs(600))
+        );
+    }
+
+    #[test]
+    fn retry_after_as_an_http_date_counts_from_now() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(42));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &later)]), now),
+            Some(Duration::from_secs(42))
+        );
+        // A date already past: retry at once.
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(42));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &past)]), now),
+            Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_wait_that_is_not_one_is_ignored() {
+        assert_eq!(wait(&[]), None);
+        for bad in ["-1", "soon", "NaN", "inf", ""] {
+            assert_eq!(wait(&[("retry-after", bad)]), None, "{bad:?}");
+            assert_eq!(wait(&[("retry-after-ms", bad)]), None, "{bad:?}");
+        }
+        // An unreadable millisecond header falls through to the next.
+        assert_eq!(
+            wait(&[("retry-after-ms", "x"), ("retry-after", "2")]),
+            Some(Duration::from_secs(2))
+        );
+    }
+
+    const OK: &str = r#"{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}"#;
+
+    #[test]
+    fn an_answer_with_and_without_usage() {
+        let a = read(200, None, OK, "K").unwrap();
+        assert_eq!(
+            (a.text.as_str(), a.status, a.usage),
+            (
+                "hi",
+                200,
+                Some(Usage {
+                    input_tokens: 5,
+                    output_tokens: 1
+                })
+            )
+        );
+        let bare = r#"{"choices":[{"message":{"content":"hi"}}]}"#;
+        assert_eq!(read(200, None, bare, "K").unwrap().usage, None);
+        // Half a usage is none: it is counted with the tokenizer.
+        let half = r#"{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":5}}"#;
+        assert_eq!(read(200, None, half, "K").unwrap().usage, None);
+    }
+
+    #[test]
+    fn rate_limits_and_server_errors_are_retried_with_their_wait() {
+        let wait = Some(Duration::from_secs(2));
+        for status in [429, 500, 502, 503, 504, 599] {
+            let f = read(status, wait, "busy", "K").unwrap_err();
+            assert!(f.retry, "{status}");
+            assert_eq!((f.status, f.retry_after), (Some(status), wait));
+            assert!(
+                f.message.starts_with(&format!("HTTP {status}")),
+                "{}",
+                f.message
+            );
+        }
+        let f = read(503, None, "busy", "K").unwrap_err();
+        assert!(
+            f.message.contains("503 Service Unavailable: busy"),
+            "{}",
+            f.message
+        );
+    }
+
+    #[test]
+    fn refused_keys_unknown_models_and_bad_bodies_are_not_retried() {
+        for status in [400, 401, 403, 404, 422] {
+            let f = read(status, Some(Duration::from_secs(1)), "no", "MY_KEY").unwrap_err();
+            assert!(!f.retry, "{status}");
+            assert_eq!(f.retry_after, None);
+        }
+        let refused = read(401, None, "bad key", "MY_KEY").unwrap_err().message;
+        assert!(refused.contains("check the key in MY_KEY"), "{refused}");
+        let keyless = read(403, None, "", "").unwrap_err().message;
+        assert!(keyless.contains("api_key_env is empty"), "{keyless}");
+        let missing = read(404, None, "", "K").unwrap_err().message;
+        assert!(missing.contains("base_url should end in /v1"), "{missing}");
+        for body in [
+            "<html>",
+            r#"{"choices":[]}"#,
+            r#"{"choices":[{"message":{"content":null}}]}"#,
+        ] {
+            let f = read(200, None, body, "K").unwrap_err();
+            assert!(!f.retry && f.status == Some(200), "{body}: {f:?}");
+        }
+    }
+
+    #[test]
+    fn a_snippet_is_one_line_of_at_most_200_characters() {
+        assert_eq!(snippet("a\n  b\tc"), "a b c");
+        let long = "é".repeat(300);
+        let s = snippet(&long);
+        assert_eq!(s.chars().count(), 201);
+        assert!(s.ends_with('…'));
+    }
+
+    #[test]
+    fn assistant_turns_are_one_message_with_their_tool_calls() {
+        let req = LlmRequest {
+            instructions: vec!["Be terse.".into()],
+            contents: vec![
+                Item::user("Fix it"),
+                Item::assistant("Looking."),
+                Item::tool_call("c1", "run", "{}"),
+                Item::tool_call("c2", "read", "{}"),
+                Item::tool_result("c1", "run", "ok"),
+                Item::tool_result("c2", "read", "text"),
+                Item::assistant("Done."),
+            ],
+        };
+        let m = messages(&req);
+        let roles: Vec<&str> = m.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant", "tool", "tool", "assistant"]
+        );
+        assert_eq!(m[2]["content"], "Looking.");
+        assert_eq!(m[2]["tool_calls"].as_array().unwrap().len(), 2);
+        assert_eq!(m[4]["tool_call_id"], "c2");
+        assert!(m[5].get("tool_calls").is_none());
+    }
+
+    #[test]
+    fn the_body_asks_for_the_format_configured() {
+        let req = LlmRequest::from_contents(vec![Item::user("q")]);
+        let schema = ("grades".to_owned(), json!({"type": "object"}));
+        let with = |format, schema: Option<&(String, Value)>| {
+            let config = OpenAiConfig {
+                response_format: format,
+                max_tokens: Some(9),
+                ..OpenAiConfig::default()
+            };
+            body(&config, schema, &req)
+        };
+        let text = with(ResponseFormat::Text, Some(&schema));
+        assert!(text.get("response_format").is_none());
+        assert_eq!(text["max_tokens"], 9);
+        assert_eq!(
+            with(ResponseFormat::JsonSchema, Some(&schema))["response_format"]["json_schema"]
+                ["name"],
+            "grades"
+        );
+        assert_eq!(
+            with(ResponseFormat::JsonObjectSchema, Some(&schema))["response_format"]["schema"]
+                ["type"],
+            "object"
+        );
+        // A schema format without a schema asks for any JSON object.
+        assert_eq!(
+            with(ResponseFormat::JsonSchema, None)["response_format"],
+            json!({"type": "json_object"})
+        );
+    }
+}
