@@ -3,58 +3,67 @@
 //! reduced with those it left alone (a pipeline that only acts on long episodes "keeps" every finding of the
 //! short ones); this one says what it does when it does something.
 
-use serde_json::Value;
+use super::{needs, Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 
-use super::{needs, Agg, Column, EpisodeView, Field, Metric, Unit};
+/// The slots [`put_sums`] fills: input tokens, the baseline's, cost with the cache, the baseline's, then the
+/// retention counts (found needs and retained, first needs and retained, task-given needs and retained).
+pub(super) const SUMS: [&str; 10] = [
+    "input_tokens",
+    "baseline_input_tokens",
+    "cost_usd",
+    "baseline_cost_usd",
+    "needs",
+    "retained",
+    "first_needs",
+    "first_retained",
+    "needs_task",
+    "task_retained",
+];
 
-/// The number of values [`sums`] gives.
-pub(super) const SUMS: usize = 10;
-
-/// Input tokens, the baseline's, cost with the cache, the baseline's, then the retention counts
-/// ([`needs::NeedCounts::values`]: found needs and retained, first needs and retained, task-given needs and
-/// retained) of an episode under a strategy: the sums behind savings, cost saved and the retention figures
+/// The [`SUMS`] of an episode under a strategy: the sums behind savings, cost saved and the retention figures
 /// (here over the episodes acted on, in [`super::intervals`] per bootstrap replicate).
-pub(super) fn sums(v: &EpisodeView<'_>) -> [Value; SUMS] {
+pub(super) fn put_sums(v: &EpisodeView<'_>, out: &mut Values<'_>) {
     let input =
         |r: &crate::replay::EpisodeReplay| r.steps.iter().map(|s| s.tokens_sent).sum::<usize>();
     let cost =
         |r: &crate::replay::EpisodeReplay| super::maybe(v.context.prices.episode_cost(&r.steps));
-    let counts = needs::NeedCounts::of(&needs::ledger(v.episode, &v.replay.steps)).values();
-    let [a, b, c, d, e, f] = counts;
-    [
-        Value::from(input(v.replay)),
-        Value::from(input(v.baseline)),
-        cost(v.replay),
-        cost(v.baseline),
-        a,
-        b,
-        c,
-        d,
-        e,
-        f,
-    ]
+    let counts = needs::NeedCounts::of(&needs::ledger(v.episode, &v.replay.steps));
+    out.put("input_tokens", input(v.replay))
+        .put("baseline_input_tokens", input(v.baseline))
+        .put("cost_usd", cost(v.replay))
+        .put("baseline_cost_usd", cost(v.baseline))
+        .put("needs", counts.needs)
+        .put("retained", counts.retained)
+        .put("first_needs", counts.first)
+        .put("first_retained", counts.first_retained)
+        .put("needs_task", counts.task)
+        .put("task_retained", counts.task_retained);
 }
 
 /// Episodes acted on, and the figures over them.
 pub struct Acted;
 
 impl Metric for Acted {
-    fn episode_columns(&self) -> Vec<Column> {
-        vec![Column::new(
+    /// The flag, then — when it acted, else zeros — the [`SUMS`].
+    fn episode_slots(&self) -> Vec<Slot> {
+        let mut slots = vec![Slot::column(
             "acted",
             Unit::Flag,
             "Whether the strategy changed the request at least once in the episode.",
-        )]
+        )];
+        slots.extend(SUMS.map(Slot::kept));
+        slots
     }
 
-    /// The flag, then — when it acted, else zeros — the [`sums`].
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let acted = v.replay.steps.iter().any(|s| s.changed);
-        out.push(Value::Bool(acted));
+        out.put("acted", acted);
         if acted {
-            out.extend(sums(v));
+            put_sums(v, out);
         } else {
-            out.extend([0; SUMS].map(Value::from));
+            for name in SUMS {
+                out.put(name, 0);
+            }
         }
     }
 
@@ -64,37 +73,37 @@ impl Metric for Acted {
                 "episodes_acted",
                 Unit::Count,
                 "Episodes where the strategy changed the request at least once.",
-                Agg::Sum(0),
+                Agg::sum("acted"),
             ),
             Field::new(
                 "savings_acted",
                 Unit::Share,
                 "Savings over the episodes the strategy acted on (null when it acted on none).",
-                Agg::FloatSaving(1, 2),
+                Agg::float_saving("input_tokens", "baseline_input_tokens"),
             ),
             Field::new(
                 "cost_savings_acted",
                 Unit::Share,
                 "Cost saving (with the prompt cache) over the episodes the strategy acted on.",
-                Agg::FloatSaving(3, 4),
+                Agg::float_saving("cost_usd", "baseline_cost_usd"),
             ),
             Field::new(
                 "retention_at_need_acted",
                 Unit::Share,
                 "Retention at need (found findings) over the episodes the strategy acted on.",
-                Agg::Ratio(6, 5),
+                Agg::ratio("retained", "needs"),
             ),
             Field::new(
                 "retention_first_need_acted",
                 Unit::Share,
                 "Retention at the first need over the episodes the strategy acted on.",
-                Agg::Ratio(8, 7),
+                Agg::ratio("first_retained", "first_needs"),
             ),
             Field::new(
                 "retention_at_need_task_acted",
                 Unit::Share,
                 "Retention at need of task-given findings over the episodes the strategy acted on.",
-                Agg::Ratio(10, 9),
+                Agg::ratio("task_retained", "needs_task"),
             ),
         ]
     }
@@ -109,9 +118,9 @@ mod tests {
     #[test]
     fn the_flag_is_an_episode_column() {
         let names: Vec<String> = Acted
-            .episode_columns()
+            .episode_slots()
             .iter()
-            .map(|c| c.name.to_string())
+            .filter_map(|s| Some(s.column.as_ref()?.name.clone()))
             .collect();
         assert_eq!(names, ["acted"]);
     }

@@ -4,37 +4,145 @@
 
 use serde_json::Value;
 
-use super::ratio;
+use super::{ratio, Name};
 
-/// How a strategy field is computed from the episode values of its metric (indices into them).
+/// How a strategy field is computed from the episode values of its metric, which it names: `S` is a slot's
+/// [`Name`] where a metric declares the field, and the slot's index once the catalog resolved it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Agg {
+pub enum Agg<S = Name> {
     /// The sum over episodes: an integer when every value is one; null as soon as one value is null.
-    Sum(usize),
+    Sum(S),
     /// The largest value.
-    Max(usize),
+    Max(S),
     /// The mean over the episodes where the value is not null; null when there is none.
-    Mean(usize),
+    Mean(S),
     /// Σ a / Σ b; null when Σ b is 0.
-    Ratio(usize, usize),
+    Ratio(S, S),
     /// Σ a / Σ b; 0 when Σ b is 0 (a share of a whole that may be empty).
-    Share(usize, usize),
+    Share(S, S),
     /// 1 − Σ a / Σ b; 0 when Σ b is 0.
-    Saving(usize, usize),
+    Saving(S, S),
     /// 1 − Σ a / Σ a of the baseline on the same episodes; null when either sum is null or the baseline's
     /// is not above 0.
-    SavingOverBaseline(usize),
+    SavingOverBaseline(S),
     /// 1 − Σ a / Σ b over any numbers; null when either sum is null or Σ b is not above 0.
-    FloatSaving(usize, usize),
+    FloatSaving(S, S),
     /// Σ a / Σ b over any numbers (a mean of grades: their sum over their count); null when either sum is null
     /// or Σ b is not above 0.
-    FloatRatio(usize, usize),
-    /// The 95% paired-bootstrap interval `[lo, hi]` of a [`Agg::Saving`], [`Agg::FloatSaving`] or
-    /// [`Agg::Ratio`] ([`super::bootstrap`]); null when it is undefined. The metric's totals keep each
-    /// replicate's sums for it.
-    Ci95(Box<Agg>),
+    FloatRatio(S, S),
+    /// The 95% paired-bootstrap interval `[lo, hi]` of a [`Agg::Saving`], [`Agg::FloatSaving`],
+    /// [`Agg::Ratio`] or [`Agg::FloatRatio`] ([`super::bootstrap`]); null when it is undefined. The metric's
+    /// totals keep each replicate's sums for it.
+    Ci95(Box<Agg<S>>),
     /// An object of named aggregations (a value per kind, keyed by the kind's name).
-    Keyed(Vec<(String, Agg)>),
+    Keyed(Vec<(String, Agg<S>)>),
+}
+
+impl Agg {
+    /// [`Agg::Sum`] of a slot.
+    pub fn sum(a: impl Into<Name>) -> Self {
+        Self::Sum(a.into())
+    }
+
+    /// [`Agg::Max`] of a slot.
+    pub fn max(a: impl Into<Name>) -> Self {
+        Self::Max(a.into())
+    }
+
+    /// [`Agg::Mean`] of a slot.
+    pub fn mean(a: impl Into<Name>) -> Self {
+        Self::Mean(a.into())
+    }
+
+    /// [`Agg::Ratio`] of two slots.
+    pub fn ratio(a: impl Into<Name>, b: impl Into<Name>) -> Self {
+        Self::Ratio(a.into(), b.into())
+    }
+
+    /// [`Agg::Share`] of two slots.
+    pub fn share(a: impl Into<Name>, b: impl Into<Name>) -> Self {
+        Self::Share(a.into(), b.into())
+    }
+
+    /// [`Agg::Saving`] of two slots.
+    pub fn saving(a: impl Into<Name>, b: impl Into<Name>) -> Self {
+        Self::Saving(a.into(), b.into())
+    }
+
+    /// [`Agg::SavingOverBaseline`] of a slot.
+    pub fn saving_over_baseline(a: impl Into<Name>) -> Self {
+        Self::SavingOverBaseline(a.into())
+    }
+
+    /// [`Agg::FloatSaving`] of two slots.
+    pub fn float_saving(a: impl Into<Name>, b: impl Into<Name>) -> Self {
+        Self::FloatSaving(a.into(), b.into())
+    }
+
+    /// [`Agg::FloatRatio`] of two slots.
+    pub fn float_ratio(a: impl Into<Name>, b: impl Into<Name>) -> Self {
+        Self::FloatRatio(a.into(), b.into())
+    }
+
+    /// [`Agg::Ci95`] of an aggregation.
+    #[must_use]
+    pub fn ci95(of: Self) -> Self {
+        Self::Ci95(Box::new(of))
+    }
+
+    /// [`Agg::Keyed`]: one aggregation per kind.
+    pub fn keyed(parts: impl IntoIterator<Item = (&'static str, Self)>) -> Self {
+        Self::Keyed(parts.into_iter().map(|(k, a)| (k.to_owned(), a)).collect())
+    }
+}
+
+impl<S> Agg<S> {
+    /// The same aggregation with each slot reference mapped by `f`; the first error `f` returns, or one for
+    /// an interval of an aggregation without replicates.
+    ///
+    /// # Errors
+    /// When `f` fails, or [`Agg::Ci95`] holds another aggregation than a ratio or a saving.
+    pub fn resolve<T, E: From<String>>(
+        &self,
+        f: &mut impl FnMut(&S) -> Result<T, E>,
+    ) -> Result<Agg<T>, E> {
+        Ok(match self {
+            Self::Sum(a) => Agg::Sum(f(a)?),
+            Self::Max(a) => Agg::Max(f(a)?),
+            Self::Mean(a) => Agg::Mean(f(a)?),
+            Self::Ratio(a, b) => Agg::Ratio(f(a)?, f(b)?),
+            Self::Share(a, b) => Agg::Share(f(a)?, f(b)?),
+            Self::Saving(a, b) => Agg::Saving(f(a)?, f(b)?),
+            Self::SavingOverBaseline(a) => Agg::SavingOverBaseline(f(a)?),
+            Self::FloatSaving(a, b) => Agg::FloatSaving(f(a)?, f(b)?),
+            Self::FloatRatio(a, b) => Agg::FloatRatio(f(a)?, f(b)?),
+            Self::Ci95(inner) => match **inner {
+                Self::Saving(..) | Self::FloatSaving(..) | Self::Ratio(..) | Self::FloatRatio(..) => {
+                    Agg::Ci95(Box::new(inner.resolve(f)?))
+                }
+                _ => return Err(E::from(
+                    "an interval (Ci95) is only of a ratio or a saving, whose replicates the totals keep"
+                        .to_owned(),
+                )),
+            },
+            Self::Keyed(parts) => Agg::Keyed(
+                parts
+                    .iter()
+                    .map(|(k, a)| Ok((k.clone(), a.resolve(f)?)))
+                    .collect::<Result<_, E>>()?,
+            ),
+        })
+    }
+
+    /// Whether the aggregation holds an interval (its metric's totals keep the bootstrap replicates).
+    #[must_use]
+    pub fn has_interval(&self) -> bool {
+        match self {
+            Self::Ci95(_) => true,
+            Self::Keyed(parts) => parts.iter().any(|(_, a)| a.has_interval()),
+            _ => false,
+        }
+    }
 }
 
 /// The running totals of one episode value.
@@ -188,7 +296,7 @@ impl Totals {
 
     /// The value of `agg` over the episodes added so far.
     #[must_use]
-    pub fn get(&self, agg: &Agg) -> Value {
+    pub fn get(&self, agg: &Agg<usize>) -> Value {
         let acc = |i: usize| self.values.get(i).cloned().unwrap_or_default();
         match agg {
             Agg::Sum(i) => acc(*i).sum(),
@@ -240,7 +348,7 @@ impl Totals {
     /// The value of `agg` (a saving or a ratio) in each bootstrap replicate, `None` for a replicate where it
     /// is undefined; `None` in all when the totals keep no replicates or a value was null.
     #[must_use]
-    pub fn replicate_values(&self, agg: &Agg) -> Option<Vec<Option<f64>>> {
+    pub fn replicate_values(&self, agg: &Agg<usize>) -> Option<Vec<Option<f64>>> {
         let reps = |i: usize| self.replicates.get(i).and_then(Option::as_ref);
         let pairs = |a: usize, b: usize| Some(reps(a)?.iter().zip(reps(b)?));
         Some(match agg {

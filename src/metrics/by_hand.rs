@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::llm::mock::{MockConfig, MockLlm};
 use crate::llm::pricing::Price;
-use crate::metrics::{Catalog, Context, Prices};
+use crate::metrics::{fields as field, Catalog, Context, Prices};
 use crate::replay::Replayer;
 use crate::strategy::sliding_window::SlidingWindowConfig;
 use crate::strategy::{NamedStrategy, StrategyConfig};
@@ -169,14 +169,17 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     totals.add(&result.strategies[1], &result.baseline);
     let s = catalog.strategy("window", &totals);
     let close = |field: &str, want: f64| {
-        let got = s.number(field).unwrap_or_else(|| panic!("{field} is null"));
+        let got = s
+            .named(field)
+            .as_f64()
+            .unwrap_or_else(|| panic!("{field} is null"));
         assert!(
             (got - want).abs() < 1e-12,
             "{field}: {got} against {want} by hand"
         );
     };
     // Input: baseline 13 + 25 + 35 + 46 = 119, window 13 + 25 + 23 + 24 = 85.
-    assert_eq!(s.count("input_tokens"), 85);
+    assert_eq!(s.count(field::INPUT_TOKENS), 85);
     close("savings", 1.0 - 85.0 / 119.0);
     close("cost_usd", 88.0);
     close("cost_savings", 1.0 - 88.0 / 105.0);
@@ -187,21 +190,21 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     // need, 1/1. The task's finding is needed at call points 1 and 3, and the window keeps the first user
     // message: 2/2, reported apart. At the last call point the agent's own "patch zebra" holds "zebra": final
     // retention (over both findings) 2/2.
-    assert_eq!(s.count("needs"), 2);
+    assert_eq!(s.count(field::NEEDS), 2);
     close("retention_at_need", 0.5);
-    assert_eq!(s.count("first_needs"), 1);
+    assert_eq!(s.count(field::FIRST_NEEDS), 1);
     close("retention_first_need", 1.0);
-    assert_eq!(s.count("needs_task"), 2);
+    assert_eq!(s.count(field::NEEDS_TASK), 2);
     close("retention_at_need_task", 1.0);
-    assert_eq!(s.count("episodes_without_found_needs"), 0);
+    assert_eq!(s.count(field::EPISODES_WITHOUT_FOUND_NEEDS), 0);
     close("final_retention", 1.0);
     // The probe, asked at call point 2: the baseline's request has "zebra found" (the line with the
     // question's word "found"), the window's does not. One valid probe, not kept.
     close("probe_accuracy", 0.0);
-    assert_eq!(s.count("probes_valid"), 1);
+    assert_eq!(s.count(field::PROBES_VALID), 1);
     close("probe_retention", 0.0);
     // It acted (changed the request) on this one episode: the acted-on figures are the pooled ones.
-    assert_eq!(s.count("episodes_acted"), 1);
+    assert_eq!(s.count(field::EPISODES_ACTED), 1);
     close("savings_acted", 1.0 - 85.0 / 119.0);
     close("retention_at_need_acted", 0.5);
     close("retention_first_need_acted", 1.0);
@@ -209,7 +212,7 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     // One episode: every replicate that draws it at all has the episode's own figures, so each interval is the
     // point itself.
     let ci = |field: &str| -> Vec<f64> {
-        s.get(field)
+        s.named(field)
             .as_array()
             .unwrap_or_else(|| panic!("{field} is null"))
             .iter()
@@ -288,9 +291,9 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
         t.add(&result.baseline, &result.baseline);
         catalog.strategy("none", &t)
     };
-    assert_eq!(base.number("retention_at_need"), Some(1.0));
-    assert_eq!(base.number("probe_accuracy"), Some(1.0));
-    assert_eq!(base.number("cost_usd"), Some(105.0));
+    assert_eq!(base.number(field::RETENTION_AT_NEED), Some(1.0));
+    assert_eq!(base.number(field::PROBE_ACCURACY), Some(1.0));
+    assert_eq!(base.number(field::COST_USD), Some(105.0));
 }
 
 /// A strategy that never changes a request reports so: `acted` is false in its episode row, `episodes_acted`
@@ -336,7 +339,7 @@ fn a_strategy_that_never_acts_reports_so() {
         catalog.strategy(&out[i].strategy, &t)
     };
     let idle = figures(1);
-    assert_eq!(idle.count("episodes_acted"), 0);
+    assert_eq!(idle.count(field::EPISODES_ACTED), 0);
     for field in [
         "savings_acted",
         "cost_savings_acted",
@@ -344,13 +347,17 @@ fn a_strategy_that_never_acts_reports_so() {
         "retention_first_need_acted",
         "retention_at_need_task_acted",
     ] {
-        assert!(idle.get(field).is_null(), "{field}: {}", idle.get(field));
+        assert!(
+            idle.named(field).is_null(),
+            "{field}: {}",
+            idle.named(field)
+        );
     }
     // Its pooled figures are the baseline's.
-    assert_eq!(idle.number("savings"), Some(0.0));
-    assert_eq!(idle.number("retention_at_need"), Some(1.0));
-    assert_eq!(figures(2).count("episodes_acted"), 1);
-    assert_eq!(figures(0).count("episodes_acted"), 0);
+    assert_eq!(idle.number(field::SAVINGS), Some(0.0));
+    assert_eq!(idle.number(field::RETENTION_AT_NEED), Some(1.0));
+    assert_eq!(figures(2).count(field::EPISODES_ACTED), 1);
+    assert_eq!(figures(0).count(field::EPISODES_ACTED), 0);
 }
 
 /// The published schema, pinned: episodes.csv's columns and summary.json's fields, in order. A metric that

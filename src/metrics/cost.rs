@@ -2,9 +2,7 @@
 //! from the cache, the rest written to it, per the model's cache rules in `pricing.toml`), and with no cache
 //! (every input token at the input price). Both add the strategy's own calls, which share no prefix.
 
-use serde_json::Value;
-
-use super::{maybe, Agg, Column, EpisodeView, Field, Metric, StepView, Unit};
+use super::{maybe, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::llm::pricing::Price;
 use crate::replay::StepRecord;
 
@@ -75,8 +73,8 @@ impl Prices {
 pub struct Cost;
 
 impl Metric for Cost {
-    fn step_columns(&self) -> Vec<Column> {
-        vec![Column::new(
+    fn step_slots(&self) -> Vec<Slot> {
+        vec![Slot::column(
             "cost_usd",
             Unit::Usd,
             "Cost of the call point: the agent's call (cached prefix at the cached price, the rest at the \
@@ -84,18 +82,18 @@ impl Metric for Cost {
         )]
     }
 
-    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
-        out.push(maybe(v.context.prices.step_cost(v.step)));
+    fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
+        out.put("cost_usd", maybe(v.context.prices.step_cost(v.step)));
     }
 
-    fn episode_columns(&self) -> Vec<Column> {
+    fn episode_slots(&self) -> Vec<Slot> {
         vec![
-            Column::new(
+            Slot::column(
                 "cost_usd",
                 Unit::Usd,
                 "Cost of the episode's call points with the prompt cache; empty when a price is unknown.",
             ),
-            Column::new(
+            Slot::column(
                 "cost_usd_no_cache",
                 Unit::Usd,
                 "Cost of the episode's call points with every input token at the input price.",
@@ -103,10 +101,13 @@ impl Metric for Cost {
         ]
     }
 
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let prices = &v.context.prices;
-        out.push(maybe(prices.episode_cost(&v.replay.steps)));
-        out.push(maybe(prices.episode_cost_no_cache(&v.replay.steps)));
+        out.put("cost_usd", maybe(prices.episode_cost(&v.replay.steps)))
+            .put(
+                "cost_usd_no_cache",
+                maybe(prices.episode_cost_no_cache(&v.replay.steps)),
+            );
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -117,25 +118,25 @@ impl Metric for Cost {
                 "Cost over the dataset with the prompt cache: the agent's calls (cached prefix at the cached \
                  price, the rest at the cache-write price, requests under the model's minimum uncached) and the \
                  strategy's.",
-                Agg::Sum(0),
+                Agg::sum("cost_usd"),
             ),
             Field::new(
                 "cost_savings",
                 Unit::Share,
                 "1 − cost / the baseline's cost on the same episodes, with the prompt cache.",
-                Agg::SavingOverBaseline(0),
+                Agg::saving_over_baseline("cost_usd"),
             ),
             Field::new(
                 "cost_usd_no_cache",
                 Unit::Usd,
                 "Cost over the dataset with every input token at the input price.",
-                Agg::Sum(1),
+                Agg::sum("cost_usd_no_cache"),
             ),
             Field::new(
                 "cost_savings_no_cache",
                 Unit::Share,
                 "1 − cost / the baseline's cost on the same episodes, with no cache.",
-                Agg::SavingOverBaseline(1),
+                Agg::saving_over_baseline("cost_usd_no_cache"),
             ),
         ]
     }

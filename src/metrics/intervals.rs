@@ -1,22 +1,22 @@
 //! 95% paired-bootstrap intervals of the headline figures ([`super::bootstrap`]), and of the difference
 //! between two strategies.
 
+use super::{
+    acted, bootstrap, Agg, EpisodeView, Field, Metric, Name, Slot, StrategyTotals, Unit, Values,
+};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use super::{acted, bootstrap, Agg, Column, EpisodeView, Field, Metric, StrategyTotals, Unit};
 
 /// Intervals of savings, cost saving and the retention figures.
 pub struct Intervals;
 
 impl Metric for Intervals {
-    fn episode_columns(&self) -> Vec<Column> {
-        Vec::new()
+    /// The sums the replicates keep ([`acted::SUMS`]).
+    fn episode_slots(&self) -> Vec<Slot> {
+        acted::SUMS.map(Slot::kept).to_vec()
     }
 
-    /// The sums the replicates keep ([`acted::sums`]).
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
-        out.extend(acted::sums(v));
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
+        acted::put_sums(v, out);
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -25,41 +25,44 @@ impl Metric for Intervals {
                 "savings_ci95",
                 Unit::Share,
                 "95% paired-bootstrap interval of savings.",
-                Agg::Ci95(Box::new(SAVINGS)),
+                Agg::ci95(SAVINGS),
             ),
             Field::new(
                 "cost_savings_ci95",
                 Unit::Share,
                 "95% paired-bootstrap interval of the cost saving (with the prompt cache).",
-                Agg::Ci95(Box::new(COST_SAVINGS)),
+                Agg::ci95(COST_SAVINGS),
             ),
             Field::new(
                 "retention_at_need_ci95",
                 Unit::Share,
                 "95% paired-bootstrap interval of retention at need.",
-                Agg::Ci95(Box::new(RETENTION)),
+                Agg::ci95(RETENTION),
             ),
             Field::new(
                 "retention_first_need_ci95",
                 Unit::Share,
                 "95% paired-bootstrap interval of retention at the first need.",
-                Agg::Ci95(Box::new(FIRST_NEED)),
+                Agg::ci95(FIRST_NEED),
             ),
             Field::new(
                 "retention_at_need_task_ci95",
                 Unit::Share,
                 "95% paired-bootstrap interval of the task-given findings' retention at need.",
-                Agg::Ci95(Box::new(TASK)),
+                Agg::ci95(TASK),
             ),
         ]
     }
 }
 
-const SAVINGS: Agg = Agg::Saving(0, 1);
-const COST_SAVINGS: Agg = Agg::FloatSaving(2, 3);
-const RETENTION: Agg = Agg::Ratio(5, 4);
-const FIRST_NEED: Agg = Agg::Ratio(7, 6);
-const TASK: Agg = Agg::Ratio(9, 8);
+const SAVINGS: Agg = Agg::Saving(Name::of("input_tokens"), Name::of("baseline_input_tokens"));
+/// Cost saved, with the prompt cache.
+pub(super) const COST_SAVINGS: Agg =
+    Agg::FloatSaving(Name::of("cost_usd"), Name::of("baseline_cost_usd"));
+/// Retention at need.
+pub(super) const RETENTION: Agg = Agg::Ratio(Name::of("retained"), Name::of("needs"));
+const FIRST_NEED: Agg = Agg::Ratio(Name::of("first_retained"), Name::of("first_needs"));
+const TASK: Agg = Agg::Ratio(Name::of("task_retained"), Name::of("needs_task"));
 
 /// The paired difference of two strategies, `b` − `a`, on the same resampled episodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,7 +102,7 @@ impl PairedDifference {
 fn difference(
     a: &super::Totals,
     b: &super::Totals,
-    agg: &Agg,
+    agg: &Agg<usize>,
 ) -> (Option<f64>, Option<(f64, f64)>) {
     let point = |t: &super::Totals| t.get(agg).as_f64();
     let value = point(b).zip(point(a)).map(|(y, x)| y - x);
@@ -116,16 +119,19 @@ fn difference(
     (value, interval)
 }
 
-/// The paired difference `b` − `a` of two strategies' totals, whose `metric`-th metric is [`Intervals`].
+/// The paired difference `b` − `a` of two strategies' totals, whose `metric`-th metric is [`Intervals`], with
+/// its [`RETENTION`] and [`COST_SAVINGS`] resolved to the metric's slots.
 #[must_use]
 pub fn paired(
     (a, a_totals): (&str, &StrategyTotals),
     (b, b_totals): (&str, &StrategyTotals),
     metric: usize,
+    retention: &Agg<usize>,
+    cost_savings: &Agg<usize>,
 ) -> Option<PairedDifference> {
     let (ta, tb) = (a_totals.metric(metric)?, b_totals.metric(metric)?);
-    let (retention, retention_ci) = difference(ta, tb, &RETENTION);
-    let (cost, cost_ci) = difference(ta, tb, &COST_SAVINGS);
+    let (retention, retention_ci) = difference(ta, tb, retention);
+    let (cost, cost_ci) = difference(ta, tb, cost_savings);
     Some(PairedDifference {
         a: a.to_owned(),
         b: b.to_owned(),
@@ -140,6 +146,25 @@ pub fn paired(
 mod tests {
     use super::*;
     use serde_json::json;
+    use serde_json::Value;
+
+    /// [`RETENTION`] and [`COST_SAVINGS`] over the metric's values: input, baseline input, cost, baseline
+    /// cost, needs, retained…
+    const RETENTION_AT: Agg<usize> = Agg::Ratio(5, 4);
+    const COST_AT: Agg<usize> = Agg::FloatSaving(2, 3);
+
+    #[test]
+    fn the_figures_name_the_slots_of_the_sums() {
+        let slots = Intervals.episode_slots();
+        let index = |n: &Name| -> Result<usize, String> {
+            slots
+                .iter()
+                .position(|s| s.name == *n)
+                .ok_or_else(|| n.to_string())
+        };
+        assert_eq!(RETENTION.resolve(&mut { index }), Ok(RETENTION_AT));
+        assert_eq!(COST_SAVINGS.resolve(&mut { index }), Ok(COST_AT));
+    }
 
     fn diff(retention: Option<(f64, f64)>, cost: Option<(f64, f64)>) -> PairedDifference {
         PairedDifference {
@@ -203,12 +228,12 @@ mod tests {
         b.add_weighted(&episode(4.0, 2, 0), &[], &alternate);
         // Retention: a 4/6, b 4/6: no difference. Without episode 2: a 1/2, b 1: +0.5; with it twice: a 6/8,
         // b 4/8: −0.25.
-        let (point, interval) = difference(&a, &b, &RETENTION);
+        let (point, interval) = difference(&a, &b, &RETENTION_AT);
         assert!(point.unwrap().abs() < 1e-12);
         assert_eq!(interval, Some((-0.25, 0.5)));
         // Cost saved: a 1 − 14/20 = 0.3, b 1 − 9/20 = 0.55: b saves 0.25 more. Without episode 2: 0.5 − 0.2 = 0.3;
         // with it twice: (1 − 13/30) − (1 − 20/30) = 7/30.
-        let (point, interval) = difference(&a, &b, &COST_SAVINGS);
+        let (point, interval) = difference(&a, &b, &COST_AT);
         assert!((point.unwrap() - 0.25).abs() < 1e-12);
         let (lo, hi) = interval.unwrap();
         assert!(
@@ -241,7 +266,7 @@ mod tests {
         // Totals without replicates give the point and no interval.
         let mut plain = super::super::Totals::default();
         plain.add(&episode(8.0, 4, 2), &[]);
-        let (point, interval) = difference(&plain, &plain, &RETENTION);
+        let (point, interval) = difference(&plain, &plain, &RETENTION_AT);
         assert_eq!((point, interval), (Some(0.0), None));
     }
 }

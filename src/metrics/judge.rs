@@ -2,9 +2,7 @@
 //! probe kind, with its interval; how often the judge agrees with exact-answer grading where a probe has both;
 //! and what the judge's calls cost, apart from the strategies' own.
 
-use serde_json::Value;
-
-use super::{maybe, Agg, Column, EpisodeView, Field, Metric, Unit};
+use super::{maybe, Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 use crate::history::FindingKind;
 use crate::llm::judge::DIMENSIONS;
 use crate::replay::calls::Purpose;
@@ -16,24 +14,35 @@ pub const PASS: f64 = 2.5;
 pub struct Judge;
 
 impl Metric for Judge {
-    fn episode_columns(&self) -> Vec<Column> {
-        vec![
-            Column::new(
+    /// The columns; then the graded count, the overall sum, the sum per dimension, (graded, sum) per kind,
+    /// the probes with both kinds of grading and those where the two agree, the judge's calls, and their cost.
+    fn episode_slots(&self) -> Vec<Slot> {
+        let mut slots = vec![
+            Slot::column(
                 "judged",
                 Unit::Count,
                 "Open probes the judge was asked to grade.",
             ),
-            Column::new(
+            Slot::column(
                 "judge_score",
                 Unit::Count,
                 "Mean overall grade (0-5) of the answers the judge graded.",
             ),
-        ]
+            Slot::kept("graded"),
+            Slot::kept("overall"),
+        ];
+        slots.extend(DIMENSIONS.map(|d| Slot::kept(("dimension", d))));
+        for k in FindingKind::ALL {
+            slots.extend([
+                Slot::kept(("graded", k.as_str())),
+                Slot::kept(("overall", k.as_str())),
+            ]);
+        }
+        slots.extend(["both", "agree", "calls", "cost_usd"].map(Slot::kept));
+        slots
     }
 
-    /// The columns; then the graded count, the overall sum, the sum per dimension, (graded, sum) per kind,
-    /// the probes with both kinds of grading and those where the two agree, the judge's calls, and their cost.
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let probes = &v.replay.probes;
         let graded: Vec<_> = probes
             .iter()
@@ -43,13 +52,18 @@ impl Metric for Judge {
         #[allow(clippy::cast_precision_loss)]
         let mean = (!graded.is_empty())
             .then(|| graded.iter().map(|(_, g)| g.overall).sum::<f64>() / graded.len() as f64);
-        out.extend([Value::from(judged), maybe(mean)]);
-        out.push(Value::from(graded.len()));
-        out.push(super::float(graded.iter().map(|(_, g)| g.overall).sum()));
-        for d in 0..DIMENSIONS.len() {
-            out.push(super::float(
-                graded.iter().map(|(_, g)| g.dimensions[d]).sum(),
-            ));
+        out.put("judged", judged)
+            .put("judge_score", maybe(mean))
+            .put("graded", graded.len())
+            .put(
+                "overall",
+                super::float(graded.iter().map(|(_, g)| g.overall).sum()),
+            );
+        for (d, dimension) in DIMENSIONS.iter().enumerate() {
+            out.put(
+                ("dimension", *dimension),
+                super::float(graded.iter().map(|(_, g)| g.dimensions[d]).sum()),
+            );
         }
         for kind in FindingKind::ALL {
             let of_kind: Vec<f64> = graded
@@ -57,10 +71,10 @@ impl Metric for Judge {
                 .filter(|(p, _)| p.kind == kind)
                 .map(|(_, g)| g.overall)
                 .collect();
-            out.extend([
-                Value::from(of_kind.len()),
+            out.put(("graded", kind.as_str()), of_kind.len()).put(
+                ("overall", kind.as_str()),
                 super::float(of_kind.iter().sum()),
-            ]);
+            );
         }
         // Probes with accepted answers as well: does a pass by the judge go with a correct exact answer?
         let exact: Vec<_> = graded
@@ -77,14 +91,14 @@ impl Metric for Judge {
             .iter()
             .filter(|(p, g)| p.correct == (g.overall >= PASS))
             .count();
-        out.extend([Value::from(exact.len()), Value::from(agree)]);
+        out.put("both", exact.len()).put("agree", agree);
         let calls: Vec<_> = v
             .replay
             .calls
             .iter()
             .filter(|c| c.purpose == Purpose::Judge)
             .collect();
-        out.push(Value::from(calls.len()));
+        out.put("calls", calls.len());
         let cost = if calls.is_empty() {
             Some(0.0)
         } else {
@@ -95,22 +109,18 @@ impl Metric for Judge {
                     .sum()
             })
         };
-        out.push(maybe(cost));
+        out.put("cost_usd", maybe(cost));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
-        let (graded, overall, dims) = (2, 3, 4);
-        let kinds = dims + DIMENSIONS.len();
-        let both = kinds + 2 * FindingKind::ALL.len();
-        let (agree, calls, cost) = (both + 1, both + 2, both + 3);
-        let mean = Agg::FloatRatio(overall, graded);
+        let mean = Agg::float_ratio("overall", "graded");
         vec![
-            Field::new("judged", Unit::Count, "Open probes the judge was asked to grade.", Agg::Sum(0)),
+            Field::new("judged", Unit::Count, "Open probes the judge was asked to grade.", Agg::sum("judged")),
             Field::new(
                 "judge_graded",
                 Unit::Count,
                 "Of those, the answers it gave grades for (a reply without grades is not counted).",
-                Agg::Sum(graded),
+                Agg::sum("graded"),
             ),
             Field::new(
                 "judge_score",
@@ -122,48 +132,36 @@ impl Metric for Judge {
                 "judge_score_ci95",
                 Unit::Count,
                 "95% paired-bootstrap interval of judge_score.",
-                Agg::Ci95(Box::new(mean)),
+                Agg::ci95(mean),
             ),
             Field::new(
                 "judge_score_by_dimension",
                 Unit::Count,
                 "Mean grade per rubric dimension, 0-5.",
-                Agg::Keyed(
-                    DIMENSIONS
-                        .iter()
-                        .enumerate()
-                        .map(|(d, name)| ((*name).to_owned(), Agg::FloatRatio(dims + d, graded)))
-                        .collect(),
-                ),
+                Agg::keyed(DIMENSIONS.map(|d| (d, Agg::float_ratio(("dimension", d), "graded")))),
             ),
             Field::new(
                 "judge_score_by_kind",
                 Unit::Count,
                 "Mean overall grade per probe kind, 0-5.",
-                Agg::Keyed(
-                    FindingKind::ALL
-                        .iter()
-                        .enumerate()
-                        .map(|(k, kind)| {
-                            let at = kinds + 2 * k;
-                            (kind.as_str().to_owned(), Agg::FloatRatio(at + 1, at))
-                        })
-                        .collect(),
-                ),
+                Agg::keyed(FindingKind::ALL.map(|k| {
+                    let k = k.as_str();
+                    (k, Agg::float_ratio(("overall", k), ("graded", k)))
+                })),
             ),
             Field::new(
                 "judge_agreement",
                 Unit::Share,
                 "Of the probes graded both ways, the share where the judge's pass (overall at least 2.5) goes \
                  with a correct exact answer and its fail with a wrong one.",
-                Agg::Ratio(agree, both),
+                Agg::ratio("agree", "both"),
             ),
-            Field::new("judge_calls", Unit::Count, "Calls to the judge.", Agg::Sum(calls)),
+            Field::new("judge_calls", Unit::Count, "Calls to the judge.", Agg::sum("calls")),
             Field::new(
                 "judge_cost_usd",
                 Unit::Usd,
                 "Cost of the judge's calls (uncached), apart from the strategies' own; 0 for the stand-in.",
-                Agg::Sum(cost),
+                Agg::sum("cost_usd"),
             ),
         ]
     }
@@ -175,9 +173,10 @@ mod tests {
     use crate::history::{Episode, Probe};
     use crate::llm::judge::Grades;
     use crate::llm::pricing::Price;
-    use crate::metrics::{Context, Prices};
+    use crate::metrics::{fields as field, Context, Prices};
     use crate::replay::calls::CallRecord;
     use crate::replay::{EpisodeReplay, ProbeRecord};
+    use serde_json::Value;
 
     fn record(id: &str, kind: FindingKind, correct: bool, overall: Option<f64>) -> ProbeRecord {
         ProbeRecord {
@@ -224,9 +223,7 @@ mod tests {
             baseline: replay,
             context,
         };
-        let mut out = Vec::new();
-        Judge.episode_values(&view, &mut out);
-        out
+        crate::metrics::slots::episode_values(&Judge, &view)
     }
 
     /// An open probe, with an accepted answer when `answers`.
@@ -379,11 +376,14 @@ mod tests {
             totals.add(&m, &m);
         }
         let s = catalog.strategy("s", &totals);
-        assert_eq!((s.count("judged"), s.count("judge_graded")), (4, 3));
+        assert_eq!(
+            (s.count(field::JUDGED), s.count(field::JUDGE_GRADED)),
+            (4, 3)
+        );
         // (4 + 1 + 3) / 3.
-        assert!((s.number("judge_score").unwrap() - 8.0 / 3.0).abs() < 1e-12);
+        assert!((s.number(field::JUDGE_SCORE).unwrap() - 8.0 / 3.0).abs() < 1e-12);
         // The records grade accuracy as overall (4, 1, 3) and the other dimensions 1, 2, 3, 4, 5.
-        let dims = s.get("judge_score_by_dimension");
+        let dims = s.get(field::JUDGE_SCORE_BY_DIMENSION);
         assert!(
             (dims["accuracy"].as_f64().unwrap() - 8.0 / 3.0).abs() < 1e-12,
             "{dims}"
@@ -395,7 +395,7 @@ mod tests {
             ),
             (Some(1.0), Some(5.0))
         );
-        let kinds = s.get("judge_score_by_kind");
+        let kinds = s.get(field::JUDGE_SCORE_BY_KIND);
         assert_eq!(
             (
                 kinds["recall"].as_f64(),
@@ -406,9 +406,9 @@ mod tests {
         );
         assert!(kinds["continuation"].is_null(), "{kinds}");
         // Both answers and grade: p1 (agrees), q1 (3.0 passes but the exact answer is wrong): 1 of 2.
-        assert!((s.number("judge_agreement").unwrap() - 0.5).abs() < 1e-12);
-        assert_eq!(s.count("judge_calls"), 3);
+        assert!((s.number(field::JUDGE_AGREEMENT).unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(s.count(field::JUDGE_CALLS), 3);
         // 3 calls × (1000 × 1 + 100 × 2) / 1e6.
-        assert!((s.number("judge_cost_usd").unwrap() - 0.0036).abs() < 1e-12);
+        assert!((s.number(field::JUDGE_COST_USD).unwrap() - 0.0036).abs() < 1e-12);
     }
 }

@@ -1,8 +1,6 @@
 //! What strategies do besides the agent: their own LLM calls, and the items they drop, compact or summarize.
 
-use serde_json::Value;
-
-use super::{float, total, Agg, Column, EpisodeView, Field, Metric, StepView, Unit};
+use super::{float, total, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::replay::StepRecord;
 
 /// The strategy's own LLM calls: how many, how many failed, their tokens and time.
@@ -36,10 +34,10 @@ const NAMES: [(&str, Unit, &str); 5] = [
     ),
 ];
 
-fn columns() -> Vec<Column> {
+fn slots() -> Vec<Slot> {
     NAMES
         .iter()
-        .map(|(n, u, d)| Column::new(*n, *u, *d))
+        .map(|(n, u, d)| Slot::column(*n, *u, *d))
         .collect()
 }
 
@@ -55,43 +53,40 @@ fn of_step(s: &StepRecord) -> (usize, usize, u64, u64, f64) {
     )
 }
 
-fn values((calls, failures, input, output, ms): (usize, usize, u64, u64, f64)) -> [Value; 5] {
-    [
-        Value::from(calls),
-        Value::from(failures),
-        Value::from(input),
-        Value::from(output),
-        float(ms),
-    ]
+fn put(out: &mut Values<'_>, (calls, failures, input, output, ms): (usize, usize, u64, u64, f64)) {
+    out.put("strategy_calls", calls)
+        .put("strategy_failures", failures)
+        .put("strategy_input_tokens", input)
+        .put("strategy_output_tokens", output)
+        .put("strategy_llm_ms", float(ms));
 }
 
 impl Metric for LlmUse {
-    fn step_columns(&self) -> Vec<Column> {
-        columns()
+    fn step_slots(&self) -> Vec<Slot> {
+        slots()
     }
 
-    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
-        out.extend(values(of_step(v.step)));
+    fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
+        put(out, of_step(v.step));
     }
 
-    fn episode_columns(&self) -> Vec<Column> {
-        columns()
+    fn episode_slots(&self) -> Vec<Slot> {
+        slots()
     }
 
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let mut sum = (0, 0, 0, 0, 0.0);
         for s in &v.replay.steps {
             let (c, f, i, o, ms) = of_step(s);
             sum = (sum.0 + c, sum.1 + f, sum.2 + i, sum.3 + o, sum.4 + ms);
         }
-        out.extend(values(sum));
+        put(out, sum);
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
         NAMES
             .iter()
-            .enumerate()
-            .map(|(i, (n, u, d))| Field::new(*n, *u, *d, Agg::Sum(i)))
+            .map(|(n, u, d)| Field::new(*n, *u, *d, Agg::sum(*n)))
             .collect()
     }
 }
@@ -100,35 +95,33 @@ impl Metric for LlmUse {
 pub struct Actions;
 
 impl Metric for Actions {
-    fn step_columns(&self) -> Vec<Column> {
+    fn step_slots(&self) -> Vec<Slot> {
         vec![
-            Column::new(
+            Slot::column(
                 "summarized_items",
                 Unit::Count,
                 "Items the strategy summarized away.",
             ),
-            Column::new(
+            Slot::column(
                 "compacted_items",
                 Unit::Count,
                 "Items whose content the strategy replaced by a stub or cut.",
             ),
-            Column::new("dropped_items", Unit::Count, "Items the strategy dropped."),
+            Slot::column("dropped_items", Unit::Count, "Items the strategy dropped."),
         ]
     }
 
-    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
-        out.extend([
-            Value::from(v.step.summarized_items),
-            Value::from(v.step.compacted_items),
-            Value::from(v.step.dropped_items),
-        ]);
+    fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
+        out.put("summarized_items", v.step.summarized_items)
+            .put("compacted_items", v.step.compacted_items)
+            .put("dropped_items", v.step.dropped_items);
     }
 
-    fn episode_columns(&self) -> Vec<Column> {
+    fn episode_slots(&self) -> Vec<Slot> {
         Vec::new()
     }
 
-    fn episode_values(&self, _: &EpisodeView<'_>, _: &mut Vec<Value>) {}
+    fn episode_values(&self, _: &EpisodeView<'_>, _: &mut Values<'_>) {}
 
     fn strategy_fields(&self) -> Vec<Field> {
         Vec::new()

@@ -19,7 +19,9 @@ pub mod aggregate;
 pub mod bootstrap;
 #[cfg(test)]
 mod by_hand;
+mod catalog;
 pub mod cost;
+pub mod fields;
 pub mod intervals;
 pub mod judge;
 pub mod llm_use;
@@ -27,6 +29,7 @@ pub mod needs;
 pub mod probes;
 pub mod retention;
 pub mod series;
+pub mod slots;
 pub mod timing;
 pub mod token_share;
 pub mod tokens;
@@ -35,7 +38,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use aggregate::{float, maybe, Agg, Totals};
+pub use catalog::Catalog;
 pub use cost::Prices;
+pub use fields::FieldKey;
+pub use slots::{Name, Slot, Values};
 
 use crate::history::Episode;
 use crate::replay::{EpisodeReplay, StepRecord};
@@ -143,180 +149,32 @@ impl EpisodeView<'_> {
     }
 }
 
-/// A group of quantities: their columns at each level, how to compute them, how they aggregate.
+/// A group of quantities: their values at each level, named once, how to compute them, how they aggregate.
 pub trait Metric: Send + Sync {
-    /// Columns this metric adds to `steps.csv`.
-    fn step_columns(&self) -> Vec<Column> {
+    /// The metric's name in error messages (its type's).
+    fn name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
+
+    /// The values this metric computes per step, each a column of `steps.csv`.
+    fn step_slots(&self) -> Vec<Slot> {
         Vec::new()
     }
 
-    /// The values of one step, one per step column, appended to `out`.
-    fn step_values(&self, step: &StepView<'_>, out: &mut Vec<Value>) {
+    /// The values of one step: one per step slot, in order, each put by its slot's name.
+    fn step_values(&self, step: &StepView<'_>, out: &mut Values<'_>) {
         let _ = (step, out);
     }
 
-    /// Columns this metric adds to `episodes.csv`.
-    fn episode_columns(&self) -> Vec<Column>;
+    /// The values this metric computes per episode: the columns it adds to `episodes.csv`, and any its
+    /// aggregations need besides ([`Slot::kept`]).
+    fn episode_slots(&self) -> Vec<Slot>;
 
-    /// The values of one episode: one per episode column, then any the aggregation needs besides (not
-    /// written to `episodes.csv`), appended to `out`.
-    fn episode_values(&self, episode: &EpisodeView<'_>, out: &mut Vec<Value>);
+    /// The values of one episode: one per episode slot, in order, each put by its slot's name.
+    fn episode_values(&self, episode: &EpisodeView<'_>, out: &mut Values<'_>);
 
-    /// The fields this metric adds to a strategy's results, each aggregating the episode values.
+    /// The fields this metric adds to a strategy's results, each aggregating episode slots it names.
     fn strategy_fields(&self) -> Vec<Field>;
-}
-
-/// The metrics of a run and the column lists they make, built once.
-pub struct Catalog {
-    metrics: Vec<Box<dyn Metric>>,
-    step_columns: Vec<Column>,
-    /// Per metric: how many of its episode values are columns.
-    episode_columns: Vec<Vec<Column>>,
-    fields: Vec<Vec<Field>>,
-}
-
-impl Catalog {
-    /// The metrics every run reports, in column order.
-    #[must_use]
-    pub fn standard() -> Self {
-        Self::new(vec![
-            Box::new(tokens::Tokens),
-            Box::new(llm_use::LlmUse),
-            Box::new(llm_use::Actions),
-            Box::new(cost::Cost),
-            Box::new(retention::Retention),
-            Box::new(needs::RetentionAtNeed),
-            Box::new(acted::Acted),
-            Box::new(intervals::Intervals),
-            Box::new(probes::Probes),
-            Box::new(judge::Judge),
-            Box::new(token_share::TokenShare),
-        ])
-    }
-
-    /// A catalog of `metrics`, in column order.
-    #[must_use]
-    pub fn new(metrics: Vec<Box<dyn Metric>>) -> Self {
-        Self {
-            step_columns: metrics.iter().flat_map(|m| m.step_columns()).collect(),
-            episode_columns: metrics.iter().map(|m| m.episode_columns()).collect(),
-            fields: metrics.iter().map(|m| m.strategy_fields()).collect(),
-            metrics,
-        }
-    }
-
-    /// The columns of a step row, after the step's identity (episode, strategy, step, item index).
-    #[must_use]
-    pub fn step_columns(&self) -> &[Column] {
-        &self.step_columns
-    }
-
-    /// The values of one step, one per [`Catalog::step_columns`].
-    #[must_use]
-    pub fn step_values(&self, step: &StepView<'_>) -> Vec<Value> {
-        let mut out = Vec::with_capacity(self.step_columns.len());
-        for m in &self.metrics {
-            m.step_values(step, &mut out);
-        }
-        out
-    }
-
-    /// The columns of an episode row, after the episode's identity (episode, source, strategy).
-    pub fn episode_columns(&self) -> impl Iterator<Item = &Column> {
-        self.episode_columns.iter().flatten()
-    }
-
-    /// The fields of a strategy's results, after its name and episode count.
-    pub fn strategy_fields(&self) -> impl Iterator<Item = &Field> {
-        self.fields.iter().flatten()
-    }
-
-    /// The paired difference `b` − `a` of two strategies (retention at need, cost saving) with its interval,
-    /// when the catalog has the [`intervals::Intervals`] metric.
-    #[must_use]
-    pub fn paired(
-        &self,
-        a: (&str, &StrategyTotals),
-        b: (&str, &StrategyTotals),
-    ) -> Option<intervals::PairedDifference> {
-        let at = self
-            .fields
-            .iter()
-            .position(|f| f.iter().any(|f| f.column.name == "retention_at_need_ci95"))?;
-        intervals::paired(a, b, at)
-    }
-
-    /// The metrics of one episode under one strategy.
-    #[must_use]
-    pub fn episode(&self, view: &EpisodeView<'_>) -> EpisodeMetrics {
-        EpisodeMetrics {
-            episode: view.episode.id.clone(),
-            source: view.episode.source.clone(),
-            strategy: view.replay.strategy.clone(),
-            values: self
-                .metrics
-                .iter()
-                .map(|m| {
-                    let mut out = Vec::new();
-                    m.episode_values(view, &mut out);
-                    out
-                })
-                .collect(),
-        }
-    }
-
-    /// The values of an episode row, one per [`Catalog::episode_columns`].
-    pub fn episode_row<'m>(
-        &'m self,
-        m: &'m EpisodeMetrics,
-    ) -> impl Iterator<Item = &'m Value> + 'm {
-        self.episode_columns
-            .iter()
-            .zip(&m.values)
-            .flat_map(|(columns, values)| values.iter().take(columns.len()))
-    }
-
-    /// Running totals for one strategy, empty.
-    #[must_use]
-    pub fn totals(&self) -> StrategyTotals {
-        fn interval(agg: &Agg) -> bool {
-            match agg {
-                Agg::Ci95(_) => true,
-                Agg::Keyed(parts) => parts.iter().any(|(_, a)| interval(a)),
-                _ => false,
-            }
-        }
-        StrategyTotals {
-            episodes: 0,
-            metrics: self
-                .fields
-                .iter()
-                .map(|fields| {
-                    if fields.iter().any(|f| interval(&f.agg)) {
-                        Totals::with_bootstrap()
-                    } else {
-                        Totals::default()
-                    }
-                })
-                .collect(),
-        }
-    }
-
-    /// The strategy's results from its running totals.
-    #[must_use]
-    pub fn strategy(&self, name: &str, totals: &StrategyTotals) -> StrategyMetrics {
-        let mut values = serde_json::Map::new();
-        for (fields, t) in self.fields.iter().zip(&totals.metrics) {
-            for f in fields {
-                values.insert(f.column.name.clone(), t.get(&f.agg));
-            }
-        }
-        StrategyMetrics {
-            strategy: name.to_owned(),
-            episodes: totals.episodes,
-            values,
-        }
-    }
 }
 
 impl Catalog {
@@ -537,31 +395,57 @@ pub struct StrategyMetrics {
 }
 
 impl StrategyMetrics {
-    /// A field's value (null when the catalog has no such field).
+    /// A field's value (null when these results have no such field: a summary written by another version).
+    ///
+    /// In the crate's unit tests, a field these results lack panics instead, so that a key naming no field
+    /// of the catalog fails the test that renders it (`report::readers`).
     #[must_use]
-    pub fn get(&self, name: &str) -> &Value {
-        self.values.get(name).unwrap_or(&Value::Null)
+    pub fn get(&self, key: FieldKey) -> &Value {
+        match self.values.get(key.name()) {
+            Some(v) => v,
+            #[cfg(test)]
+            None => panic!(
+                "strategy `{}` has no field `{}`: the key names no field of its catalog",
+                self.strategy,
+                key.name()
+            ),
+            #[cfg(not(test))]
+            None => &Value::Null,
+        }
     }
 
     /// A field as a number, `None` when it is null or missing.
     #[must_use]
-    pub fn number(&self, name: &str) -> Option<f64> {
-        self.get(name).as_f64()
+    pub fn number(&self, key: FieldKey) -> Option<f64> {
+        self.get(key).as_f64()
     }
 
     /// A field as a count, 0 when it is null or missing.
     #[must_use]
-    pub fn count(&self, name: &str) -> u64 {
-        self.get(name).as_u64().unwrap_or(0)
+    pub fn count(&self, key: FieldKey) -> u64 {
+        self.get(key).as_u64().unwrap_or(0)
     }
 
     /// A keyed field's entries (`retention_by_kind`, `token_share`), in order.
     #[must_use]
-    pub fn keyed(&self, name: &str) -> Vec<(&str, Option<f64>)> {
-        self.get(name)
+    pub fn keyed(&self, key: FieldKey) -> Vec<(&str, Option<f64>)> {
+        self.get(key)
             .as_object()
             .map(|o| o.iter().map(|(k, v)| (k.as_str(), v.as_f64())).collect())
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+impl StrategyMetrics {
+    /// A field by its name, for tests that read fields no reader does.
+    ///
+    /// # Panics
+    /// When these results have no such field.
+    pub(crate) fn named(&self, name: &str) -> &Value {
+        self.values
+            .get(name)
+            .unwrap_or_else(|| panic!("strategy `{}` has no field `{name}`", self.strategy))
     }
 }
 

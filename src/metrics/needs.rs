@@ -26,7 +26,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{maybe, ratio, Agg, Column, EpisodeView, Field, Metric, Unit};
+use super::{maybe, ratio, Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 use crate::history::evidence::TaskText;
 use crate::history::{Episode, FindingKind};
 use crate::replay::StepRecord;
@@ -202,61 +202,60 @@ impl NeedCounts {
 /// and the lost needs by cause.
 pub struct RetentionAtNeed;
 
-/// Episode values after the columns: retained, first needs, retained there, task-given retained, (needs,
-/// retained) per kind, lost per cause, and whether the episode has no found need.
-const COLUMNS: usize = 5 + FindingKind::ALL.len();
-const RETAINED: usize = COLUMNS;
-const FIRST: usize = COLUMNS + 1;
-const FIRST_RETAINED: usize = COLUMNS + 2;
-const TASK_RETAINED: usize = COLUMNS + 3;
-const PER_KIND: usize = COLUMNS + 4;
-const PER_CAUSE: usize = PER_KIND + 2 * FindingKind::ALL.len();
-const NO_FOUND: usize = PER_CAUSE + CAUSES.len();
-
 impl Metric for RetentionAtNeed {
-    fn episode_columns(&self) -> Vec<Column> {
+    /// The columns, then the retained needs, first needs and retained there, task-given needs retained,
+    /// (needs, retained) per kind, lost per cause, and whether the episode has no found need.
+    fn episode_slots(&self) -> Vec<Slot> {
         let mut columns = vec![
-            Column::new(
+            Slot::column(
                 "needs",
                 Unit::Count,
                 "(finding, need) pairs of the findings the agent found (not the task's): each at each call \
                  point where the agent needs it (the last call point when no need is recorded).",
             ),
-            Column::new(
+            Slot::column(
                 "retention_at_need",
                 Unit::Share,
                 "Share of the found findings' (finding, need) pairs whose evidence is in the request as sent at \
                  the need; null when the episode has none.",
             ),
-            Column::new(
+            Slot::column(
                 "retention_first_need",
                 Unit::Share,
                 "Share of the found findings whose evidence is in the request at their first need.",
             ),
-            Column::new(
+            Slot::column(
                 "needs_task",
                 Unit::Count,
                 "(finding, need) pairs of the findings the task gives (in its text or first user message).",
             ),
-            Column::new(
+            Slot::column(
                 "retention_at_need_task",
                 Unit::Share,
                 "Retention at need of the task-given findings.",
             ),
         ];
         columns.extend(FindingKind::ALL.iter().map(|k| {
-            Column::new(
-                format!("retention_at_need_{}", k.as_str()),
+            Slot::column(
+                ("retention_at_need", k.as_str()),
                 Unit::Share,
                 format!("Retention at need of found {} findings.", k.as_str()),
             )
         }));
-        debug_assert_eq!(columns.len(), COLUMNS);
+        columns
+            .extend(["retained", "first_needs", "first_retained", "task_retained"].map(Slot::kept));
+        for k in FindingKind::ALL {
+            columns.extend([
+                Slot::kept(("needs", k.as_str())),
+                Slot::kept(("retained", k.as_str())),
+            ]);
+        }
+        columns.extend(CAUSES.map(|c| Slot::kept(("lost", c))));
+        columns.push(Slot::kept("no_found_needs"));
         columns
     }
 
-    /// The columns, then the values after them (see [`COLUMNS`] and the constants after it).
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let rows = ledger(v.episode, &v.replay.steps);
         let c = NeedCounts::of(&rows);
         let mut kinds = [(0usize, 0usize); FindingKind::ALL.len()];
@@ -273,20 +272,32 @@ impl Metric for RetentionAtNeed {
                 causes[c] += 1;
             }
         }
-        out.extend([
-            Value::from(c.needs),
-            maybe(ratio(c.retained, c.needs)),
-            maybe(ratio(c.first_retained, c.first)),
-            Value::from(c.task),
-            maybe(ratio(c.task_retained, c.task)),
-        ]);
-        out.extend(kinds.iter().map(|&(n, r)| maybe(ratio(r, n))));
-        out.extend([c.retained, c.first, c.first_retained, c.task_retained].map(Value::from));
-        for (n, r) in kinds {
-            out.extend([Value::from(n), Value::from(r)]);
+        out.put("needs", c.needs)
+            .put("retention_at_need", maybe(ratio(c.retained, c.needs)))
+            .put(
+                "retention_first_need",
+                maybe(ratio(c.first_retained, c.first)),
+            )
+            .put("needs_task", c.task)
+            .put(
+                "retention_at_need_task",
+                maybe(ratio(c.task_retained, c.task)),
+            );
+        for (k, &(n, r)) in FindingKind::ALL.iter().zip(&kinds) {
+            out.put(("retention_at_need", k.as_str()), maybe(ratio(r, n)));
         }
-        out.extend(causes.iter().map(|&c| Value::from(c)));
-        out.push(Value::from(usize::from(c.needs == 0)));
+        out.put("retained", c.retained)
+            .put("first_needs", c.first)
+            .put("first_retained", c.first_retained)
+            .put("task_retained", c.task_retained);
+        for (k, (n, r)) in FindingKind::ALL.iter().zip(kinds) {
+            out.put(("needs", k.as_str()), n)
+                .put(("retained", k.as_str()), r);
+        }
+        for (cause, n) in CAUSES.iter().zip(causes) {
+            out.put(("lost", *cause), n);
+        }
+        out.put("no_found_needs", usize::from(c.needs == 0));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -295,70 +306,58 @@ impl Metric for RetentionAtNeed {
                 "needs",
                 Unit::Count,
                 "(found finding, need) pairs over every episode.",
-                Agg::Sum(0),
+                Agg::sum("needs"),
             ),
             Field::new(
                 "retention_at_need",
                 Unit::Share,
                 "(found finding, need) pairs retained / pairs, pooled over episodes: the headline retention.",
-                Agg::Ratio(RETAINED, 0),
+                Agg::ratio("retained", "needs"),
             ),
             Field::new(
                 "first_needs",
                 Unit::Count,
                 "Found findings with a need, over every episode: each is checked at its first need.",
-                Agg::Sum(FIRST),
+                Agg::sum("first_needs"),
             ),
             Field::new(
                 "retention_first_need",
                 Unit::Share,
                 "Found findings retained at their first need / found findings with a need, pooled.",
-                Agg::Ratio(FIRST_RETAINED, FIRST),
+                Agg::ratio("first_retained", "first_needs"),
             ),
             Field::new(
                 "needs_task",
                 Unit::Count,
                 "(task-given finding, need) pairs over every episode.",
-                Agg::Sum(3),
+                Agg::sum("needs_task"),
             ),
             Field::new(
                 "retention_at_need_task",
                 Unit::Share,
                 "Retention at need of task-given findings, pooled (null without any).",
-                Agg::Ratio(TASK_RETAINED, 3),
+                Agg::ratio("task_retained", "needs_task"),
             ),
             Field::new(
                 "episodes_without_found_needs",
                 Unit::Count,
                 "Episodes with no found finding needed at a call point: retention at need leaves them out.",
-                Agg::Sum(NO_FOUND),
+                Agg::sum("no_found_needs"),
             ),
             Field::new(
                 "retention_at_need_by_kind",
                 Unit::Share,
                 "Retention at need of found findings per finding kind, pooled.",
-                Agg::Keyed(
-                    FindingKind::ALL
-                        .iter()
-                        .enumerate()
-                        .map(|(k, kind)| {
-                            let at = PER_KIND + 2 * k;
-                            (kind.as_str().to_owned(), Agg::Ratio(at + 1, at))
-                        })
-                        .collect(),
-                ),
+                Agg::keyed(FindingKind::ALL.map(|k| {
+                    let k = k.as_str();
+                    (k, Agg::ratio(("retained", k), ("needs", k)))
+                })),
             ),
             Field::new(
                 "lost_by",
                 Unit::Count,
                 "Needs of found findings lost, by what the strategy did when the finding left the request.",
-                Agg::Keyed(
-                    CAUSES
-                        .iter()
-                        .enumerate()
-                        .map(|(c, cause)| ((*cause).to_owned(), Agg::Sum(PER_CAUSE + c)))
-                        .collect(),
-                ),
+                Agg::keyed(CAUSES.map(|c| (c, Agg::sum(("lost", c))))),
             ),
         ]
     }
@@ -661,10 +660,7 @@ mod tests {
             baseline: &out[0],
             context: &context,
         };
-        let mut values = Vec::new();
-        RetentionAtNeed.episode_values(&view, &mut values);
-        assert_eq!(values.len(), NO_FOUND + 1);
-        values
+        crate::metrics::slots::episode_values(&RetentionAtNeed, &view)
     }
 
     #[test]
@@ -672,9 +668,12 @@ mod tests {
         let ep = episode(vec![8, 11]);
         let out = replay(&ep);
         let values = values(&ep, &out, 1);
+        fn at(name: impl Into<crate::metrics::Name>) -> usize {
+            crate::metrics::slots::slot_index(&RetentionAtNeed, name)
+        }
         // needs, retention at need, at the first need, task needs, task retention, 4 kinds (found findings).
         assert_eq!(
-            values[..COLUMNS],
+            values[..at("retained")],
             [
                 Value::from(2),
                 Value::from(0.5),
@@ -687,39 +686,37 @@ mod tests {
                 Value::Null,
             ]
         );
-        assert_eq!(values[RETAINED..PER_KIND], [1, 1, 0, 1].map(Value::from));
+        // Retained, first needs, retained there, task-given retained.
+        assert_eq!(
+            values[at("retained")..at(("needs", "recall"))],
+            [1, 1, 0, 1].map(Value::from)
+        );
         // (needs, retained) of recall, then of the other kinds: the artifact is the task's, not counted.
         assert_eq!(
-            values[PER_KIND..PER_KIND + 4],
+            values[at(("needs", "recall"))..at(("needs", "recall")) + 4],
             [2, 1, 0, 0].map(Value::from)
         );
         assert_eq!(
-            values[PER_CAUSE],
+            values[at(("lost", "masked"))],
             Value::from(1),
             "one need lost to masking"
         );
         assert_eq!(
-            values[PER_CAUSE + 1..NO_FOUND]
+            values[at(("lost", "masked")) + 1..at("no_found_needs")]
                 .iter()
                 .filter(|v| v.as_u64() != Some(0))
                 .count(),
             0
         );
-        assert_eq!(values[NO_FOUND], Value::from(0));
+        assert_eq!(values[at("no_found_needs")], Value::from(0));
         // Each field reads the value it names.
         let totals = {
             let mut t = crate::metrics::Totals::default();
             t.add(&values, &values);
             t
         };
-        let field = |name: &str| {
-            let f = RetentionAtNeed
-                .strategy_fields()
-                .into_iter()
-                .find(|f| f.column.name == name)
-                .unwrap();
-            totals.get(&f.agg)
-        };
+        let field =
+            |name: &str| crate::metrics::slots::field_value(&RetentionAtNeed, &totals, name);
         assert_eq!(field("needs"), Value::from(2));
         assert_eq!(field("retention_at_need"), Value::from(0.5));
         assert_eq!(field("first_needs"), Value::from(1));
@@ -754,6 +751,7 @@ mod tests {
             (values[3].clone(), values[4].clone()),
             (Value::from(1), Value::from(1.0))
         );
-        assert_eq!(values[NO_FOUND], Value::from(1));
+        let no_found = crate::metrics::slots::slot_index(&RetentionAtNeed, "no_found_needs");
+        assert_eq!(values[no_found], Value::from(1));
     }
 }

@@ -5,9 +5,7 @@
 //! nothing of what a strategy kept. A probe is **valid** when the baseline (no reduction) answers it right at
 //! the same point; **probe retention** = valid probes the strategy also answers / valid probes.
 
-use serde_json::Value;
-
-use super::{maybe, ratio, Agg, Column, EpisodeView, Field, Metric, Unit};
+use super::{maybe, ratio, Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 
 /// Probe accuracy and probe retention per episode and over the dataset.
 pub struct Probes;
@@ -45,61 +43,60 @@ fn counts(v: &EpisodeView<'_>) -> (usize, usize, usize, usize) {
 }
 
 impl Metric for Probes {
-    fn episode_columns(&self) -> Vec<Column> {
+    /// The columns, then the valid probes answered right.
+    fn episode_slots(&self) -> Vec<Slot> {
         vec![
-            Column::new("probes", Unit::Count, "Probes asked."),
-            Column::new(
+            Slot::column("probes", Unit::Count, "Probes asked."),
+            Slot::column(
                 "probes_correct",
                 Unit::Count,
                 "Probes answered with an accepted answer.",
             ),
-            Column::new("probe_accuracy", Unit::Share, "probes_correct / probes."),
-            Column::new(
+            Slot::column("probe_accuracy", Unit::Share, "probes_correct / probes."),
+            Slot::column(
                 "probes_valid",
                 Unit::Count,
                 "Probes the baseline (no reduction) answers right at the same point.",
             ),
-            Column::new(
+            Slot::column(
                 "probe_retention",
                 Unit::Share,
                 "Of the valid probes, the share this strategy also answers right.",
             ),
+            Slot::kept("probes_kept"),
         ]
     }
 
-    /// The columns, then the valid probes answered right.
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let (probes, correct, valid, kept) = counts(v);
-        out.extend([
-            Value::from(probes),
-            Value::from(correct),
-            maybe(ratio(correct, probes)),
-            Value::from(valid),
-            maybe(ratio(kept, valid)),
-            Value::from(kept),
-        ]);
+        out.put("probes", probes)
+            .put("probes_correct", correct)
+            .put("probe_accuracy", maybe(ratio(correct, probes)))
+            .put("probes_valid", valid)
+            .put("probe_retention", maybe(ratio(kept, valid)))
+            .put("probes_kept", kept);
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
         vec![
-            Field::new("probes", Unit::Count, "Probes asked.", Agg::Sum(0)),
+            Field::new("probes", Unit::Count, "Probes asked.", Agg::sum("probes")),
             Field::new(
                 "probe_accuracy",
                 Unit::Share,
                 "Share of probes answered with an accepted answer, pooled (answerer and reduction together).",
-                Agg::Ratio(1, 0),
+                Agg::ratio("probes_correct", "probes"),
             ),
             Field::new(
                 "probes_valid",
                 Unit::Count,
                 "Probes the unreduced context answers right: the ones that can measure a reduction.",
-                Agg::Sum(3),
+                Agg::sum("probes_valid"),
             ),
             Field::new(
                 "probe_retention",
                 Unit::Share,
                 "Valid probes this strategy answers right / valid probes, pooled.",
-                Agg::Ratio(5, 3),
+                Agg::ratio("probes_kept", "probes_valid"),
             ),
         ]
     }
@@ -111,6 +108,7 @@ mod tests {
     use crate::history::{Episode, FindingKind};
     use crate::metrics::Context;
     use crate::replay::{EpisodeReplay, ProbeRecord};
+    use serde_json::Value;
 
     fn replay(strategy: &str, answers: &[(&str, Option<usize>, bool)]) -> EpisodeReplay {
         EpisodeReplay {
@@ -168,8 +166,7 @@ mod tests {
             baseline: &baseline,
             context: &context,
         };
-        let mut out = Vec::new();
-        Probes.episode_values(&view, &mut out);
+        let out = crate::metrics::slots::episode_values(&Probes, &view);
         assert_eq!(
             out,
             [
@@ -186,8 +183,7 @@ mod tests {
             replay: &baseline,
             ..view
         };
-        let mut out = Vec::new();
-        Probes.episode_values(&view, &mut out);
+        let out = crate::metrics::slots::episode_values(&Probes, &view);
         assert_eq!(out[3..], [Value::from(3), Value::from(1.0), Value::from(3)]);
     }
 }

@@ -1,8 +1,6 @@
 //! Retention: the share of the findings introduced so far whose evidence is all in the request as sent.
 
-use serde_json::Value;
-
-use super::{maybe, ratio, Agg, Column, EpisodeView, Field, Metric, StepView, Unit};
+use super::{maybe, ratio, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::history::{Episode, FindingKind};
 use crate::replay::StepRecord;
 
@@ -36,19 +34,19 @@ fn sum(counts: &[(usize, usize); 4]) -> (usize, usize) {
 pub struct Retention;
 
 impl Metric for Retention {
-    fn step_columns(&self) -> Vec<Column> {
+    fn step_slots(&self) -> Vec<Slot> {
         vec![
-            Column::new(
+            Slot::column(
                 "findings_introduced",
                 Unit::Count,
                 "Findings introduced before this call point.",
             ),
-            Column::new(
+            Slot::column(
                 "findings_retained",
                 Unit::Count,
                 "Of those, findings whose every evidence string is in the request as sent.",
             ),
-            Column::new(
+            Slot::column(
                 "retention",
                 Unit::Share,
                 "findings_retained / findings_introduced.",
@@ -56,36 +54,35 @@ impl Metric for Retention {
         ]
     }
 
-    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
+    fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
         let (introduced, retained) = step_counts(v);
-        out.extend([
-            Value::from(introduced),
-            Value::from(retained),
-            maybe(ratio(retained, introduced)),
-        ]);
+        out.put("findings_introduced", introduced)
+            .put("findings_retained", retained)
+            .put("retention", maybe(ratio(retained, introduced)));
     }
 
-    fn episode_columns(&self) -> Vec<Column> {
+    /// The columns, then the findings retained at the last call point, then (introduced, retained) per kind.
+    fn episode_slots(&self) -> Vec<Slot> {
         let mut columns = vec![
-            Column::new(
+            Slot::column(
                 "findings",
                 Unit::Count,
                 "Findings introduced by the last call point.",
             ),
-            Column::new(
+            Slot::column(
                 "final_retention",
                 Unit::Share,
                 "Retention at the last call point.",
             ),
-            Column::new(
+            Slot::column(
                 "mean_retention",
                 Unit::Share,
                 "Mean retention over the call points with a finding introduced.",
             ),
         ];
         columns.extend(FindingKind::ALL.iter().map(|k| {
-            Column::new(
-                format!("retention_{}", k.as_str()),
+            Slot::column(
+                ("retention", k.as_str()),
                 Unit::Share,
                 format!(
                     "Retention of {} findings at the last call point.",
@@ -93,11 +90,17 @@ impl Metric for Retention {
                 ),
             )
         }));
+        columns.push(Slot::kept("retained"));
+        for k in FindingKind::ALL {
+            columns.extend([
+                Slot::kept(("introduced", k.as_str())),
+                Slot::kept(("retained", k.as_str())),
+            ]);
+        }
         columns
     }
 
-    /// The columns, then the findings retained at the last call point, then (introduced, retained) per kind.
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let per_step: Vec<[(usize, usize); 4]> = v
             .replay
             .steps
@@ -116,48 +119,42 @@ impl Metric for Retention {
         #[allow(clippy::cast_precision_loss)]
         let mean = (!shares.is_empty())
             .then(|| super::total(shares.iter().copied()) / shares.len() as f64);
-        out.extend([
-            Value::from(introduced),
-            maybe(ratio(retained, introduced)),
-            maybe(mean),
-        ]);
-        out.extend(last.iter().map(|&(i, r)| maybe(ratio(r, i))));
-        out.push(Value::from(retained));
-        for (i, r) in last {
-            out.extend([Value::from(i), Value::from(r)]);
+        out.put("findings", introduced)
+            .put("final_retention", maybe(ratio(retained, introduced)))
+            .put("mean_retention", maybe(mean));
+        for (k, &(i, r)) in FindingKind::ALL.iter().zip(&last) {
+            out.put(("retention", k.as_str()), maybe(ratio(r, i)));
+        }
+        out.put("retained", retained);
+        for (k, (i, r)) in FindingKind::ALL.iter().zip(last) {
+            out.put(("introduced", k.as_str()), i)
+                .put(("retained", k.as_str()), r);
         }
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
-        let kinds = 3 + FindingKind::ALL.len();
         vec![
-            Field::new("findings", Unit::Count, "Findings introduced, over every episode.", Agg::Sum(0)),
+            Field::new("findings", Unit::Count, "Findings introduced, over every episode.", Agg::sum("findings")),
             Field::new(
                 "final_retention",
                 Unit::Share,
                 "Findings retained at each episode's last call point / findings introduced, pooled.",
-                Agg::Ratio(kinds, 0),
+                Agg::ratio("retained", "findings"),
             ),
             Field::new(
                 "mean_retention",
                 Unit::Share,
                 "The mean of the episodes' mean retention.",
-                Agg::Mean(2),
+                Agg::mean("mean_retention"),
             ),
             Field::new(
                 "retention_by_kind",
                 Unit::Share,
                 "Final retention per finding kind, pooled.",
-                Agg::Keyed(
-                    FindingKind::ALL
-                        .iter()
-                        .enumerate()
-                        .map(|(k, kind)| {
-                            let at = kinds + 1 + 2 * k;
-                            (kind.as_str().to_owned(), Agg::Ratio(at + 1, at))
-                        })
-                        .collect(),
-                ),
+                Agg::keyed(FindingKind::ALL.map(|k| {
+                    let k = k.as_str();
+                    (k, Agg::ratio(("retained", k), ("introduced", k)))
+                })),
             ),
         ]
     }

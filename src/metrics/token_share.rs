@@ -1,8 +1,6 @@
 //! Where the tokens go: tokens sent by item kind.
 
-use serde_json::Value;
-
-use super::{Agg, Column, EpisodeView, Field, Metric, StepView, Unit};
+use super::{Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::history::ItemKind;
 use crate::replay::TokensByKind;
 
@@ -10,12 +8,12 @@ use crate::replay::TokensByKind;
 pub struct TokenShare;
 
 impl Metric for TokenShare {
-    fn step_columns(&self) -> Vec<Column> {
+    fn step_slots(&self) -> Vec<Slot> {
         ItemKind::ALL
             .iter()
             .map(|k| {
-                Column::new(
-                    format!("tokens_{}", k.as_str()),
+                Slot::column(
+                    ("tokens", k.as_str()),
                     Unit::Tokens,
                     format!("Tokens sent in {} items.", k.as_str()),
                 )
@@ -23,37 +21,41 @@ impl Metric for TokenShare {
             .collect()
     }
 
-    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
-        out.extend(v.step.tokens_by_kind.iter().map(|(_, n)| Value::from(n)));
-    }
-
-    fn episode_columns(&self) -> Vec<Column> {
-        Vec::new()
+    fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
+        for (k, n) in v.step.tokens_by_kind.iter() {
+            out.put(("tokens", k.as_str()), n);
+        }
     }
 
     /// Tokens by kind summed over the steps, then all of them together (none is a column).
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_slots(&self) -> Vec<Slot> {
+        let mut slots: Vec<Slot> = ItemKind::ALL
+            .map(|k| Slot::kept(("tokens", k.as_str())))
+            .into();
+        slots.push(Slot::kept("tokens"));
+        slots
+    }
+
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let mut sum = TokensByKind::default();
         for s in &v.replay.steps {
             sum.add_all(&s.tokens_by_kind);
         }
-        out.extend(sum.iter().map(|(_, n)| Value::from(n)));
-        out.push(Value::from(sum.total()));
+        for (k, n) in sum.iter() {
+            out.put(("tokens", k.as_str()), n);
+        }
+        out.put("tokens", sum.total());
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
-        let all = ItemKind::ALL.len();
         vec![Field::new(
             "token_share",
             Unit::Share,
             "Share of all tokens sent, by item kind (instructions count as summaries).",
-            Agg::Keyed(
-                ItemKind::ALL
-                    .iter()
-                    .enumerate()
-                    .map(|(i, k)| (k.as_str().to_owned(), Agg::Share(i, all)))
-                    .collect(),
-            ),
+            Agg::keyed(ItemKind::ALL.map(|k| {
+                let k = k.as_str();
+                (k, Agg::share(("tokens", k), "tokens"))
+            })),
         )]
     }
 }

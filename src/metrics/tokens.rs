@@ -1,42 +1,40 @@
 //! Tokens sent: per call point, per episode, and savings against the baseline.
 
-use serde_json::Value;
-
-use super::{float, ratio, Agg, Column, EpisodeView, Field, Metric, StepView, Unit};
+use super::{float, ratio, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 
 /// Tokens of the requests as sent, their peak, steps over the window, and savings.
 pub struct Tokens;
 
 impl Metric for Tokens {
-    fn step_columns(&self) -> Vec<Column> {
+    fn step_slots(&self) -> Vec<Slot> {
         vec![
-            Column::new("items_sent", Unit::Count, "Items in the request as sent."),
-            Column::new(
+            Slot::column("items_sent", Unit::Count, "Items in the request as sent."),
+            Slot::column(
                 "instructions_sent",
                 Unit::Count,
                 "Instructions (summaries) in the request as sent.",
             ),
-            Column::new(
+            Slot::column(
                 "tokens_before",
                 Unit::Tokens,
                 "Tokens of the live request before the strategy ran.",
             ),
-            Column::new(
+            Slot::column(
                 "tokens_sent",
                 Unit::Tokens,
                 "Tokens of the request as sent (OpenAI chat accounting).",
             ),
-            Column::new(
+            Slot::column(
                 "cached_tokens",
                 Unit::Tokens,
                 "Tokens of the sent request's prefix equal to the previous request as sent.",
             ),
-            Column::new(
+            Slot::column(
                 "output_tokens",
                 Unit::Tokens,
                 "Tokens of the recorded assistant turn that answered.",
             ),
-            Column::new(
+            Slot::column(
                 "over_window",
                 Unit::Flag,
                 "Whether the request as sent exceeds the context window.",
@@ -44,50 +42,48 @@ impl Metric for Tokens {
         ]
     }
 
-    fn step_values(&self, v: &StepView<'_>, out: &mut Vec<Value>) {
+    fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
         let s = v.step;
-        out.extend([
-            Value::from(s.items_sent),
-            Value::from(s.instructions_sent),
-            Value::from(s.tokens_before),
-            Value::from(s.tokens_sent),
-            Value::from(s.cached_tokens),
-            Value::from(s.output_tokens),
-            Value::from(s.tokens_sent > v.context.context_window),
-        ]);
+        out.put("items_sent", s.items_sent)
+            .put("instructions_sent", s.instructions_sent)
+            .put("tokens_before", s.tokens_before)
+            .put("tokens_sent", s.tokens_sent)
+            .put("cached_tokens", s.cached_tokens)
+            .put("output_tokens", s.output_tokens)
+            .put("over_window", s.tokens_sent > v.context.context_window);
     }
 
-    fn episode_columns(&self) -> Vec<Column> {
+    fn episode_slots(&self) -> Vec<Slot> {
         vec![
-            Column::new("items", Unit::Count, "Items in the episode."),
-            Column::new("steps", Unit::Count, "Call points replayed."),
-            Column::new(
+            Slot::column("items", Unit::Count, "Items in the episode."),
+            Slot::column("steps", Unit::Count, "Call points replayed."),
+            Slot::column(
                 "input_tokens",
                 Unit::Tokens,
                 "Tokens sent, summed over call points.",
             ),
-            Column::new(
+            Slot::column(
                 "baseline_input_tokens",
                 Unit::Tokens,
                 "The same for the baseline (no reduction) on the same episode.",
             ),
-            Column::new(
+            Slot::column(
                 "savings",
                 Unit::Share,
                 "1 − input tokens / baseline input tokens.",
             ),
-            Column::new("peak_tokens", Unit::Tokens, "The largest request sent."),
-            Column::new(
+            Slot::column("peak_tokens", Unit::Tokens, "The largest request sent."),
+            Slot::column(
                 "steps_over_window",
                 Unit::Count,
                 "Call points whose request exceeded the window.",
             ),
-            Column::new(
+            Slot::column(
                 "cached_tokens",
                 Unit::Tokens,
                 "Input tokens priced as cached.",
             ),
-            Column::new(
+            Slot::column(
                 "output_tokens",
                 Unit::Tokens,
                 "Output tokens of the agent's recorded turns.",
@@ -95,66 +91,82 @@ impl Metric for Tokens {
         ]
     }
 
-    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Vec<Value>) {
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let steps = &v.replay.steps;
         let input: usize = steps.iter().map(|s| s.tokens_sent).sum();
         let baseline: usize = v.baseline.steps.iter().map(|s| s.tokens_sent).sum();
-        out.extend([
-            Value::from(v.replay.items),
-            Value::from(steps.len()),
-            Value::from(input),
-            Value::from(baseline),
-            float(ratio(input, baseline).map_or(0.0, |r| 1.0 - r)),
-            Value::from(steps.iter().map(|s| s.tokens_sent).max().unwrap_or(0)),
-            Value::from(
+        out.put("items", v.replay.items)
+            .put("steps", steps.len())
+            .put("input_tokens", input)
+            .put("baseline_input_tokens", baseline)
+            .put(
+                "savings",
+                float(ratio(input, baseline).map_or(0.0, |r| 1.0 - r)),
+            )
+            .put(
+                "peak_tokens",
+                steps.iter().map(|s| s.tokens_sent).max().unwrap_or(0),
+            )
+            .put(
+                "steps_over_window",
                 steps
                     .iter()
                     .filter(|s| s.tokens_sent > v.context.context_window)
                     .count(),
-            ),
-            Value::from(steps.iter().map(|s| s.cached_tokens).sum::<usize>()),
-            Value::from(steps.iter().map(|s| s.output_tokens).sum::<usize>()),
-        ]);
+            )
+            .put(
+                "cached_tokens",
+                steps.iter().map(|s| s.cached_tokens).sum::<usize>(),
+            )
+            .put(
+                "output_tokens",
+                steps.iter().map(|s| s.output_tokens).sum::<usize>(),
+            );
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
         vec![
-            Field::new("steps", Unit::Count, "Call points replayed.", Agg::Sum(1)),
+            Field::new(
+                "steps",
+                Unit::Count,
+                "Call points replayed.",
+                Agg::sum("steps"),
+            ),
             Field::new(
                 "input_tokens",
                 Unit::Tokens,
                 "Tokens sent over every call point.",
-                Agg::Sum(2),
+                Agg::sum("input_tokens"),
             ),
             Field::new(
                 "baseline_input_tokens",
                 Unit::Tokens,
                 "Tokens the baseline sent on the same episodes.",
-                Agg::Sum(3),
+                Agg::sum("baseline_input_tokens"),
             ),
             Field::new(
                 "savings",
                 Unit::Share,
                 "1 − input tokens / baseline input tokens, pooled over the episodes.",
-                Agg::Saving(2, 3),
+                Agg::saving("input_tokens", "baseline_input_tokens"),
             ),
             Field::new(
                 "mean_episode_savings",
                 Unit::Share,
                 "The mean of the episodes' own savings.",
-                Agg::Mean(4),
+                Agg::mean("savings"),
             ),
             Field::new(
                 "peak_tokens",
                 Unit::Tokens,
                 "The largest request sent in any episode.",
-                Agg::Max(5),
+                Agg::max("peak_tokens"),
             ),
             Field::new(
                 "steps_over_window",
                 Unit::Count,
                 "Call points whose request exceeded the window.",
-                Agg::Sum(6),
+                Agg::sum("steps_over_window"),
             ),
         ]
     }

@@ -3,7 +3,7 @@
 
 use super::pct;
 use super::table::{with_ci, Table};
-use crate::metrics::StrategyMetrics;
+use crate::metrics::{fields as field, StrategyMetrics};
 
 /// The console's comparison: strategy, savings, cost saved, retention at need with its 95% interval, and the
 /// episodes the strategy acted on.
@@ -26,13 +26,13 @@ pub fn summary(strategies: &[StrategyMetrics]) -> Table {
                 let acted = if s.strategy == "none" {
                     "–".to_owned()
                 } else {
-                    format!("{} of {}", s.count("episodes_acted"), s.episodes)
+                    format!("{} of {}", s.count(field::EPISODES_ACTED), s.episodes)
                 };
                 vec![
                     s.strategy.clone(),
-                    pct(s.number("savings")),
-                    pct(s.number("cost_savings")),
-                    with_ci(s, "retention_at_need"),
+                    pct(s.number(field::SAVINGS)),
+                    pct(s.number(field::COST_SAVINGS)),
+                    with_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
                     acted,
                 ]
             })

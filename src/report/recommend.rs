@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::StrategyMetrics;
+use crate::metrics::{fields as field, StrategyMetrics};
 use crate::report::pct;
 
 /// The strategy a run or a sweep recommends, and why.
@@ -18,26 +18,27 @@ pub struct Recommendation {
 /// finding does: nothing measures it, and the recommendation says so).
 #[must_use]
 pub fn meets(s: &StrategyMetrics, min_retention: f64) -> bool {
-    s.number("retention_at_need").unwrap_or(1.0) >= min_retention
+    s.number(field::RETENTION_AT_NEED).unwrap_or(1.0) >= min_retention
 }
 
 /// The cheapest setting whose retention at need is at least `min_retention` (by savings when costs are unknown).
 #[must_use]
 pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommendation {
-    let savings = |s: &StrategyMetrics| s.number("savings").unwrap_or(0.0);
+    let savings = |s: &StrategyMetrics| s.number(field::SAVINGS).unwrap_or(0.0);
     let ok: Vec<&StrategyMetrics> = strategies
         .iter()
         .filter(|s| s.strategy != "none" && meets(s, min_retention))
         .collect();
-    let best = ok
-        .iter()
-        .min_by(|a, b| match (a.number("cost_usd"), b.number("cost_usd")) {
-            (Some(x), Some(y)) => x.total_cmp(&y).then(savings(b).total_cmp(&savings(a))),
-            _ => savings(b).total_cmp(&savings(a)),
-        });
+    let best =
+        ok.iter().min_by(
+            |a, b| match (a.number(field::COST_USD), b.number(field::COST_USD)) {
+                (Some(x), Some(y)) => x.total_cmp(&y).then(savings(b).total_cmp(&savings(a))),
+                _ => savings(b).total_cmp(&savings(a)),
+            },
+        );
     match best {
         Some(s) => {
-            let interval = match s.get("retention_at_need_ci95").as_array().map(|a| {
+            let interval = match s.get(field::RETENTION_AT_NEED_CI95).as_array().map(|a| {
                 (
                     a.first().and_then(serde_json::Value::as_f64),
                     a.get(1).and_then(serde_json::Value::as_f64),
@@ -58,9 +59,9 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
                 _ => String::new(),
             };
             // A pooled figure mixes the episodes it left alone: say what it did where it acted.
-            let acted = s.count("episodes_acted");
+            let acted = s.count(field::EPISODES_ACTED);
             let acted = if acted < s.episodes as u64 {
-                let there = s.number("retention_at_need_acted");
+                let there = s.number(field::RETENTION_AT_NEED_ACTED);
                 format!(
                     " It acted on {acted} of {} episodes (the rest it left as they were) and kept {} there{}.",
                     s.episodes,
@@ -74,13 +75,13 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
             } else {
                 String::new()
             };
-            let claim = match s.number("retention_at_need") {
+            let claim = match s.number(field::RETENTION_AT_NEED) {
                 Some(r) => format!(
                     "the cheapest that keeps at least {} of the findings the agent found where they are needed — \
                      it keeps {}{interval}, {} at their first need",
                     pct(Some(min_retention)),
                     pct(Some(r)),
-                    pct(s.number("retention_first_need"))
+                    pct(s.number(field::RETENTION_FIRST_NEED))
                 ),
                 None => "the cheapest; no finding the agent found is needed on these episodes, so nothing \
                          measured what it loses (add findings: README, Dataset format)"
@@ -93,10 +94,10 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
                      strategy LLM calls.{acted}",
                     s.strategy,
                     pct(Some(savings(s))),
-                    s.number("cost_usd")
+                    s.number(field::COST_USD)
                         .map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}")),
-                    pct(s.number("cost_savings")),
-                    s.count("strategy_calls")
+                    pct(s.number(field::COST_SAVINGS)),
+                    s.count(field::STRATEGY_CALLS)
                 ),
             }
         }
@@ -109,7 +110,7 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
                 pct(strategies
                     .iter()
                     .filter(|s| s.strategy != "none")
-                    .filter_map(|s| s.number("retention_at_need"))
+                    .filter_map(|s| s.number(field::RETENTION_AT_NEED))
                     .reduce(f64::max))
             ),
         },

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{pct, RunReport};
-use crate::metrics::StrategyMetrics;
+use crate::metrics::{fields as field, FieldKey, StrategyMetrics};
 
 /// A titled table of text cells, rendered by the Markdown and HTML exporters alike.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,19 +90,19 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
             .map(|s| {
                 vec![
                     s.strategy.clone(),
-                    pct(s.number("savings")),
-                    thousands(s.count("input_tokens")),
-                    thousands(s.count("peak_tokens")),
-                    thousands(s.count("steps_over_window")),
-                    s.count("strategy_calls").to_string(),
-                    usd(s.number("cost_usd")),
-                    pct(s.number("cost_savings")),
-                    pct(s.number("retention_at_need")),
-                    pct(s.number("retention_first_need")),
-                    pct(s.number("final_retention")),
-                    pct(s.number("mean_retention")),
-                    pct(s.number("probe_retention")),
-                    pct(s.number("probe_accuracy")),
+                    pct(s.number(field::SAVINGS)),
+                    thousands(s.count(field::INPUT_TOKENS)),
+                    thousands(s.count(field::PEAK_TOKENS)),
+                    thousands(s.count(field::STEPS_OVER_WINDOW)),
+                    s.count(field::STRATEGY_CALLS).to_string(),
+                    usd(s.number(field::COST_USD)),
+                    pct(s.number(field::COST_SAVINGS)),
+                    pct(s.number(field::RETENTION_AT_NEED)),
+                    pct(s.number(field::RETENTION_FIRST_NEED)),
+                    pct(s.number(field::FINAL_RETENTION)),
+                    pct(s.number(field::MEAN_RETENTION)),
+                    pct(s.number(field::PROBE_RETENTION)),
+                    pct(s.number(field::PROBE_ACCURACY)),
                 ]
             })
             .collect(),
@@ -147,10 +147,10 @@ fn ci(v: &serde_json::Value) -> String {
     }
 }
 
-/// A share with its interval: `63.2% [61.0%, 65.4%]`.
-pub(crate) fn with_ci(s: &StrategyMetrics, field: &str) -> String {
-    match s.number(field) {
-        Some(v) => format!("{} {}", pct(Some(v)), ci(s.get(&format!("{field}_ci95")))),
+/// A share with its interval (the field `value` with the field `ci95`): `63.2% [61.0%, 65.4%]`.
+pub(crate) fn with_ci(s: &StrategyMetrics, value: FieldKey, ci95: FieldKey) -> String {
+    match s.number(value) {
+        Some(v) => format!("{} {}", pct(Some(v)), ci(s.get(ci95))),
         None => pct(None),
     }
 }
@@ -162,7 +162,7 @@ pub fn reading(run: &RunReport) -> Vec<String> {
     let peak = run
         .strategies
         .iter()
-        .map(|s| s.count("peak_tokens"))
+        .map(|s| s.count(field::PEAK_TOKENS))
         .max()
         .unwrap_or(0);
     let window = run
@@ -175,7 +175,7 @@ pub fn reading(run: &RunReport) -> Vec<String> {
         .iter()
         .filter(|s| s.strategy != "none")
         .map(|s| {
-            let acted = s.count("episodes_acted");
+            let acted = s.count(field::EPISODES_ACTED);
             if acted == 0 {
                 let why = if window > 0 {
                     // A window the largest context outgrows, in round thousands.
@@ -201,12 +201,12 @@ pub fn reading(run: &RunReport) -> Vec<String> {
                  {} saved, {} kept).",
                 s.strategy,
                 s.episodes,
-                pct(s.number("savings_acted")),
-                pct(s.number("cost_savings_acted")),
-                pct(s.number("retention_at_need_acted")),
-                pct(s.number("retention_first_need_acted")),
-                pct(s.number("savings")),
-                pct(s.number("retention_at_need")),
+                pct(s.number(field::SAVINGS_ACTED)),
+                pct(s.number(field::COST_SAVINGS_ACTED)),
+                pct(s.number(field::RETENTION_AT_NEED_ACTED)),
+                pct(s.number(field::RETENTION_FIRST_NEED_ACTED)),
+                pct(s.number(field::SAVINGS)),
+                pct(s.number(field::RETENTION_AT_NEED)),
             )
         })
         .collect();
@@ -214,7 +214,7 @@ pub fn reading(run: &RunReport) -> Vec<String> {
     if run
         .strategies
         .iter()
-        .any(|s| s.number("cost_usd").is_none())
+        .any(|s| s.number(field::COST_USD).is_none())
     {
         let pricing = &run.config["pricing"];
         // The strategies' model is the pricing's, else the [llm]'s.
@@ -247,7 +247,7 @@ fn origins(run: &RunReport) -> Table {
     let without = run
         .strategies
         .first()
-        .map_or(0, |s| s.count("episodes_without_found_needs"));
+        .map_or(0, |s| s.count(field::EPISODES_WITHOUT_FOUND_NEEDS));
     let mut note = "Found findings are those the agent found in a tool output, an observation or an earlier \
                     turn; task-given ones are in the task or its first user message, which no strategy that keeps \
                     the first user message can lose: they are reported apart, not in the headline. First need: \
@@ -265,7 +265,7 @@ fn origins(run: &RunReport) -> Table {
     if run
         .strategies
         .first()
-        .is_some_and(|s| s.count("needs_task") == 0)
+        .is_some_and(|s| s.count(field::NEEDS_TASK) == 0)
     {
         note.push_str(" No finding of these episodes is task-given.");
     }
@@ -286,12 +286,20 @@ fn origins(run: &RunReport) -> Table {
             .map(|s| {
                 vec![
                     s.strategy.clone(),
-                    s.count("needs").to_string(),
-                    with_ci(s, "retention_at_need"),
-                    s.count("first_needs").to_string(),
-                    with_ci(s, "retention_first_need"),
-                    s.count("needs_task").to_string(),
-                    with_ci(s, "retention_at_need_task"),
+                    s.count(field::NEEDS).to_string(),
+                    with_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
+                    s.count(field::FIRST_NEEDS).to_string(),
+                    with_ci(
+                        s,
+                        field::RETENTION_FIRST_NEED,
+                        field::RETENTION_FIRST_NEED_CI95,
+                    ),
+                    s.count(field::NEEDS_TASK).to_string(),
+                    with_ci(
+                        s,
+                        field::RETENTION_AT_NEED_TASK,
+                        field::RETENTION_AT_NEED_TASK_CI95,
+                    ),
                 ]
             })
             .collect(),
@@ -303,8 +311,8 @@ fn origins(run: &RunReport) -> Table {
 /// task-given findings (with the lowest retention any strategy gave them), when there are any.
 fn found_line(run: &RunReport) -> Option<String> {
     let first = run.strategies.first()?;
-    let without = first.count("episodes_without_found_needs");
-    let task = first.count("needs_task");
+    let without = first.count(field::EPISODES_WITHOUT_FOUND_NEEDS);
+    let task = first.count(field::NEEDS_TASK);
     if without == 0 && task == 0 {
         return None;
     }
@@ -322,7 +330,12 @@ fn found_line(run: &RunReport) -> Option<String> {
         let figures: Vec<(f64, &str)> = run
             .strategies
             .iter()
-            .filter_map(|s| Some((s.number("retention_at_need_task")?, s.strategy.as_str())))
+            .filter_map(|s| {
+                Some((
+                    s.number(field::RETENTION_AT_NEED_TASK)?,
+                    s.strategy.as_str(),
+                ))
+            })
             .collect();
         let lowest = figures.iter().min_by(|a, b| a.0.total_cmp(&b.0));
         let same = figures.iter().all(|f| Some(f.0) == lowest.map(|l| l.0));
@@ -362,13 +375,13 @@ fn defensible(run: &RunReport) -> Vec<Table> {
             .map(|s| {
                 vec![
                     s.strategy.clone(),
-                    format!("{} of {}", s.count("episodes_acted"), s.episodes),
-                    pct(s.number("savings_acted")),
-                    pct(s.number("cost_savings_acted")),
-                    pct(s.number("retention_at_need_acted")),
-                    pct(s.number("retention_first_need_acted")),
-                    pct(s.number("savings")),
-                    pct(s.number("retention_at_need")),
+                    format!("{} of {}", s.count(field::EPISODES_ACTED), s.episodes),
+                    pct(s.number(field::SAVINGS_ACTED)),
+                    pct(s.number(field::COST_SAVINGS_ACTED)),
+                    pct(s.number(field::RETENTION_AT_NEED_ACTED)),
+                    pct(s.number(field::RETENTION_FIRST_NEED_ACTED)),
+                    pct(s.number(field::SAVINGS)),
+                    pct(s.number(field::RETENTION_AT_NEED)),
                 ]
             })
             .collect(),
@@ -387,10 +400,10 @@ fn defensible(run: &RunReport) -> Vec<Table> {
             .map(|s| {
                 vec![
                     s.strategy.clone(),
-                    with_ci(s, "savings"),
-                    with_ci(s, "cost_savings"),
-                    with_ci(s, "retention_at_need"),
-                    with_ci(s, "retention_first_need"),
+                    with_ci(s, field::SAVINGS, field::SAVINGS_CI95),
+                    with_ci(s, field::COST_SAVINGS, field::COST_SAVINGS_CI95),
+                    with_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
+                    with_ci(s, field::RETENTION_FIRST_NEED, field::RETENTION_FIRST_NEED_CI95),
                 ]
             })
             .collect(),
@@ -412,10 +425,10 @@ fn defensible(run: &RunReport) -> Vec<Table> {
             .map(|s| {
                 vec![
                     s.strategy.clone(),
-                    usd(s.number("cost_usd")),
-                    pct(s.number("cost_savings")),
-                    usd(s.number("cost_usd_no_cache")),
-                    pct(s.number("cost_savings_no_cache")),
+                    usd(s.number(field::COST_USD)),
+                    pct(s.number(field::COST_SAVINGS)),
+                    usd(s.number(field::COST_USD_NO_CACHE)),
+                    pct(s.number(field::COST_SAVINGS_NO_CACHE)),
                 ]
             })
             .collect(),
@@ -505,12 +518,16 @@ fn judge(run: &RunReport) -> Table {
             .strategies
             .iter()
             .map(|s| {
-                let dims = s.keyed("judge_score_by_dimension");
+                let dims = s.keyed(field::JUDGE_SCORE_BY_DIMENSION);
                 let mut row = vec![
                     s.strategy.clone(),
-                    format!("{} of {}", s.count("judge_graded"), s.count("judged")),
-                    grade(s.number("judge_score")),
-                    interval(s.get("judge_score_ci95")),
+                    format!(
+                        "{} of {}",
+                        s.count(field::JUDGE_GRADED),
+                        s.count(field::JUDGED)
+                    ),
+                    grade(s.number(field::JUDGE_SCORE)),
+                    interval(s.get(field::JUDGE_SCORE_CI95)),
                 ];
                 row.extend(
                     crate::llm::judge::DIMENSIONS
@@ -518,8 +535,8 @@ fn judge(run: &RunReport) -> Table {
                         .map(|d| grade(dims.iter().find(|(k, _)| k == d).and_then(|(_, v)| *v))),
                 );
                 row.extend([
-                    pct(s.number("judge_agreement")),
-                    usd(s.number("judge_cost_usd")),
+                    pct(s.number(field::JUDGE_AGREEMENT)),
+                    usd(s.number(field::JUDGE_COST_USD)),
                 ]);
                 row
             })
@@ -554,12 +571,12 @@ fn losses(run: &RunReport) -> Vec<Table> {
             .strategies
             .iter()
             .map(|s| {
-                let counts = s.get("lost_by");
+                let counts = s.get(field::LOST_BY);
                 let lost: u64 = causes
                     .iter()
                     .map(|c| counts.get(c).and_then(serde_json::Value::as_u64).unwrap_or(0))
                     .sum();
-                let mut row = vec![s.strategy.clone(), s.count("needs").to_string(), lost.to_string()];
+                let mut row = vec![s.strategy.clone(), s.count(field::NEEDS).to_string(), lost.to_string()];
                 row.extend(causes.iter().map(|c| {
                     counts
                         .get(c)
@@ -606,16 +623,11 @@ fn losses(run: &RunReport) -> Vec<Table> {
 }
 
 /// A table of one keyed field (a value per kind) of every strategy.
-fn keyed(run: &RunReport, field: &str, title: &str, note: &str) -> Table {
+fn keyed(run: &RunReport, key: FieldKey, title: &str, note: &str) -> Table {
     let kinds: Vec<String> = run
         .strategies
         .first()
-        .map(|s| {
-            s.keyed(field)
-                .iter()
-                .map(|(k, _)| (*k).to_owned())
-                .collect()
-        })
+        .map(|s| s.keyed(key).iter().map(|(k, _)| (*k).to_owned()).collect())
         .unwrap_or_default();
     let mut headers = vec!["strategy".to_owned()];
     headers.extend(kinds.iter().cloned());
@@ -626,7 +638,7 @@ fn keyed(run: &RunReport, field: &str, title: &str, note: &str) -> Table {
             .strategies
             .iter()
             .map(|s| {
-                let values = s.keyed(field);
+                let values = s.keyed(key);
                 std::iter::once(s.strategy.clone())
                     .chain(kinds.iter().map(|k| {
                         pct(values
@@ -646,7 +658,10 @@ fn keyed(run: &RunReport, field: &str, title: &str, note: &str) -> Table {
 pub fn tables(run: &RunReport) -> Vec<Table> {
     let mut first = comparison(&run.strategies);
     if run.config.get("llm").is_none_or(serde_json::Value::is_null)
-        && run.strategies.iter().any(|s| s.count("strategy_calls") > 0)
+        && run
+            .strategies
+            .iter()
+            .any(|s| s.count(field::STRATEGY_CALLS) > 0)
     {
         if let Some(note) = &mut first.note {
             note.push_str(
@@ -656,18 +671,19 @@ pub fn tables(run: &RunReport) -> Vec<Table> {
             );
         }
     }
-    let mut out = vec![
+    let mut out =
+        vec![
         first,
         origins(run),
         keyed(
             run,
-            "retention_at_need_by_kind",
+            field::RETENTION_AT_NEED_BY_KIND,
             "Retention at need by finding kind (found findings)",
             "Artifact trails (a file and what was done to it) are where compressors are weakest.",
         ),
         keyed(
             run,
-            "token_share",
+            field::TOKEN_SHARE,
             "Token share by item type (of all input tokens sent)",
             "Tool results are most of an agent's tokens: they bound what masking can save.",
         ),
@@ -687,11 +703,11 @@ pub fn tables(run: &RunReport) -> Vec<Table> {
                 .map(|s| {
                     vec![
                         s.strategy.clone(),
-                        s.count("strategy_calls").to_string(),
-                        s.count("strategy_failures").to_string(),
-                        s.count("strategy_input_tokens").to_string(),
-                        s.count("strategy_output_tokens").to_string(),
-                        format!("{:.1}", s.number("strategy_llm_ms").unwrap_or(0.0) / 1000.0),
+                        s.count(field::STRATEGY_CALLS).to_string(),
+                        s.count(field::STRATEGY_FAILURES).to_string(),
+                        s.count(field::STRATEGY_INPUT_TOKENS).to_string(),
+                        s.count(field::STRATEGY_OUTPUT_TOKENS).to_string(),
+                        format!("{:.1}", s.number(field::STRATEGY_LLM_MS).unwrap_or(0.0) / 1000.0),
                     ]
                 })
                 .collect(),

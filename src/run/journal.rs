@@ -16,15 +16,40 @@ use crate::metrics::EpisodeResult;
 /// The journal's file name in the run directory.
 pub const JOURNAL: &str = "resume.jsonl";
 
-/// The journal format this ctxbench writes and reads; any other is refused with a clear error (4: the retention
-/// metrics' episode values split found and task-given findings and add the first need).
-pub const JOURNAL_VERSION: u32 = 4;
+/// The journal's framing this ctxbench writes and reads: what an entry holds besides the metric values (5: the
+/// head line carries the metrics' layout). Raise it by hand when [`EpisodeResult`]'s other fields change; a
+/// change to the metrics changes the head's `metrics` instead ([`metrics_layout`]), with no edit here. A
+/// journal of another framing or layout is refused with a clear error.
+pub const JOURNAL_VERSION: u32 = 5;
 
-/// The journal's first line: its format and the run's configuration.
+/// The layout of the metric values the journal's entries hold by position: the standard catalog's
+/// [`crate::metrics::Catalog::layout_digest`], which changes with any metric's value names or order.
+#[must_use]
+pub fn metrics_layout() -> &'static str {
+    static LAYOUT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LAYOUT.get_or_init(|| {
+        crate::metrics::Catalog::standard()
+            .layout_digest()
+            .to_owned()
+    })
+}
+
+/// The journal's first line: its framing, its metrics' layout, and the run's configuration.
 #[derive(Serialize, Deserialize)]
 struct Head {
     ctxbench_journal: u32,
+    metrics: String,
     config: serde_json::Value,
+}
+
+/// The head line of a journal of this ctxbench for a run of `config`.
+#[must_use]
+pub(super) fn head_line(config: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "ctxbench_journal": JOURNAL_VERSION,
+        "metrics": metrics_layout(),
+        "config": config,
+    })
 }
 
 /// One finished episode, as journaled: what the tables need from it.
@@ -75,14 +100,7 @@ impl Journal {
         use std::io::Write as _;
         let mut text = String::new();
         if std::mem::take(&mut self.fresh) {
-            let head = Head {
-                ctxbench_journal: JOURNAL_VERSION,
-                config: config.clone(),
-            };
-            text.push_str(&serde_json::to_string(&head).map_err(|e| Error::Serialize {
-                what: "resume journal",
-                message: e.to_string(),
-            })?);
+            text.push_str(&head_line(config).to_string());
             text.push('\n');
         }
         for f in done {
@@ -131,30 +149,18 @@ struct FinishedId {
 
 /// Reads the journal's head line: its format must be this ctxbench's.
 fn read_head(path: &Path, line: &str) -> Result<serde_json::Value> {
-    let refuse = |what: &str| {
-        Error::Config(format!(
-            "cannot resume from '{}': {what}; this ctxbench reads journal format {JOURNAL_VERSION}. Run again \
-             without --resume (or with another --out) to start over",
-            path.display()
-        ))
-    };
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::Parse {
         path: path.to_owned(),
         line: 1,
         message: format!("not a ctxbench resume journal ({e})"),
     })?;
-    match value
-        .get("ctxbench_journal")
-        .and_then(serde_json::Value::as_u64)
-    {
-        Some(v) if v == u64::from(JOURNAL_VERSION) => {}
-        Some(v) => return Err(refuse(&format!("it is in journal format {v}"))),
-        None if value.get("strategies").is_some() => {
-            return Err(refuse(
-                "it was written by an older ctxbench (journal format 1, without a version)",
-            ))
-        }
-        None => return Err(refuse("it is not a ctxbench resume journal")),
+    if let Some(what) = format_mismatch(&value, metrics_layout()) {
+        return Err(Error::Config(format!(
+            "cannot resume from '{}': {what}; this ctxbench reads journal format {JOURNAL_VERSION} with metrics \
+             layout {}. Run again without --resume (or with another --out) to start over",
+            path.display(),
+            metrics_layout()
+        )));
     }
     let head: Head = serde_json::from_value(value).map_err(|e| Error::Parse {
         path: path.to_owned(),
@@ -162,6 +168,32 @@ fn read_head(path: &Path, line: &str) -> Result<serde_json::Value> {
         message: e.to_string(),
     })?;
     Ok(head.config)
+}
+
+/// What makes a journal's head line `value` (a run's or a shard's) unreadable here: a framing other than
+/// [`JOURNAL_VERSION`], or metric values of another layout than `layout`; `None` when it is readable.
+pub(super) fn format_mismatch(value: &serde_json::Value, layout: &str) -> Option<String> {
+    match value
+        .get("ctxbench_journal")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(v) if v == u64::from(JOURNAL_VERSION) => {}
+        Some(v) => return Some(format!("it is in journal format {v}")),
+        None if value.get("strategies").is_some() => {
+            return Some(
+                "it was written by an older ctxbench (journal format 1, without a version)".into(),
+            )
+        }
+        None => return Some("it is not a ctxbench resume journal".into()),
+    }
+    match value.get("metrics").and_then(serde_json::Value::as_str) {
+        Some(l) if l == layout => None,
+        other => Some(format!(
+            "its metric values were written by a ctxbench with other metrics (layout {}), which this one would \
+             misread",
+            other.unwrap_or("(none)")
+        )),
+    }
 }
 
 /// Checks the journal's configuration against this run's and reads which episodes it holds.
@@ -292,7 +324,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(JOURNAL);
         let config = serde_json::json!({"seed": 42});
-        let head_line = serde_json::json!({"ctxbench_journal": JOURNAL_VERSION, "config": config});
+        let head_line = head_line(&config);
         let entry = |id: &str| format!("{{\"episode\":\"{id}\",\"sha256\":\"abc\"}}\n");
         let whole = format!("{head_line}\n{}{}", entry("a"), entry("b"));
         std::fs::write(&path, format!("{whole}{{\"episode\":\"c\",\"sha2")).unwrap();

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::history::Episode;
 use crate::metrics::series::ChartData;
 use crate::metrics::timing::ComputeTimes;
-use crate::metrics::{Catalog, Context, EpisodeResult, StrategyTotals};
+use crate::metrics::{fields as field, Catalog, Context, EpisodeResult, StrategyTotals};
 use crate::replay::EpisodeReplay;
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
 
@@ -266,7 +266,15 @@ impl<'a> Writer<'a> {
             .iter()
             .enumerate()
             .skip(1)
-            .filter_map(|(i, s)| Some((i, (s.number("savings")?, s.number("retention_at_need")?))))
+            .filter_map(|(i, s)| {
+                Some((
+                    i,
+                    (
+                        s.number(field::SAVINGS)?,
+                        s.number(field::RETENTION_AT_NEED)?,
+                    ),
+                ))
+            })
             .collect();
         let points: Vec<(f64, f64)> = candidates.iter().map(|c| c.1).collect();
         let mut frontier: Vec<(usize, (f64, f64))> =

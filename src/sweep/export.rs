@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::metrics::series::SweepPoint;
-use crate::metrics::StrategyMetrics;
+use crate::metrics::{fields as field, StrategyMetrics};
 use crate::report::recommend::{meets, Recommendation};
 use crate::report::{pct, Exporter, RunReport};
 
@@ -86,13 +86,13 @@ impl Exporter for SweepCsv {
                 p.grid.clone(),
                 p.strategy.clone(),
                 params.join(";"),
-                format!("{}", m.number("savings").unwrap_or(0.0)),
-                f(m.number("cost_usd")),
-                f(m.number("cost_savings")),
-                f(m.number("retention_at_need")),
-                f(m.number("mean_retention")),
-                f(m.number("probe_accuracy")),
-                m.count("strategy_calls").to_string(),
+                format!("{}", m.number(field::SAVINGS).unwrap_or(0.0)),
+                f(m.number(field::COST_USD)),
+                f(m.number(field::COST_SAVINGS)),
+                f(m.number(field::RETENTION_AT_NEED)),
+                f(m.number(field::MEAN_RETENTION)),
+                f(m.number(field::PROBE_ACCURACY)),
+                m.count(field::STRATEGY_CALLS).to_string(),
                 meets(m, self.0.min_retention).to_string(),
             ])
             .map_err(ser)?;
@@ -162,10 +162,10 @@ impl Exporter for SweepMd {
                 md,
                 "| {} | {} | {} | {} | {} |",
                 p.strategy,
-                pct(m.number("savings")),
-                m.number("cost_usd")
+                pct(m.number(field::SAVINGS)),
+                m.number(field::COST_USD)
                     .map_or_else(|| "unknown".into(), |c| format!("${c:.2}")),
-                pct(m.number("retention_at_need")),
+                pct(m.number(field::RETENTION_AT_NEED)),
                 if meets(m, info.min_retention) {
                     "yes"
                 } else {

@@ -304,11 +304,14 @@ fn every_shared_trace_imports_validates_and_replays() {
     assert_eq!(out.report.dataset.episodes, episodes.len());
     assert!(out.report.complete);
     let none = &out.report.strategies[0];
-    assert_eq!(none.number("final_retention"), Some(1.0));
+    assert_eq!(
+        none.number(ctxbench::metrics::fields::FINAL_RETENTION),
+        Some(1.0)
+    );
     assert!(
         out.report.strategies[1..]
             .iter()
-            .all(|s| s.number("savings") > Some(0.0)),
+            .all(|s| s.number(ctxbench::metrics::fields::SAVINGS) > Some(0.0)),
         "{:?}",
         out.report.strategies
     );

@@ -6,6 +6,7 @@ use plotters::prelude::*;
 use super::err;
 use super::style::{draw_marker, legend, Entry, LEGEND_WIDTH};
 use crate::error::Result;
+use crate::metrics::fields as field;
 use crate::metrics::series::pareto_frontier;
 use crate::report::RunReport;
 
@@ -20,8 +21,8 @@ pub(super) fn retention_vs_savings<DB: DrawingBackend>(
         .iter()
         .map(|s| {
             (
-                s.number("savings").unwrap_or(0.0) * 100.0,
-                s.number("retention_at_need").unwrap_or(1.0) * 100.0,
+                s.number(field::SAVINGS).unwrap_or(0.0) * 100.0,
+                s.number(field::RETENTION_AT_NEED).unwrap_or(1.0) * 100.0,
             )
         })
         .collect();

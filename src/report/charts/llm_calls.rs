@@ -6,6 +6,7 @@ use plotters::prelude::*;
 use super::err;
 use super::style::{style, thousands};
 use crate::error::Result;
+use crate::metrics::fields as field;
 use crate::report::RunReport;
 
 /// Horizontal bars of the strategies' LLM calls over the dataset, one row per strategy with its name beside
@@ -20,7 +21,7 @@ pub(super) fn llm_calls<DB: DrawingBackend>(
     let max_x = run
         .strategies
         .iter()
-        .map(|s| s.count("strategy_calls"))
+        .map(|s| s.count(field::STRATEGY_CALLS))
         .max()
         .unwrap_or(0)
         .max(1) as f64
@@ -71,7 +72,7 @@ pub(super) fn llm_calls<DB: DrawingBackend>(
         .map_err(err("chart"))?;
     for (i, s) in run.strategies.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
-        let (y, calls) = ((n - i - 1) as f64, s.count("strategy_calls") as f64);
+        let (y, calls) = ((n - i - 1) as f64, s.count(field::STRATEGY_CALLS) as f64);
         let (c, _) = style(i);
         chart
             .draw_series([Rectangle::new(
@@ -84,7 +85,7 @@ pub(super) fn llm_calls<DB: DrawingBackend>(
             format!(
                 "{} calls, {:.1} s",
                 thousands(calls),
-                s.number("strategy_llm_ms").unwrap_or(0.0) / 1000.0
+                s.number(field::STRATEGY_LLM_MS).unwrap_or(0.0) / 1000.0
             ),
             (x + 6, y - font_size / 2),
             ("sans-serif", font_size).into_font().color(&BLACK),

@@ -6,7 +6,7 @@ use super::style::{legend, style, Entry, LEGEND_WIDTH, REFERENCE};
 use super::{err, register_font, SIZE};
 use crate::error::Result;
 use crate::metrics::series::SweepPoint;
-use crate::metrics::StrategyMetrics;
+use crate::metrics::{fields as field, StrategyMetrics};
 
 /// A labelled line of a sweep chart: (parameter index, savings %, retention %) points.
 type SweepLine = (String, Vec<(usize, f64, f64)>);
@@ -55,8 +55,8 @@ pub fn sweep_charts(
                 let x = xs.iter().position(|v| *v == value).unwrap_or(0);
                 let point = (
                     x,
-                    m.number("savings").unwrap_or(0.0) * 100.0,
-                    m.number("retention_at_need").unwrap_or(1.0) * 100.0,
+                    m.number(field::SAVINGS).unwrap_or(0.0) * 100.0,
+                    m.number(field::RETENTION_AT_NEED).unwrap_or(1.0) * 100.0,
                 );
                 match lines.iter_mut().find(|(k2, _)| *k2 == key) {
                     Some((_, pts)) => pts.push(point),

@@ -131,16 +131,13 @@ fn read_shard(dir: &Path) -> Result<ShardDir> {
         line: 1,
         message: format!("not a ctxbench shard journal ({e})"),
     })?;
-    let version = head
-        .get("ctxbench_journal")
-        .and_then(serde_json::Value::as_u64);
-    if version != Some(u64::from(super::journal::JOURNAL_VERSION)) {
+    if let Some(what) = super::journal::format_mismatch(&head, super::journal::metrics_layout()) {
         return Err(Error::Config(format!(
-            "'{}' was written in journal format {}, this ctxbench merges format {}: run the shards again with \
-             this version",
+            "cannot merge '{}': {what}; this ctxbench merges journal format {} with metrics layout {}: run the \
+             shards again with this version",
             path.display(),
-            version.map_or_else(|| "(none)".to_owned(), |v| v.to_string()),
-            super::journal::JOURNAL_VERSION
+            super::journal::JOURNAL_VERSION,
+            super::journal::metrics_layout()
         )));
     }
     let mut config = head.get("config").cloned().unwrap_or_default();
@@ -353,10 +350,7 @@ fn merge_into(
         .collect::<Result<Vec<_>>>()?;
     crate::files::write_atomic_with(&journal, |file| {
         let mut w = std::io::BufWriter::new(file);
-        let head = serde_json::json!({
-            "ctxbench_journal": super::journal::JOURNAL_VERSION,
-            "config": config_json,
-        });
+        let head = super::journal::head_line(&config_json);
         writeln!(w, "{head}")?;
         for &(s, _) in merged {
             let line = entries[s]
