@@ -322,3 +322,177 @@ fn digest(step_slots: &[Vec<Slot>], episode_slots: &[Vec<Slot>]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Unit;
+
+    /// A metric of `slots` (a column when marked), its step slots, and `fields`.
+    struct Declared {
+        step: Vec<&'static str>,
+        slots: Vec<(&'static str, bool)>,
+        fields: Vec<(&'static str, Agg)>,
+    }
+
+    impl Metric for Declared {
+        fn name(&self) -> &'static str {
+            "Declared"
+        }
+
+        fn step_slots(&self) -> Vec<Slot> {
+            self.step
+                .iter()
+                .map(|n| Slot::column(*n, Unit::Count, "."))
+                .collect()
+        }
+
+        fn episode_slots(&self) -> Vec<Slot> {
+            self.slots
+                .iter()
+                .map(|&(n, column)| {
+                    if column {
+                        Slot::column(n, Unit::Count, ".")
+                    } else {
+                        Slot::kept(n)
+                    }
+                })
+                .collect()
+        }
+
+        fn episode_values(&self, _: &EpisodeView<'_>, out: &mut Values<'_>) {
+            for (n, _) in &self.slots {
+                out.put(*n, 1);
+            }
+        }
+
+        fn strategy_fields(&self) -> Vec<Field> {
+            self.fields
+                .iter()
+                .map(|(n, agg)| Field::new(*n, Unit::Count, ".", agg.clone()))
+                .collect()
+        }
+    }
+
+    fn metric(slots: &[(&'static str, bool)], fields: &[(&'static str, Agg)]) -> Box<dyn Metric> {
+        Box::new(Declared {
+            step: Vec::new(),
+            slots: slots.to_vec(),
+            fields: fields.to_vec(),
+        })
+    }
+
+    fn error(metrics: Vec<Box<dyn Metric>>) -> String {
+        Catalog::try_new(metrics).err().expect("a disagreement")
+    }
+
+    #[test]
+    fn the_standard_catalog_is_consistent() {
+        let catalog = Catalog::try_new(Catalog::standard().metrics).unwrap();
+        assert_eq!(catalog.layout_digest().len(), 16);
+        // Aggregations are resolved once, one per field.
+        assert_eq!(
+            catalog.aggs.iter().map(Vec::len).sum::<usize>(),
+            catalog.strategy_fields().count()
+        );
+    }
+
+    /// Each way a metric's declarations can disagree is refused when the catalog is built, naming the metric
+    /// and the slot or field.
+    #[test]
+    fn disagreeing_declarations_are_refused() {
+        let ok = || metric(&[("a", true), ("b", false)], &[("f", Agg::ratio("a", "b"))]);
+        assert!(Catalog::try_new(vec![ok()]).is_ok());
+        assert_eq!(
+            error(vec![metric(
+                &[("a", true)],
+                &[("f", Agg::ratio("a", "typo"))]
+            )]),
+            "metric Declared: field `f`: no episode slot `typo`"
+        );
+        assert_eq!(
+            error(vec![metric(
+                &[("a", true)],
+                &[("f", Agg::keyed([("k", Agg::sum(("a", "k")))]))]
+            )]),
+            "metric Declared: field `f`: no episode slot `a_k`"
+        );
+        assert_eq!(
+            error(vec![metric(&[("a", true), ("a", false)], &[])]),
+            "Declared: episode slot `a` is declared twice"
+        );
+        assert_eq!(
+            error(vec![ok(), metric(&[("a", true)], &[])]),
+            "catalog: episodes.csv column `a` is declared twice"
+        );
+        assert_eq!(
+            error(vec![ok(), metric(&[("c", true)], &[("f", Agg::sum("c"))])]),
+            "catalog: strategy field `f` is declared twice"
+        );
+        assert_eq!(
+            error(vec![metric(&[("a", true)], &[("episodes", Agg::sum("a"))])]),
+            "catalog: strategy field `episodes` is declared twice"
+        );
+        assert_eq!(
+            error(vec![metric(&[("a", true)], &[("f", Agg::ci95(Agg::sum("a")))])]),
+            "metric Declared: field `f`: an interval (Ci95) is only of a ratio or a saving, whose replicates the \
+             totals keep"
+        );
+        let steps = Box::new(Declared {
+            step: vec!["s", "s"],
+            slots: Vec::new(),
+            fields: Vec::new(),
+        });
+        assert_eq!(
+            error(vec![steps]),
+            "Declared: step slot `s` is declared twice"
+        );
+    }
+
+    /// The layout digest changes with the names, order and columns of the values a journal stores, and with
+    /// nothing else (a field's aggregation is recomputed from the values on resume).
+    #[test]
+    fn the_layout_digest_follows_the_stored_values() {
+        let digest = |slots: &[(&'static str, bool)], fields: &[(&'static str, Agg)]| {
+            Catalog::new(vec![metric(slots, fields)])
+                .layout_digest()
+                .to_owned()
+        };
+        let base = digest(&[("a", true), ("b", false)], &[]);
+        assert_eq!(base, digest(&[("a", true), ("b", false)], &[]), "stable");
+        for (what, other) in [
+            ("a value renamed", digest(&[("a", true), ("c", false)], &[])),
+            (
+                "values reordered",
+                digest(&[("b", false), ("a", true)], &[]),
+            ),
+            (
+                "a value added",
+                digest(&[("a", true), ("b", false), ("c", false)], &[]),
+            ),
+            ("a value removed", digest(&[("a", true)], &[])),
+            (
+                "a column no longer written",
+                digest(&[("a", false), ("b", false)], &[]),
+            ),
+        ] {
+            assert_ne!(base, other, "{what}");
+        }
+        assert_eq!(
+            base,
+            digest(&[("a", true), ("b", false)], &[("f", Agg::sum("a"))]),
+            "fields are not stored"
+        );
+        // Values moved from one metric to the next are stored apart: the layout differs.
+        let split = Catalog::new(vec![
+            metric(&[("a", true)], &[]),
+            metric(&[("b", false)], &[]),
+        ]);
+        assert_ne!(base, split.layout_digest());
+        // The standard catalog's is what a journal's head carries.
+        assert_eq!(
+            Catalog::standard().layout_digest(),
+            crate::run::journal::metrics_layout()
+        );
+    }
+}

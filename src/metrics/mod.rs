@@ -1,13 +1,16 @@
 //! Metrics: every figure ctxbench reports, computed from replay records by pure functions, and defined once.
 //!
-//! Each quantity belongs to one [`Metric`], which names its columns (with unit and meaning) at the three
-//! levels a run reports — a step of `steps.csv`, an episode of `episodes.csv`, a strategy of `summary.json` —
-//! computes its step and episode values from the records, and says how episode values aggregate into the
-//! strategy's figures ([`Agg`]). The [`Catalog`] lists the metrics; the CSV headers, the JSON fields, the
-//! running totals and the report's glossary all derive from it. Values are JSON values, so a figure is written
-//! the same way to CSV and JSON, and per-kind figures are keyed by the kind's name, never by position.
+//! Each quantity belongs to one [`Metric`], which declares its values at the two levels a replay measures —
+//! a step of `steps.csv`, an episode of `episodes.csv` — as named [`Slot`]s (with unit and meaning for those
+//! that are columns), computes them by name ([`Values::put`]), and says how episode values aggregate into a
+//! strategy's figures ([`Agg`], naming the slots it reads). The [`Catalog`] lists the metrics, checks their
+//! declarations and resolves the names once; the CSV headers, the JSON fields, the running totals and the
+//! journal's layout digest all derive from it. Values are JSON values, so a figure is written the same way to
+//! CSV and JSON, and per-kind figures are keyed by the kind's name, never by position. Outside the metrics,
+//! strategy fields are read through the typed keys of [`fields`].
 //!
-//! **Adding a metric**: one file implementing [`Metric`], and one line in [`Catalog::standard`].
+//! **Adding a metric**: one file implementing [`Metric`], and one line in [`Catalog::standard`]
+//! (docs/architecture.md, "A metric").
 //!
 //! Definitions (DESIGN.md "Metrics"): savings = 1 − input tokens / baseline input tokens on the same episodes;
 //! cost = the agent's calls (the prefix equal to the previous request priced as cached input) plus the
@@ -334,7 +337,7 @@ pub struct ExampleCall {
     pub text: String,
 }
 
-/// The metric values of one episode under one strategy, per metric of the catalog.
+/// The metric values of one episode under one strategy, per metric of the catalog (in its slots' order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeMetrics {
     /// The episode id.

@@ -17,6 +17,8 @@ pub mod glossary;
 pub mod html;
 pub mod json;
 pub mod markdown;
+#[cfg(test)]
+mod readers;
 pub mod rebuild;
 pub mod recommend;
 pub mod table;

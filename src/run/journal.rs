@@ -373,6 +373,18 @@ mod tests {
                 r#"{"hello":"world"}"#.to_owned(),
                 "not a ctxbench resume journal",
             ),
+            // Written by a ctxbench whose metrics differ (a value renamed, added, moved): its entries' values
+            // would be read into the wrong slots.
+            (
+                format!(
+                    r#"{{"ctxbench_journal":{JOURNAL_VERSION},"metrics":"0123456789abcdef","config":{config}}}"#
+                ),
+                "written by a ctxbench with other metrics (layout 0123456789abcdef)",
+            ),
+            (
+                format!(r#"{{"ctxbench_journal":{JOURNAL_VERSION},"config":{config}}}"#),
+                "other metrics (layout (none))",
+            ),
         ] {
             std::fs::write(&path, format!("{first}\n{}", entry("a"))).unwrap();
             let err = scan_journal(&path, &config).err().unwrap().to_string();
