@@ -12,6 +12,7 @@
 pub mod charts;
 pub mod console;
 pub mod csv;
+mod detail;
 pub mod explorer;
 pub mod glossary;
 pub mod html;
