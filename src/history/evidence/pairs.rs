@@ -92,6 +92,28 @@ const PAIRS: &[(&str, &str, Reading, bool)] = &[
         Written,
         false,
     ),
+    // On one line: tokens gathered from different lines of a model's text do not state the fact. A summary's
+    // list of tools names `edit_file`; its key findings name the path, as read.
+    (
+        "Applied edit to src/app3/billing.py",
+        "[Previous work summary]\n## Tools used\nread_file ×2, edit_file ×1\n## Key findings\n\
+         - Let me read src/app3/billing.py first.",
+        Written,
+        false,
+    ),
+    (
+        "Applied edit to src/app3/billing.py",
+        "[Previous work summary]\n## Key findings\n\
+         - I edited src/app3/billing.py to drop the double discount.\n## Tools used\nedit_file ×1",
+        Written,
+        true,
+    ),
+    (
+        "Created ticket TCK-1459",
+        "A ticket was created for the warehouse.\nFollowing up on TCK-1459.",
+        Written,
+        false,
+    ),
     (
         "Created ticket TCK-1459",
         "Ticket TCK-1459 was created for the warehouse.",
