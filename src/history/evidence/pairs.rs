@@ -380,3 +380,27 @@ fn identifying_tokens_are_what_names_the_fact() {
     assert!((token_share(&keys, "it is 137") - 0.0).abs() < 1e-12);
     assert!((token_share(&keys, "MAX_RETRIES") - 0.5).abs() < 1e-12);
 }
+
+/// The pieces the indexed search looks for before it puts a text in canonical form: the longest piece of the
+/// evidence (of its longest identifying token, for the written rule; else of enough of its content words that a
+/// text holding the evidence holds one of them), and none when one is not ASCII (every text is then searched).
+#[test]
+fn prefilter_pieces_are_what_a_holding_text_must_have() {
+    assert_eq!(
+        Needle::new("MAX_RETRIES = 37").exact_piece(),
+        Some("max_retries")
+    );
+    assert_eq!(Needle::new("4,719 rows").exact_piece(), Some("rows"));
+    assert_eq!(Needle::new("café au lait").exact_piece(), None);
+    assert_eq!(
+        Needle::new("Applied edit to src/app3/billing.py").written_pieces(),
+        Some(vec!["src/app3/billing.py"])
+    );
+    // Three content words, two needed: a text that holds two of them holds one of the two longest.
+    let refund = Needle::new("the refund needs approval");
+    assert_eq!(refund.written_pieces(), Some(vec!["refund", "approv"]));
+    for text in ["approval needed first", "refunds need a form"] {
+        assert!(holds(text, Written, "the refund needs approval"), "{text}");
+    }
+    assert_eq!(Needle::new("café crème").written_pieces(), None);
+}
