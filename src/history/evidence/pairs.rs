@@ -86,6 +86,13 @@ const PAIRS: &[(&str, &str, Reading, bool)] = &[
         Written,
         true,
     ),
+    // A word is there when a word of the same stem is, not a longer word that starts alike.
+    (
+        "Applied edit to src/app3/billing.py",
+        "Opened src/app3/billing.py in the application.",
+        Written,
+        false,
+    ),
     (
         "Created ticket TCK-1459",
         "Following up on TCK-1459.",
@@ -375,6 +382,15 @@ fn identifying_tokens_are_what_names_the_fact() {
         identifying_tokens("the customer wants a refund for the broken kettle"),
         ["customer", "wants", "refund", "broken", "kettle"]
     );
+    // A flag's leading dashes are not part of it; an apostrophe inside a word opens no quote; a quoted string,
+    // even of one letter, is one token.
+    assert_eq!(identifying_tokens("make -j4 fails"), ["j4"]);
+    assert_eq!(
+        identifying_tokens("don't retry 'out of stock'"),
+        ["out of stock"]
+    );
+    assert_eq!(identifying_tokens("the answer was 'B'"), ["b"]);
+    assert_eq!(identifying_tokens("he said \"no\""), ["no"]);
     let keys = identifying_tokens("MAX_RETRIES = 37");
     assert!((token_share(&keys, "max_retries is 37") - 1.0).abs() < 1e-12);
     assert!((token_share(&keys, "it is 137") - 0.0).abs() < 1e-12);
