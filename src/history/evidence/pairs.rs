@@ -385,6 +385,11 @@ fn identifying_tokens_are_what_names_the_fact() {
     // A flag's leading dashes are not part of it; an apostrophe inside a word opens no quote; a quoted string,
     // even of one letter, is one token.
     assert_eq!(identifying_tokens("make -j4 fails"), ["j4"]);
+    // Each shape alone makes a word identifying: a `_`, a `/`, an inner `.` or `:`, two capitals.
+    assert_eq!(
+        identifying_tokens("call parse_date from docs/notes via os.path and std::fmt for HTTP"),
+        ["parse_date", "docs/notes", "os.path", "std::fmt", "http"]
+    );
     assert_eq!(
         identifying_tokens("don't retry 'out of stock'"),
         ["out of stock"]
