@@ -11,8 +11,9 @@
 //!   longer number or identifier (`397` is not in `mia_kim_4397` nor in `1,397`, `202` not in `2024-05-15`,
 //!   `1459` not in `TCK-1459`; see [`canon::on_boundaries`]).
 //! - **Written**: a text a model wrote — a summary (it starts with [`SUMMARY_PREFIX`]), the agent's messages
-//!   and reasoning, not its tool calls — also holds it when it holds every one of the evidence's *identifying
-//!   tokens* and enough of its *content words*:
+//!   and reasoning, not its tool calls — also holds it when one of its lines holds every one of the evidence's
+//!   *identifying tokens* and enough of its *content words* (tokens gathered from different lines, such as a
+//!   summary's list of tools and its key findings, do not state a fact):
 //!   - identifying tokens: its quoted strings, whole, and its words (runs of letters, digits and `_ . / : -`)
 //!     that hold a digit, a `_`, a `/`, an inner `.` or `:`, two capitals, or a capital after a lower-case
 //!     letter, except the generic exception names (`ValueError`…); each must be there as a whole token;
@@ -157,10 +158,10 @@ impl Needle {
         }
     }
 
-    /// Whether `hay` holds this evidence, read as `reading`.
+    /// Whether the text `raw`, in canonical form `hay`, holds this evidence, read as `reading`.
     #[must_use]
-    pub fn in_text(&self, hay: &Canon, reading: Reading) -> bool {
-        self.exact_in(hay) || (reading == Reading::Written && self.written_in(hay))
+    pub fn in_text(&self, raw: &str, hay: &Canon, reading: Reading) -> bool {
+        self.exact_in(hay) || (reading == Reading::Written && self.written_in(raw, hay, &mut None))
     }
 
     /// Whether `hay` holds this evidence exactly.
@@ -185,14 +186,28 @@ impl Needle {
                 .all(|&(a, b)| hay.cased.as_bytes()[at + a..at + b] == self.cased.as_bytes()[a..b])
     }
 
-    /// Whether `hay` holds this evidence by its identifying tokens and content words (see the module docs).
+    /// Whether the model-written text `raw`, in canonical form `hay`, holds this evidence by its identifying
+    /// tokens and content words, all on one of its lines (see the module docs). `lines` caches the canonical
+    /// form of `raw`'s lines ([`lines`]) between needles: it is computed only when the whole text could hold
+    /// the evidence and has more than one line.
     #[must_use]
-    pub fn written_in(&self, hay: &Canon) -> bool {
+    pub fn written_in(&self, raw: &str, hay: &Canon, lines: &mut Option<Vec<Canon>>) -> bool {
+        // A line holds no more than the whole text: most texts fail here, without being cut into lines.
+        self.written_in_line(hay)
+            && (!raw.contains('\n')
+                || lines
+                    .get_or_insert_with(|| self::lines(raw))
+                    .iter()
+                    .any(|l| self.written_in_line(l)))
+    }
+
+    /// Whether `line`, in canonical form, holds this evidence by its identifying tokens and content words.
+    fn written_in_line(&self, line: &Canon) -> bool {
         if self.keys.is_empty() && self.words.is_empty() {
             return false;
         }
-        self.keys.iter().all(|k| has_key(hay, k))
-            && self.words.iter().filter(|w| has_word(hay, w)).count() >= self.need
+        self.keys.iter().all(|k| has_key(line, k))
+            && self.words.iter().filter(|w| has_word(line, w)).count() >= self.need
     }
 
     /// The pieces a text's lower-cased raw form must hold for it to hold this evidence exactly (the longest
@@ -215,6 +230,16 @@ impl Needle {
         words.truncate((words.len() + 1).saturating_sub(self.need));
         words.into_iter().map(longest_piece).collect()
     }
+}
+
+/// The canonical form of each line of `text` (cut at line feeds), the lines that are only white space left out:
+/// the passages in which a model-written text must state a fact by the written rule.
+#[must_use]
+pub fn lines(text: &str) -> Vec<Canon> {
+    text.split('\n')
+        .filter(|l| !l.trim().is_empty())
+        .map(canon)
+        .collect()
 }
 
 /// The longest of [`pieces`] of `text`, when it is ASCII and not empty.
@@ -330,7 +355,7 @@ fn identifying(word: &str) -> bool {
 /// Whether `text` (raw), read as `reading`, holds the evidence string `evidence` by the rule above.
 #[must_use]
 pub fn holds(text: &str, reading: Reading, evidence: &str) -> bool {
-    Needle::new(evidence).in_text(&canon(text), reading)
+    Needle::new(evidence).in_text(text, &canon(text), reading)
 }
 
 /// The identifying tokens of a reference answer, lower case, in order, without repeats; its content words

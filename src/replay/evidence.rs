@@ -230,8 +230,9 @@ impl Evidence {
             }
         }
         if reading == Reading::Written {
+            let mut lines = None;
             for (i, n) in self.needles.iter().enumerate() {
-                if !has_bit(bits, i) && n.written_in(&hay) {
+                if !has_bit(bits, i) && n.written_in(raw, &hay, &mut lines) {
                     set_bit(bits, i);
                 }
             }
@@ -359,6 +360,8 @@ mod tests {
                 "4719 and MAX_RETRIES is 37",
                 "max_retries = 37",
                 "refunds need an approval",
+                // Every word of the last needle, but not on one line: a model's text does not state it.
+                "the refund\nwas approved",
                 // Lower-cased, a non-ASCII letter can become ASCII: the Kelvin sign, a dotted capital I.
                 "\u{212A}ING",
                 "KİND",
@@ -372,6 +375,30 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A model's text states a fact on one of its lines: its words gathered from several lines do not hold it,
+    /// whichever needle first cut the text into lines.
+    #[test]
+    fn written_evidence_is_on_one_line() {
+        let needles: Vec<String> = ["the refund needs approval", "Created ticket TCK-1459"]
+            .map(String::from)
+            .to_vec();
+        for (text, want) in [
+            ("the refund was approved; created TCK-1459", [true, true]),
+            ("the refund\nwas approved\ncreated TCK-1459", [false, true]),
+            ("the refund was approved\nticket TCK-1459", [true, true]),
+            (
+                "a refund ticket\nwas created\nTCK-1459 approved",
+                [false, false],
+            ),
+        ] {
+            assert_eq!(
+                found_evidence(&needles, text, Reading::Written),
+                want,
+                "{text:?}"
+            );
         }
     }
 

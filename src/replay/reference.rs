@@ -181,20 +181,20 @@ fn count(tokenizer: &Tokenizer, request: &LlmRequest) -> usize {
 /// The findings of `episode` whose every evidence string some text of `request` holds: its instructions, and
 /// what its items show of their recorded texts.
 fn present_in(episode: &Episode, request: &LlmRequest) -> FindingSet {
-    let texts: Vec<(crate::history::evidence::Canon, Reading)> = request
+    let texts: Vec<(String, crate::history::evidence::Canon, Reading)> = request
         .instructions
         .iter()
-        .map(|s| (canon(s), instruction_reading(s)))
+        .map(|s| (s.clone(), canon(s), instruction_reading(s)))
         .chain(request.contents.iter().flat_map(|i| {
             visible(&episode.items, i)
                 .into_iter()
-                .map(move |t| (canon(&t), reading(i)))
+                .map(move |t| (t.to_string(), canon(&t), reading(i)))
         }))
         .collect();
     FindingSet::from_fn(episode.findings.len(), |f| {
         episode.findings[f].evidence.iter().all(|e| {
             let needle = Needle::new(e);
-            texts.iter().any(|(t, r)| needle.in_text(t, *r))
+            texts.iter().any(|(raw, t, r)| needle.in_text(raw, t, *r))
         })
     })
 }

@@ -349,6 +349,14 @@ mod tests {
         assert_eq!(c("1,234,56"), "1,234,56");
         assert_eq!(c("0.5,123"), "0.5,123");
         assert_eq!(c("x,123"), "x,123");
+        // A number after a comma that follows no digit, or at the very start, is grouped; after a decimal part
+        // or a list, not.
+        assert_eq!(c(",1,234"), ",1234");
+        assert_eq!(c("x,1,234"), "x,1234");
+        assert_eq!(c("1.234,567"), "1.234,567");
+        assert_eq!(c("12,3456"), "12,3456");
+        assert_eq!(c("costs 1,234, then 5"), "costs 1234, then 5");
+        assert_eq!(c("4,719.5"), "4719.5");
         assert_eq!(c("MAX_RETRIES = 37"), "MAX_RETRIES=37");
         assert_eq!(c("MAX_RETRIES is 37"), "MAX_RETRIES=37");
         assert_eq!(c("MAX_RETRIES IS 37"), "MAX_RETRIES=37");
@@ -359,6 +367,8 @@ mod tests {
         );
         assert_eq!(c("this island is big"), "this island=big");
         assert_eq!(c("is it"), "is it");
+        assert_eq!(c("what the value is"), "what the value is");
+        assert_eq!(c("known as X_1"), "known as X_1");
         assert_eq!(canon("Ünïcode ÉTÉ").lower, "ünïcode été");
         // The Kelvin sign lower-cases to a shorter `k`: kept as it is, so both strings stay aligned.
         let k = canon("\u{212A}ING");
@@ -385,6 +395,7 @@ mod tests {
         assert!(at("--flag", "flag"));
         // A needle that starts or ends with punctuation says where it stops itself.
         assert!(at("ab(c", "(c"));
+        assert!(at("ab(c)d", "(c)"));
     }
 
     #[test]

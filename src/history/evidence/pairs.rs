@@ -86,9 +86,38 @@ const PAIRS: &[(&str, &str, Reading, bool)] = &[
         Written,
         true,
     ),
+    // A word is there when a word of the same stem is, not a longer word that starts alike.
+    (
+        "Applied edit to src/app3/billing.py",
+        "Opened src/app3/billing.py in the application.",
+        Written,
+        false,
+    ),
     (
         "Created ticket TCK-1459",
         "Following up on TCK-1459.",
+        Written,
+        false,
+    ),
+    // On one line: tokens gathered from different lines of a model's text do not state the fact. A summary's
+    // list of tools names `edit_file`; its key findings name the path, as read.
+    (
+        "Applied edit to src/app3/billing.py",
+        "[Previous work summary]\n## Tools used\nread_file ×2, edit_file ×1\n## Key findings\n\
+         - Let me read src/app3/billing.py first.",
+        Written,
+        false,
+    ),
+    (
+        "Applied edit to src/app3/billing.py",
+        "[Previous work summary]\n## Key findings\n\
+         - I edited src/app3/billing.py to drop the double discount.\n## Tools used\nedit_file ×1",
+        Written,
+        true,
+    ),
+    (
+        "Created ticket TCK-1459",
+        "A ticket was created for the warehouse.\nFollowing up on TCK-1459.",
         Written,
         false,
     ),
@@ -353,8 +382,46 @@ fn identifying_tokens_are_what_names_the_fact() {
         identifying_tokens("the customer wants a refund for the broken kettle"),
         ["customer", "wants", "refund", "broken", "kettle"]
     );
+    // A flag's leading dashes are not part of it; an apostrophe inside a word opens no quote; a quoted string,
+    // even of one letter, is one token.
+    assert_eq!(identifying_tokens("make -j4 fails"), ["j4"]);
+    // Each shape alone makes a word identifying: a `_`, a `/`, an inner `.` or `:`, two capitals.
+    assert_eq!(
+        identifying_tokens("call parse_date from docs/notes via os.path and std::fmt for HTTP"),
+        ["parse_date", "docs/notes", "os.path", "std::fmt", "http"]
+    );
+    assert_eq!(
+        identifying_tokens("don't retry 'out of stock'"),
+        ["out of stock"]
+    );
+    assert_eq!(identifying_tokens("the answer was 'B'"), ["b"]);
+    assert_eq!(identifying_tokens("he said \"no\""), ["no"]);
     let keys = identifying_tokens("MAX_RETRIES = 37");
     assert!((token_share(&keys, "max_retries is 37") - 1.0).abs() < 1e-12);
     assert!((token_share(&keys, "it is 137") - 0.0).abs() < 1e-12);
     assert!((token_share(&keys, "MAX_RETRIES") - 0.5).abs() < 1e-12);
+}
+
+/// The pieces the indexed search looks for before it puts a text in canonical form: the longest piece of the
+/// evidence (of its longest identifying token, for the written rule; else of enough of its content words that a
+/// text holding the evidence holds one of them), and none when one is not ASCII (every text is then searched).
+#[test]
+fn prefilter_pieces_are_what_a_holding_text_must_have() {
+    assert_eq!(
+        Needle::new("MAX_RETRIES = 37").exact_piece(),
+        Some("max_retries")
+    );
+    assert_eq!(Needle::new("4,719 rows").exact_piece(), Some("rows"));
+    assert_eq!(Needle::new("café au lait").exact_piece(), None);
+    assert_eq!(
+        Needle::new("Applied edit to src/app3/billing.py").written_pieces(),
+        Some(vec!["src/app3/billing.py"])
+    );
+    // Three content words, two needed: a text that holds two of them holds one of the two longest.
+    let refund = Needle::new("the refund needs approval");
+    assert_eq!(refund.written_pieces(), Some(vec!["refund", "approv"]));
+    for text in ["approval needed first", "refunds need a form"] {
+        assert!(holds(text, Written, "the refund needs approval"), "{text}");
+    }
+    assert_eq!(Needle::new("café crème").written_pieces(), None);
 }
