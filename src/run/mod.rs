@@ -324,7 +324,7 @@ fn run_in(
                         return Err(e);
                     }
                 };
-                writer.add(&episode, replays)?;
+                writer.add(&episode, &replays)?;
                 progress.advance(1);
                 if writer.done.len() >= checkpoint_every {
                     writer.checkpoint(false)?;

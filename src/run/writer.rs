@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use super::config::{RunConfig, SUMMARY_VERSION};
 use super::journal::{read_journal, Finished, Journal, JournalHead, JOURNAL};
+use super::pipeline::Replays;
 use crate::error::{Error, Result};
 use crate::history::Episode;
 use crate::metrics::series::ChartData;
 use crate::metrics::timing::ComputeTimes;
 use crate::metrics::{Catalog, Context, EpisodeResult, StrategyTotals};
-use crate::replay::EpisodeReplay;
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
 
 /// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
@@ -185,14 +185,11 @@ impl<'a> Writer<'a> {
     }
 
     /// Adds one replayed episode: its metrics, rows and chart series.
-    pub(super) fn add(
-        &mut self,
-        episode: &Episode,
-        (replays, baseline): (Vec<EpisodeReplay>, EpisodeReplay),
-    ) -> Result<()> {
-        let mut result = self
-            .catalog
-            .episode_result(episode, &replays, &baseline, &self.context);
+    pub(super) fn add(&mut self, episode: &Episode, replayed: &Replays) -> Result<()> {
+        let replays = &replayed.replays;
+        let mut result =
+            self.catalog
+                .episode_result(episode, replays, replayed.baseline(), &self.context);
         self.exports.append(&result)?;
         // The rows are in the tables now; the journal keeps the rest.
         result.steps = Vec::new();
@@ -201,7 +198,7 @@ impl<'a> Writer<'a> {
         self.count(&result);
         let chart = (result.peak_tokens > self.largest).then(|| {
             self.largest = result.peak_tokens;
-            self.report.charts = ChartData::of_episode(episode, &replays, &self.context);
+            self.report.charts = ChartData::of_episode(episode, replays, &self.context);
             self.report.charts.clone()
         });
         self.done.push(Finished {
