@@ -74,6 +74,44 @@ pub struct RunOptions {
     pub max_cost: Option<f64>,
     /// Replay only this shard's episodes (see [`shard`]); the run keeps its journal for `ctxbench merge`.
     pub shard: Option<shard::Shard>,
+    /// Which LLM calls `llm_calls.jsonl` holds (`None`: [`CallLog::default_for`] the run's models).
+    pub calls: Option<CallLog>,
+}
+
+/// Which LLM calls a run writes to `llm_calls.jsonl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallLog {
+    /// Every call with what the model said: what `ctxbench show` answers a real model's replay from.
+    All,
+    /// The calls that failed.
+    Failed,
+    /// None (the file is written empty).
+    None,
+}
+
+impl CallLog {
+    /// Every call when a real model answers (or grades) them: they cost money, and `ctxbench show` replays
+    /// from them. Only the failed ones for the mock, whose calls cannot fail and whose answers are the same
+    /// on every replay (`ctxbench show` asks it again): the bundled run's 1.8 MB of answers, written, synced
+    /// and merged, told nothing a replay does not.
+    #[must_use]
+    pub fn default_for(config: &RunConfig) -> Self {
+        if config.llm.is_some() || config.judge.is_some() {
+            Self::All
+        } else {
+            Self::Failed
+        }
+    }
+
+    /// Whether the log holds `call`.
+    #[must_use]
+    pub fn keeps(self, call: &crate::replay::calls::CallRecord) -> bool {
+        match self {
+            Self::All => true,
+            Self::Failed => call.error.is_some(),
+            Self::None => false,
+        }
+    }
 }
 
 /// Runs the comparison on `dataset` and writes the run directory `out`.
@@ -301,6 +339,9 @@ fn run_in(
             name,
             sha256,
             journal: journal.as_ref(),
+            calls: options
+                .calls
+                .unwrap_or_else(|| CallLog::default_for(config)),
         };
         let mut writer = Writer::start(config, &config_json, target)?;
         // Results are written in dataset order: the ones that arrive early wait here.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::config::{RunConfig, SUMMARY_VERSION};
 use super::journal::{read_journal, Finished, Journal, JournalHead, JOURNAL};
 use super::pipeline::Replays;
+use super::CallLog;
 use crate::error::{Error, Result};
 use crate::history::Episode;
 use crate::metrics::series::ChartData;
@@ -39,6 +40,8 @@ pub(super) struct Writer<'a> {
     /// When the tables are next rewritten at a checkpoint: [`TABLES_FIRST`] after the run starts, then
     /// [`TABLES_EVERY`] after each write. A run shorter than that writes them once, when it ends or stops.
     tables_due: std::time::Instant,
+    /// Which calls `llm_calls.jsonl` holds.
+    calls: CallLog,
 }
 
 /// Where a run writes and what it continues.
@@ -48,6 +51,8 @@ pub(super) struct Target<'a> {
     pub(super) name: &'a str,
     pub(super) sha256: String,
     pub(super) journal: Option<&'a JournalHead>,
+    /// Which calls `llm_calls.jsonl` holds.
+    pub(super) calls: CallLog,
 }
 
 impl<'a> Writer<'a> {
@@ -64,6 +69,7 @@ impl<'a> Writer<'a> {
             name,
             sha256,
             journal,
+            calls,
         } = target;
         if let Some(head) = journal {
             if head.sha256.as_ref().is_some_and(|s| *s != sha256) {
@@ -123,6 +129,7 @@ impl<'a> Writer<'a> {
             largest: 0,
             done: Vec::new(),
             tables_due: std::time::Instant::now() + TABLES_FIRST,
+            calls,
         };
         if let Some(head) = journal {
             read_journal(&journal_path, head.len, |f: Finished| {
@@ -190,6 +197,12 @@ impl<'a> Writer<'a> {
         let mut result =
             self.catalog
                 .episode_result(episode, replays, replayed.baseline(), &self.context);
+        if self.calls != CallLog::All {
+            let keep = self.calls;
+            for (_, calls) in &mut result.calls {
+                calls.retain(|c| keep.keeps(c));
+            }
+        }
         self.exports.append(&result)?;
         // The rows are in the tables now; the journal keeps the rest.
         result.steps = Vec::new();

@@ -67,6 +67,8 @@ pub(super) struct AnswerCache {
     /// Whole replies (text, input tokens, output tokens) to requests answered by their content alone (the
     /// stand-in judge's), by a hash of that content: the strategies of an episode often give one answer.
     pub(super) replies: FxHashMap<u128, (String, usize, usize)>,
+    /// The lines of a text that holds none of a question's terms.
+    no_hits: Rc<[(u32, u16)]>,
 }
 
 /// A question's terms and their hashes.
@@ -265,7 +267,14 @@ impl AnswerCache {
             self.held.extend(shared.cloned());
             LineIndex::new(text, words)
         });
-        let found: Hits = (hits(index, wanted).into(), index.line_count);
+        let lines = hits(index, wanted);
+        // Most texts hold none of a question's terms: they share one empty list.
+        let lines = if lines.is_empty() {
+            Rc::clone(&self.no_hits)
+        } else {
+            lines.into()
+        };
+        let found: Hits = (lines, index.line_count);
         self.answers.insert((question, key), found.clone());
         found
     }
