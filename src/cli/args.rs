@@ -209,4 +209,9 @@ pub struct RunArgs {
     /// `ctxbench merge` combines the N shard runs.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Which LLM calls llm_calls.jsonl holds: `all` (with what the model said), `failed` or `none`. By default
+    /// all with a real LLM or judge (`ctxbench show` and `--explore` of such a run replay from them), failed
+    /// with the mock alone (its answers are the same on every replay).
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub calls: Option<crate::run::CallLog>,
 }

@@ -55,6 +55,7 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         dry_run,
         max_cost,
         shard,
+        calls,
     } = args;
     let shard = shard
         .map(|s| run::shard::Shard::parse(&s, |k| std::env::var(k).ok()))
@@ -123,6 +124,7 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         keep_going,
         max_cost,
         shard,
+        calls,
     };
     let outcome = match run::run(&config, dataset, &out, &name, &Bar(bar.clone()), &options) {
         Ok(outcome) => outcome,

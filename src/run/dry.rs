@@ -22,7 +22,7 @@ use crate::llm::mock::MockLlm;
 use crate::llm::pricing::Price;
 use crate::llm::{CallMeta, EpisodeHint, Llm, LlmRequest, LlmResponse};
 use crate::replay::calls::Purpose;
-use crate::replay::Replayer;
+use crate::replay::{EpisodeReplay, Replayer};
 use crate::tokens::Tokenizer;
 
 /// The estimate for one strategy's calls of one purpose.
@@ -173,12 +173,15 @@ pub fn dry_run(config: &RunConfig, dataset: &Path) -> Result<DryRun> {
         .par_bridge()
         .try_for_each(|entry| -> Result<()> {
             let (_, _, episode) = entry?;
-            let (replays, baseline) = replay_episode(&replayer, &episode, &config.strategies)?;
-            let mut all = vec![baseline];
-            all.extend(replays);
+            let replayed = replay_episode(&replayer, &episode, &config.strategies)?;
+            let all: Vec<&EpisodeReplay> = replayed
+                .own_baseline()
+                .into_iter()
+                .chain(&replayed.replays)
+                .collect();
             let mut seen: HashSet<String> = HashSet::new();
             let mut local: Vec<((usize, u8), DryRow)> = Vec::new();
-            for r in &all {
+            for &r in &all {
                 // The baseline comes first; when it is also a configured strategy it is counted once.
                 let Some(at) = (if r.strategy == "(baseline)" {
                     Some(0)

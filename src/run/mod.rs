@@ -74,6 +74,44 @@ pub struct RunOptions {
     pub max_cost: Option<f64>,
     /// Replay only this shard's episodes (see [`shard`]); the run keeps its journal for `ctxbench merge`.
     pub shard: Option<shard::Shard>,
+    /// Which LLM calls `llm_calls.jsonl` holds (`None`: [`CallLog::default_for`] the run's models).
+    pub calls: Option<CallLog>,
+}
+
+/// Which LLM calls a run writes to `llm_calls.jsonl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallLog {
+    /// Every call with what the model said: what `ctxbench show` answers a real model's replay from.
+    All,
+    /// The calls that failed.
+    Failed,
+    /// None (the file is written empty).
+    None,
+}
+
+impl CallLog {
+    /// Every call when a real model answers (or grades) them: they cost money, and `ctxbench show` replays
+    /// from them. Only the failed ones for the mock, whose calls cannot fail and whose answers are the same
+    /// on every replay (`ctxbench show` asks it again): the bundled run's 1.8 MB of answers, written, synced
+    /// and merged, told nothing a replay does not.
+    #[must_use]
+    pub fn default_for(config: &RunConfig) -> Self {
+        if config.llm.is_some() || config.judge.is_some() {
+            Self::All
+        } else {
+            Self::Failed
+        }
+    }
+
+    /// Whether the log holds `call`.
+    #[must_use]
+    pub fn keeps(self, call: &crate::replay::calls::CallRecord) -> bool {
+        match self {
+            Self::All => true,
+            Self::Failed => call.error.is_some(),
+            Self::None => false,
+        }
+    }
 }
 
 /// Runs the comparison on `dataset` and writes the run directory `out`.
@@ -227,7 +265,10 @@ fn run_in(
         .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
     // A shard reads its own episodes' lines; the others' are counted, not parsed.
     let episodes = stream_every(dataset, options.shard.map(|s| (s.index, s.count)))?;
-    let window = Window::new(threads.max(1) * 8);
+    // Two episodes per worker: a worker finds the next episode parsed while the writer still holds the one
+    // before, and parsed episodes do not weigh on memory (eight per worker, the earlier window, peaked 2.5 MB
+    // higher on the bundled run).
+    let window = Window::new(threads.max(1) * 2);
     // With a real LLM every episode costs calls: each is journaled as soon as it is written.
     let checkpoint_every = if config.llm.is_some() {
         1
@@ -299,6 +340,9 @@ fn run_in(
             name,
             sha256,
             journal: journal.as_ref(),
+            calls: options
+                .calls
+                .unwrap_or_else(|| CallLog::default_for(config)),
         };
         let mut writer = Writer::start(config, &config_json, target)?;
         // Results are written in dataset order: the ones that arrive early wait here.
@@ -324,7 +368,7 @@ fn run_in(
                         return Err(e);
                     }
                 };
-                writer.add(&episode, replays)?;
+                writer.add(&episode, &replays)?;
                 progress.advance(1);
                 if writer.done.len() >= checkpoint_every {
                     writer.checkpoint(false)?;

@@ -10,15 +10,37 @@ use crate::history::Episode;
 use crate::replay::{EpisodeReplay, Replayer};
 use crate::strategy::{NamedStrategy, StrategyConfig};
 
-/// One episode's replays under every strategy, and its baseline replay.
-pub(super) type Replayed = (Episode, (Vec<EpisodeReplay>, EpisodeReplay));
+/// One episode's replays under every strategy, with its baseline's.
+pub(super) type Replayed = (Episode, Replays);
 
-/// Replays one episode under the baseline and every strategy; returns (replays, baseline).
+/// The replays of one episode: one per configured strategy, in order, and the baseline's, which is one of them
+/// when the config has `none` (never a copy), else a replay of its own.
+pub(super) struct Replays {
+    pub(super) replays: Vec<EpisodeReplay>,
+    baseline: Result<usize, EpisodeReplay>,
+}
+
+impl Replays {
+    /// The baseline's replay.
+    pub(super) fn baseline(&self) -> &EpisodeReplay {
+        match &self.baseline {
+            Ok(i) => &self.replays[*i],
+            Err(own) => own,
+        }
+    }
+
+    /// The baseline's replay when it is none of the configured strategies'.
+    pub(super) fn own_baseline(&self) -> Option<&EpisodeReplay> {
+        self.baseline.as_ref().err()
+    }
+}
+
+/// Replays one episode under the baseline and every strategy.
 pub(super) fn replay_episode(
     replayer: &Replayer<'_>,
     episode: &Episode,
     strategies: &[NamedStrategy],
-) -> Result<(Vec<EpisodeReplay>, EpisodeReplay)> {
+) -> Result<Replays> {
     let has_baseline = strategies
         .iter()
         .position(|s| s.config == StrategyConfig::None);
@@ -26,12 +48,12 @@ pub(super) fn replay_episode(
     if has_baseline.is_none() {
         all.insert(0, NamedStrategy::new("(baseline)", StrategyConfig::None));
     }
-    let mut out = replayer.replay_all(episode, &all)?;
+    let mut replays = replayer.replay_all(episode, &all)?;
     let baseline = match has_baseline {
-        Some(i) => out[i].clone(),
-        None => out.remove(0),
+        Some(i) => Ok(i),
+        None => Err(replays.remove(0)),
     };
-    Ok((out, baseline))
+    Ok(Replays { replays, baseline })
 }
 
 /// How far the reader may run ahead of the writer, in episodes: memory stays bounded whatever one slow episode

@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use super::config::{RunConfig, SUMMARY_VERSION};
 use super::journal::{read_journal, Finished, Journal, JournalHead, JOURNAL};
+use super::pipeline::Replays;
+use super::CallLog;
 use crate::error::{Error, Result};
 use crate::history::Episode;
 use crate::metrics::series::ChartData;
 use crate::metrics::timing::ComputeTimes;
 use crate::metrics::{fields as field, Catalog, Context, EpisodeResult, StrategyTotals};
-use crate::replay::EpisodeReplay;
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
 
 /// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
@@ -39,6 +40,8 @@ pub(super) struct Writer<'a> {
     /// When the tables are next rewritten at a checkpoint: [`TABLES_FIRST`] after the run starts, then
     /// [`TABLES_EVERY`] after each write. A run shorter than that writes them once, when it ends or stops.
     tables_due: std::time::Instant,
+    /// Which calls `llm_calls.jsonl` holds.
+    calls: CallLog,
 }
 
 /// Where a run writes and what it continues.
@@ -48,6 +51,8 @@ pub(super) struct Target<'a> {
     pub(super) name: &'a str,
     pub(super) sha256: String,
     pub(super) journal: Option<&'a JournalHead>,
+    /// Which calls `llm_calls.jsonl` holds.
+    pub(super) calls: CallLog,
 }
 
 impl<'a> Writer<'a> {
@@ -64,6 +69,7 @@ impl<'a> Writer<'a> {
             name,
             sha256,
             journal,
+            calls,
         } = target;
         if let Some(head) = journal {
             if head.sha256.as_ref().is_some_and(|s| *s != sha256) {
@@ -123,6 +129,7 @@ impl<'a> Writer<'a> {
             largest: 0,
             done: Vec::new(),
             tables_due: std::time::Instant::now() + TABLES_FIRST,
+            calls,
         };
         if let Some(head) = journal {
             read_journal(&journal_path, head.len, |f: Finished| {
@@ -185,14 +192,17 @@ impl<'a> Writer<'a> {
     }
 
     /// Adds one replayed episode: its metrics, rows and chart series.
-    pub(super) fn add(
-        &mut self,
-        episode: &Episode,
-        (replays, baseline): (Vec<EpisodeReplay>, EpisodeReplay),
-    ) -> Result<()> {
-        let mut result = self
-            .catalog
-            .episode_result(episode, &replays, &baseline, &self.context);
+    pub(super) fn add(&mut self, episode: &Episode, replayed: &Replays) -> Result<()> {
+        let replays = &replayed.replays;
+        let mut result =
+            self.catalog
+                .episode_result(episode, replays, replayed.baseline(), &self.context);
+        if self.calls != CallLog::All {
+            let keep = self.calls;
+            for (_, calls) in &mut result.calls {
+                calls.retain(|c| keep.keeps(c));
+            }
+        }
         self.exports.append(&result)?;
         // The rows are in the tables now; the journal keeps the rest.
         result.steps = Vec::new();
@@ -201,7 +211,7 @@ impl<'a> Writer<'a> {
         self.count(&result);
         let chart = (result.peak_tokens > self.largest).then(|| {
             self.largest = result.peak_tokens;
-            self.report.charts = ChartData::of_episode(episode, &replays, &self.context);
+            self.report.charts = ChartData::of_episode(episode, replays, &self.context);
             self.report.charts.clone()
         });
         self.done.push(Finished {

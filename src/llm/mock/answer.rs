@@ -61,6 +61,20 @@ pub(super) struct AnswerCache {
     heads: FxHashMap<u128, usize>,
     /// The item texts whose address is a key above, kept alive while it is.
     held: Vec<Text>,
+    /// The terms of each question asked (as [`question_terms`] finds them) and their hashes, by a hash of the
+    /// question: the strategies of an episode ask the same questions.
+    questions: FxHashMap<u64, Rc<Question>>,
+    /// Whole replies (text, input tokens, output tokens) to requests answered by their content alone (the
+    /// stand-in judge's), by a hash of that content: the strategies of an episode often give one answer.
+    pub(super) replies: FxHashMap<u128, (String, usize, usize)>,
+    /// The lines of a text that holds none of a question's terms.
+    no_hits: Rc<[(u32, u16)]>,
+}
+
+/// A question's terms and their hashes.
+struct Question {
+    terms: Vec<String>,
+    wanted: Vec<u64>,
 }
 
 /// The lines of a text that hold a question's terms ((line, the term's position among the question's terms),
@@ -115,6 +129,18 @@ impl AnswerCache {
         self.counts.clear();
         self.heads.clear();
         self.held.clear();
+        self.questions.clear();
+        self.replies.clear();
+    }
+
+    /// The terms of `question` and their hashes, found once.
+    fn question(&mut self, question: &str) -> Rc<Question> {
+        let key = xxh3_64(question.as_bytes());
+        Rc::clone(self.questions.entry(key).or_insert_with(|| {
+            let terms = question_terms(question);
+            let wanted = terms.iter().map(|w| xxh3_64(w.as_bytes())).collect();
+            Rc::new(Question { terms, wanted })
+        }))
     }
 
     /// The tokens of `item` by `tokenizer`, known by the item's identity ([`count_key`], given as `key`) after
@@ -215,6 +241,8 @@ impl AnswerCache {
             || self.lines.len() + texts >= MAX_LINE_INDEXES
             || self.counts.len() + texts >= MAX_ANSWERS
             || self.heads.len() >= MAX_ANSWERS
+            || self.questions.len() >= MAX_ANSWERS
+            || self.replies.len() >= MAX_ANSWERS
         {
             self.clear();
         }
@@ -239,7 +267,14 @@ impl AnswerCache {
             self.held.extend(shared.cloned());
             LineIndex::new(text, words)
         });
-        let found: Hits = (hits(index, wanted).into(), index.line_count);
+        let lines = hits(index, wanted);
+        // Most texts hold none of a question's terms: they share one empty list.
+        let lines = if lines.is_empty() {
+            Rc::clone(&self.no_hits)
+        } else {
+            lines.into()
+        };
+        let found: Hits = (lines, index.line_count);
         self.answers.insert((question, key), found.clone());
         found
     }
@@ -347,10 +382,8 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
             _ => None,
         })
         .unwrap_or("");
-    let wanted: Vec<u64> = question_terms(question)
-        .iter()
-        .map(|w| xxh3_64(w.as_bytes()))
-        .collect();
+    let asked = ANSWER_CACHE.with_borrow_mut(|cache| cache.question(question));
+    let wanted = &asked.wanted;
     let (head, last) = match request.contents.split_last() {
         Some((last, head)) => (head, Some(last)),
         None => (&request.contents[..], None),
@@ -384,14 +417,14 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
     let last_tokens = last.map_or(0, |i| tokenizer.count_item(i));
     let (text, tokens, output) = ANSWER_CACHE.with_borrow_mut(|cache| {
         if let Some(&(found, tokens, output)) = cache.requests.get(&request_key) {
-            return (reply(found.and_then(line_of), question), tokens, output);
+            return (quote(found.and_then(line_of), &asked.terms), tokens, output);
         }
         let texts = sources(request, head, &instruction_keys, &item_keys);
         cache.make_room(texts.len());
         let found = if wanted.is_empty() {
             None
         } else {
-            cache.answer(question_key, &wanted, &texts)
+            cache.answer(question_key, wanted, &texts)
         };
         let tokens = match cache.heads.get(&head_key) {
             Some(&n) => n,
@@ -411,7 +444,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
                 n
             }
         };
-        let text = reply(found.and_then(line_of), question);
+        let text = quote(found.and_then(line_of), &asked.terms);
         let output = tokenizer.count_text(&text);
         cache.requests.insert(request_key, (found, tokens, output));
         (text, tokens, output)
@@ -425,7 +458,13 @@ const ANSWER_CHARS: usize = 300;
 /// The answer that `line` makes to `question`: the line trimmed, or "I don't know." when there is none. A line
 /// longer than [`ANSWER_CHARS`] (a JSON record, a paragraph) is quoted around where the question's words are:
 /// the stretch of that many characters that holds the most of them (the first such), marked with `…` where cut.
+#[cfg(test)]
 pub(super) fn reply(line: Option<&str>, question: &str) -> String {
+    quote(line, &question_terms(question))
+}
+
+/// [`reply`], given the question's terms.
+fn quote(line: Option<&str>, wanted: &[String]) -> String {
     let Some(line) = line.map(str::trim) else {
         return "I don't know.".into();
     };
@@ -438,7 +477,6 @@ pub(super) fn reply(line: Option<&str>, question: &str) -> String {
     // quoted from its start).
     let mut hits: Vec<(usize, usize)> = Vec::new();
     if lower.len() == line.len() {
-        let wanted = question_terms(question);
         for (w, word) in wanted.iter().enumerate() {
             for (at, _) in lower.match_indices(word.as_str()) {
                 let c = chars.partition_point(|&(b, _)| b < at);
@@ -471,6 +509,31 @@ pub(super) fn reply(line: Option<&str>, question: &str) -> String {
         &line[from..to],
         if to < line.len() { "…" } else { "" }
     )
+}
+
+/// The reply to a request that is answered by its content alone (text, input tokens, output tokens), made by
+/// `respond` the first time this thread meets that content in the episode.
+pub(super) fn by_content(
+    request: &LlmRequest,
+    respond: impl FnOnce() -> (String, usize, usize),
+) -> (String, usize, usize) {
+    let mut bytes: Vec<u8> = Vec::new();
+    for s in &request.instructions {
+        bytes.extend(xxh3_128(s.as_bytes()).to_le_bytes());
+    }
+    for item in &request.contents {
+        bytes.extend(crate::tokens::item_hash(item).to_le_bytes());
+    }
+    let key = xxh3_128(&bytes);
+    if let Some(known) = ANSWER_CACHE.with_borrow(|cache| cache.replies.get(&key).cloned()) {
+        return known;
+    }
+    let reply = respond();
+    ANSWER_CACHE.with_borrow_mut(|cache| {
+        cache.make_room(1);
+        cache.replies.insert(key, reply.clone());
+    });
+    reply
 }
 
 /// Tells this thread's caches the questions of the episode it starts.

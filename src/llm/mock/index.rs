@@ -205,7 +205,7 @@ pub(super) fn weight(lines: u64, df: u64) -> u64 {
 
 /// Lines of a text as `str::lines` counts them.
 pub(super) fn line_count(text: &str) -> usize {
-    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
     newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
@@ -315,17 +315,34 @@ pub(super) fn question_terms(question: &str) -> Vec<String> {
     out
 }
 
-/// The bytes [`words`] keeps in a word, for ASCII text.
-const WORD_BYTE: [bool; 256] = {
-    let mut t = [false; 256];
+/// What a byte is to the ASCII scanner of [`term_hashes`]: [`OTHER`] (between words), [`NEWLINE`], [`PLAIN`]
+/// (a letter or digit), [`UNDERSCORE`] (a separator of parts kept at a word's ends) or [`TRIMMED`] (`.`, `/`
+/// and `-`: separators of parts, trimmed from a word's ends). A word is a run of the last three.
+const CLASS: [u8; 256] = {
+    let mut t = [OTHER; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-');
+        t[b] = if c.is_ascii_alphanumeric() {
+            PLAIN
+        } else if c == b'_' {
+            UNDERSCORE
+        } else if matches!(c, b'.' | b'/' | b'-') {
+            TRIMMED
+        } else if c == b'\n' {
+            NEWLINE
+        } else {
+            OTHER
+        };
         b += 1;
     }
     t
 };
+const OTHER: u8 = 0;
+const NEWLINE: u8 = 1;
+const PLAIN: u8 = 2;
+const UNDERSCORE: u8 = 3;
+const TRIMMED: u8 = 4;
 
 /// Calls `f(line, hash)` for every term of `text` (as [`terms`] finds them on each of its lines) whose first
 /// three bytes `admit` lets through, with the term's line number and hash. ASCII text, the common case, is
@@ -347,65 +364,80 @@ pub(super) fn term_hashes(
         return;
     }
     let bytes = text.as_bytes();
-    let mut lower = Vec::new();
+    let class = |i: usize| CLASS[usize::from(bytes[i])];
     let mut line = 0u32;
     let mut i = 0;
-    let separator = |c: &u8| matches!(c, b'_' | b'.' | b'/' | b'-');
     while i < bytes.len() {
-        let b = bytes[i];
-        if !WORD_BYTE[b as usize] {
-            if b == b'\n' {
-                line = line.saturating_add(1);
+        let c = class(i);
+        i += 1;
+        if c < PLAIN {
+            line = line.saturating_add(u32::from(c == NEWLINE));
+            continue;
+        }
+        // A word: the run from `start`, with whether it holds a separator.
+        let mut start = i - 1;
+        let mut parts = c >= UNDERSCORE;
+        while i < bytes.len() {
+            let c = class(i);
+            if c < PLAIN {
+                break;
             }
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && WORD_BYTE[bytes[i] as usize] {
+            parts |= c >= UNDERSCORE;
             i += 1;
         }
-        let mut word = &bytes[start..i];
-        while let [b'.' | b'-' | b'/', rest @ ..] = word {
-            word = rest;
+        let mut end = i;
+        while start < end && class(start) == TRIMMED {
+            start += 1;
         }
-        while let [rest @ .., b'.' | b'-' | b'/'] = word {
-            word = rest;
+        while end > start && class(end - 1) == TRIMMED {
+            end -= 1;
         }
-        if word.len() < 2 {
+        if end - start < 2 {
             continue;
         }
-        emit_term(&admit, &mut lower, (line, word), &mut f);
-        if word.iter().any(separator) {
-            for part in word.split(separator) {
+        let word = &bytes[start..end];
+        emit_term(&admit, (line, word), &mut f);
+        // A separator trimmed from the ends makes no parts.
+        if parts && word.iter().any(|&b| CLASS[usize::from(b)] >= UNDERSCORE) {
+            for part in word.split(|&b| CLASS[usize::from(b)] >= UNDERSCORE) {
                 if part.len() >= 2 {
-                    emit_term(&admit, &mut lower, (line, part), &mut f);
+                    emit_term(&admit, (line, part), &mut f);
                 }
             }
         }
     }
 }
 
-/// Calls `f(line, hash)` with the hash of `word`'s stem, lower-cased in `lower`, when `admit` lets the word
-/// through. A stem keeps the first three bytes of its word, so `admit` looks at the word before it is
-/// lower-cased and stemmed, and most words go no further.
+/// Calls `f(line, hash)` with the hash of `word`'s stem, lower-cased, when `admit` lets the word through. A
+/// stem keeps the first three bytes of its word, so `admit` looks at the word before it is lower-cased and
+/// stemmed, and most words go no further.
 #[inline]
 fn emit_term(
     admit: &impl Fn([u8; 3]) -> bool,
-    lower: &mut Vec<u8>,
     (line, word): (u32, &[u8]),
     f: &mut impl FnMut(u32, u64),
 ) {
     if !admit(head(word).map(|b| b.to_ascii_lowercase())) {
         return;
     }
-    lower.clear();
-    lower.extend(word.iter().map(u8::to_ascii_lowercase));
-    match stem_len(lower) {
+    // Most words fit on the stack.
+    let mut buffer = [0u8; 64];
+    let mut heap = Vec::new();
+    let lower: &mut [u8] = if word.len() < buffer.len() {
+        &mut buffer[..=word.len()]
+    } else {
+        heap.resize(word.len() + 1, 0);
+        &mut heap
+    };
+    for (l, b) in lower.iter_mut().zip(word) {
+        *l = b.to_ascii_lowercase();
+    }
+    let n = word.len();
+    match stem_len(&lower[..n]) {
         (n, false) => f(line, xxh3_64(&lower[..n])),
         (n, true) => {
-            lower.truncate(n);
-            lower.push(b'i');
-            f(line, xxh3_64(lower));
+            lower[n] = b'i';
+            f(line, xxh3_64(&lower[..=n]));
         }
     }
 }

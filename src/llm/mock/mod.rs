@@ -79,7 +79,8 @@ impl MockLlm {
         let judged = crate::llm::judge::parts(request);
         let (text, input, output) = match Transcript::from_request(request) {
             // The stand-in judge (see `llm::judge`).
-            _ if judged.is_some() => {
+            // The same grade of the same answer, asked again by another strategy, is known.
+            _ if judged.is_some() => answer::by_content(request, || {
                 let (reference, answer) = judged.unwrap_or_default();
                 let text = crate::llm::judge::stand_in(reference, answer);
                 let input = self
@@ -87,7 +88,7 @@ impl MockLlm {
                     .count_request(&request.instructions, &request.contents);
                 let output = self.tokenizer.count_text(&text);
                 (text, input, output)
-            }
+            }),
             Some(transcript) => {
                 let text = summarize::summarize(
                     transcript,

@@ -386,6 +386,8 @@ fn merge_into(
             name,
             sha256,
             journal: Some(&head),
+            // The merge adds no episode: its llm_calls.jsonl is the shards'.
+            calls: super::CallLog::default_for(&config),
         },
     )?;
     Ok(super::RunOutcome {
