@@ -136,7 +136,7 @@ log "re-run: 0 requests sent"
 wait_journal() {
     local start=$SECONDS
     until [ -f "$1.partial/resume.jsonl" ] && [ "$(wc -l <"$1.partial/resume.jsonl")" -ge 2 ]; do
-        (( SECONDS - start < 300 )) || fail "no episode was journaled in $1"
+        (( SECONDS - start < 900 )) || fail "no episode was journaled in $1 after 15 minutes"
         sleep 0.2
     done
 }
