@@ -421,15 +421,20 @@ pub(super) fn term_hashes(
 /// Calls `f(line, hash)` with the hash of `word`'s stem, lower-cased, when `admit` lets the word through. A
 /// stem keeps the first three bytes of its word and is at most [`MAX_STRIPPED`] bytes shorter, so `admit`
 /// looks at the word's head and length before it is lower-cased and stemmed, and most words go no further.
-#[inline]
+#[inline(always)]
 fn emit_term(
     admit: &impl Fn([u8; 3], usize) -> bool,
     (line, word): (u32, &[u8]),
     f: &mut impl FnMut(u32, u64),
 ) {
-    if !admit(head(word).map(|b| b.to_ascii_lowercase()), word.len()) {
-        return;
+    if admit(head(word).map(|b| b.to_ascii_lowercase()), word.len()) {
+        emit_admitted((line, word), f);
     }
+}
+
+/// [`emit_term`] of a word `admit` let through: a call of its own, so that the scanner's loop stays small.
+#[inline(never)]
+fn emit_admitted((line, word): (u32, &[u8]), f: &mut impl FnMut(u32, u64)) {
     // Most words fit on the stack.
     let mut buffer = [0u8; 64];
     let mut heap = Vec::new();
