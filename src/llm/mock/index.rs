@@ -43,13 +43,13 @@ impl LineIndex {
         let Some(interest) = interest else {
             // About one word per 8 bytes of text, a fraction of them distinct: most tables never grow.
             let mut index = Self::with_capacity(text.len() / 8 + 16, line_count);
-            term_hashes(text, |_| true, |line, term| index.insert(term, line));
+            term_hashes(text, |_, _| true, |line, term| index.insert(term, line));
             return index;
         };
         let mut index = Self::with_capacity(16, line_count);
         term_hashes(
             text,
-            |head| interest.may_hold(head),
+            |head, len| interest.may_hold(head, len),
             |line, term| {
                 if interest.words.contains(&term) {
                     index.insert(term, line);
@@ -124,13 +124,14 @@ impl LineIndex {
 
 /// The terms the probes of the episode a thread replays will look for ([`Llm::start_episode`](crate::llm::Llm::start_episode)): word tables
 /// built for them hold those terms only, and pass over most other words after a look at their first three
-/// bytes, without hashing them. An answer is the same either way, as it reads only the question's terms.
+/// bytes and their length, without hashing them. An answer is the same either way, as it reads only the
+/// question's terms.
 pub(super) struct Interest {
     /// Names the set in the key of the tables built for it (0: tables of every word).
     pub(super) id: u64,
     /// The hashes of the questions' terms.
     pub(super) words: rustc_hash::FxHashSet<u64>,
-    /// One bit per [`head_bit`] of a question's word.
+    /// One bit per [`head_bit`] of a question's term with each length a word of that stem may have.
     heads: Box<[u64; 1024]>,
 }
 
@@ -140,8 +141,11 @@ impl Interest {
         let mut heads = Box::new([0u64; 1024]);
         for question in questions {
             for t in question_terms(question) {
-                let bit = head_bit(head(t.as_bytes()));
-                heads[bit / 64] |= 1 << (bit % 64);
+                // A stem is at most `MAX_STRIPPED` bytes shorter than its word.
+                for len in t.len()..=t.len() + MAX_STRIPPED {
+                    let bit = head_bit(head(t.as_bytes()), len);
+                    heads[bit / 64] |= 1 << (bit % 64);
+                }
                 words.insert(xxh3_64(t.as_bytes()));
             }
         }
@@ -155,9 +159,9 @@ impl Interest {
         }
     }
 
-    /// Whether a word that starts with `head` may be one of the questions' words.
-    fn may_hold(&self, head: [u8; 3]) -> bool {
-        let bit = head_bit(head);
+    /// Whether a word of `len` bytes that starts with `head` may be one of the questions' words.
+    fn may_hold(&self, head: [u8; 3], len: usize) -> bool {
+        let bit = head_bit(head, len);
         self.heads[bit / 64] & (1 << (bit % 64)) != 0
     }
 
@@ -173,9 +177,11 @@ fn head(word: &[u8]) -> [u8; 3] {
     [byte(0), byte(1), byte(2)]
 }
 
-/// A 16-bit hash of a word's first three bytes.
-fn head_bit(head: [u8; 3]) -> usize {
-    let v = u32::from(head[0]) | u32::from(head[1]) << 8 | u32::from(head[2]) << 16;
+/// A 16-bit hash of a word's first three bytes and its length (any length from 63 on counts as 63).
+fn head_bit(head: [u8; 3], len: usize) -> usize {
+    #[allow(clippy::cast_possible_truncation)] // at most 63
+    let len = len.min(63) as u32;
+    let v = u32::from(head[0]) | u32::from(head[1]) << 8 | u32::from(head[2]) << 16 | len << 24;
     (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
 }
 
@@ -277,6 +283,10 @@ fn stem_len(b: &[u8]) -> (usize, bool) {
     }
 }
 
+/// The most bytes [`stem_len`] takes from a word: a plural `s` (1), `ing` (3), a doubled consonant (1) and a
+/// final `e` (1), or `ies` (3, for an `i`), with room to spare.
+const MAX_STRIPPED: usize = 7;
+
 /// The separators of a word made of parts.
 const PARTS: [char; 4] = ['_', '.', '/', '-'];
 
@@ -345,18 +355,18 @@ const UNDERSCORE: u8 = 3;
 const TRIMMED: u8 = 4;
 
 /// Calls `f(line, hash)` for every term of `text` (as [`terms`] finds them on each of its lines) whose first
-/// three bytes `admit` lets through, with the term's line number and hash. ASCII text, the common case, is
+/// three bytes and length `admit` lets through, with the term's line number and hash. ASCII text, the common case, is
 /// scanned byte by byte without splitting it into lines.
 pub(super) fn term_hashes(
     text: &str,
-    admit: impl Fn([u8; 3]) -> bool,
+    admit: impl Fn([u8; 3], usize) -> bool,
     mut f: impl FnMut(u32, u64),
 ) {
     if !text.is_ascii() {
         for (n, line) in text.lines().enumerate() {
             let n = u32::try_from(n).unwrap_or(u32::MAX);
             for t in terms(line) {
-                if admit(head(t.as_bytes())) {
+                if admit(head(t.as_bytes()), t.len()) {
                     f(n, xxh3_64(t.as_bytes()));
                 }
             }
@@ -409,17 +419,22 @@ pub(super) fn term_hashes(
 }
 
 /// Calls `f(line, hash)` with the hash of `word`'s stem, lower-cased, when `admit` lets the word through. A
-/// stem keeps the first three bytes of its word, so `admit` looks at the word before it is lower-cased and
-/// stemmed, and most words go no further.
-#[inline]
+/// stem keeps the first three bytes of its word and is at most [`MAX_STRIPPED`] bytes shorter, so `admit`
+/// looks at the word's head and length before it is lower-cased and stemmed, and most words go no further.
+#[inline(always)]
 fn emit_term(
-    admit: &impl Fn([u8; 3]) -> bool,
+    admit: &impl Fn([u8; 3], usize) -> bool,
     (line, word): (u32, &[u8]),
     f: &mut impl FnMut(u32, u64),
 ) {
-    if !admit(head(word).map(|b| b.to_ascii_lowercase())) {
-        return;
+    if admit(head(word).map(|b| b.to_ascii_lowercase()), word.len()) {
+        emit_admitted((line, word), f);
     }
+}
+
+/// [`emit_term`] of a word `admit` let through: a call of its own, so that the scanner's loop stays small.
+#[inline(never)]
+fn emit_admitted((line, word): (u32, &[u8]), f: &mut impl FnMut(u32, u64)) {
     // Most words fit on the stack.
     let mut buffer = [0u8; 64];
     let mut heap = Vec::new();
@@ -466,7 +481,7 @@ mod tests {
 
     fn scanned_words(text: &str) -> Vec<(u32, u64)> {
         let mut found = Vec::new();
-        term_hashes(text, |_| true, |line, word| found.push((line, word)));
+        term_hashes(text, |_, _| true, |line, word| found.push((line, word)));
         found
     }
 
@@ -491,6 +506,12 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn a_stem_is_at_most_max_stripped_bytes_shorter(word in "[a-z]{1,6}(ss|s|e|y|ed|ing|ies|sses|nn|tt)*") {
+            let lost = word.len() - stem(&word).len();
+            proptest::prop_assert!(lost <= MAX_STRIPPED, "{word}: {lost}");
+        }
+
         #[test]
         fn term_hashes_equal_the_definition(text in "([aeiyZdgns0_./ -]{0,70}[\n\r\t,:]?){0,12}") {
             proptest::prop_assert_eq!(scanned_words(&text), defined_words(&text));
