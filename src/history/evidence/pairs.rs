@@ -312,6 +312,19 @@ fn placeholders_hold_no_evidence() {
     // An observation has no call id: its recording is the first observation that starts with its first line.
     let head = Item::observation("bash", "first line\n[... 9 chars elided ...]\n 4719");
     assert_eq!(texts(&head), ["first line\n", " 4719"]);
+    // A tool call's arguments, truncated: what is left of the recorded call (by its id) counts, exactly.
+    let call = Item::tool_call(
+        "c2",
+        "lookup",
+        "{\"user\": \"mia_kim_4397\", \"limit\": 200}",
+    );
+    let items = [items.as_slice(), std::slice::from_ref(&call)].concat();
+    let cut = Item::tool_call("c2", "lookup", "{\"user\": \"mia_kim_4397\", [...]}");
+    let cut_texts: Vec<String> = visible(&items, &cut)
+        .into_iter()
+        .map(|c| c.into_owned())
+        .collect();
+    assert_eq!(cut_texts, ["lookup {\"user\": \"mia_kim_4397\", ", "}"]);
     // Any other item a strategy wrote is read whole.
     let shadow = Item::user("Summarize the conversation so far.");
     assert_eq!(texts(&shadow), ["Summarize the conversation so far."]);
