@@ -325,6 +325,18 @@ fn placeholders_hold_no_evidence() {
         .map(|c| c.into_owned())
         .collect();
     assert_eq!(cut_texts, ["lookup {\"user\": \"mia_kim_4397\", ", "}"]);
+    // An observation stands for the first recorded one that starts with its first line, not the first of all.
+    let items = [
+        items.as_slice(),
+        &[Item::observation("bash", "first line too\nsecond")],
+    ]
+    .concat();
+    let tail = Item::observation("bash", "first line too\n[...]\nsecond");
+    let tail_texts: Vec<String> = visible(&items, &tail)
+        .into_iter()
+        .map(|c| c.into_owned())
+        .collect();
+    assert_eq!(tail_texts, ["first line too\n", "second"]);
     // Any other item a strategy wrote is read whole.
     let shadow = Item::user("Summarize the conversation so far.");
     assert_eq!(texts(&shadow), ["Summarize the conversation so far."]);
@@ -338,6 +350,8 @@ fn kept_cuts_back_to_whole_tokens() {
     assert_eq!(kept("é [x] é", "é a é"), ["é ", " é"]);
     assert_eq!(kept("é[x]é", "éaé"), ["", ""]);
     assert_eq!(kept("", "abc"), ["", ""]);
+    // Bytes in common that end inside a character are not kept: `→` and `←` share their first two bytes.
+    assert_eq!(kept("→x", "←y"), ["", ""]);
 }
 
 #[test]
