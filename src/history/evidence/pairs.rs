@@ -352,6 +352,8 @@ fn kept_cuts_back_to_whole_tokens() {
     assert_eq!(kept("", "abc"), ["", ""]);
     // Bytes in common that end inside a character are not kept: `→` and `←` share their first two bytes.
     assert_eq!(kept("→x", "←y"), ["", ""]);
+    // At the end too: `é` and `ũ` share their last byte.
+    assert_eq!(kept(" é", " ũ"), [" ", ""]);
 }
 
 #[test]
