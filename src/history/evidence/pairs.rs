@@ -387,6 +387,7 @@ fn the_task_gives_what_it_or_the_first_user_message_says() {
     assert!(!task.gives(&finding(&["34"])), "inside a longer number");
     assert!(!task.gives(&finding(&[])));
     assert!(from_task(&ep, &finding(&["TimeDelta"])));
+    assert!(!from_task(&ep, &finding(&["td_field", "4719"])));
 }
 
 #[test]
