@@ -426,6 +426,8 @@ fn identifying_tokens_are_what_names_the_fact() {
     );
     assert_eq!(identifying_tokens("the answer was 'B'"), ["b"]);
     assert_eq!(identifying_tokens("he said \"no\""), ["no"]);
+    // Quotes around white space quote nothing.
+    assert_eq!(identifying_tokens("press ' ' to start"), ["press", "start"]);
     let keys = identifying_tokens("MAX_RETRIES = 37");
     assert!((token_share(&keys, "max_retries is 37") - 1.0).abs() < 1e-12);
     assert!((token_share(&keys, "it is 137") - 0.0).abs() < 1e-12);
