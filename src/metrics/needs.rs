@@ -628,6 +628,17 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(Some(6), 1, 1), (Some(8), 2, 2), (Some(8), 2, 1)]
         );
+        // A finding the turn at call point 5 introduces is not checked there: a need at 7 (whose call point is
+        // 5) is not checked at all, the one at 8 is its first.
+        let mut ep = episode(vec![7, 8]);
+        ep.findings[0].introduced_at = 5;
+        let rows = ledger(&ep, &out[1].steps);
+        assert_eq!(
+            rows.iter()
+                .map(|r| (r.finding, r.needed_at, r.step, r.ordinal))
+                .collect::<Vec<_>>(),
+            [(0, Some(8), 2, 1), (1, Some(8), 2, 1)]
+        );
     }
 
     #[test]

@@ -312,6 +312,31 @@ fn placeholders_hold_no_evidence() {
     // An observation has no call id: its recording is the first observation that starts with its first line.
     let head = Item::observation("bash", "first line\n[... 9 chars elided ...]\n 4719");
     assert_eq!(texts(&head), ["first line\n", " 4719"]);
+    // A tool call's arguments, truncated: what is left of the recorded call (by its id) counts, exactly.
+    let call = Item::tool_call(
+        "c2",
+        "lookup",
+        "{\"user\": \"mia_kim_4397\", \"limit\": 200}",
+    );
+    let items = [items.as_slice(), std::slice::from_ref(&call)].concat();
+    let cut = Item::tool_call("c2", "lookup", "{\"user\": \"mia_kim_4397\", [...]}");
+    let cut_texts: Vec<String> = visible(&items, &cut)
+        .into_iter()
+        .map(|c| c.into_owned())
+        .collect();
+    assert_eq!(cut_texts, ["lookup {\"user\": \"mia_kim_4397\", ", "}"]);
+    // An observation stands for the first recorded one that starts with its first line, not the first of all.
+    let items = [
+        items.as_slice(),
+        &[Item::observation("bash", "first line too\nsecond")],
+    ]
+    .concat();
+    let tail = Item::observation("bash", "first line too\n[...]\nsecond");
+    let tail_texts: Vec<String> = visible(&items, &tail)
+        .into_iter()
+        .map(|c| c.into_owned())
+        .collect();
+    assert_eq!(tail_texts, ["first line too\n", "second"]);
     // Any other item a strategy wrote is read whole.
     let shadow = Item::user("Summarize the conversation so far.");
     assert_eq!(texts(&shadow), ["Summarize the conversation so far."]);
@@ -325,6 +350,10 @@ fn kept_cuts_back_to_whole_tokens() {
     assert_eq!(kept("é [x] é", "é a é"), ["é ", " é"]);
     assert_eq!(kept("é[x]é", "éaé"), ["", ""]);
     assert_eq!(kept("", "abc"), ["", ""]);
+    // Bytes in common that end inside a character are not kept: `→` and `←` share their first two bytes.
+    assert_eq!(kept("→x", "←y"), ["", ""]);
+    // At the end too: `é` and `ũ` share their last byte.
+    assert_eq!(kept(" é", " ũ"), [" ", ""]);
 }
 
 #[test]
@@ -358,6 +387,7 @@ fn the_task_gives_what_it_or_the_first_user_message_says() {
     assert!(!task.gives(&finding(&["34"])), "inside a longer number");
     assert!(!task.gives(&finding(&[])));
     assert!(from_task(&ep, &finding(&["TimeDelta"])));
+    assert!(!from_task(&ep, &finding(&["td_field", "4719"])));
 }
 
 #[test]
@@ -396,6 +426,8 @@ fn identifying_tokens_are_what_names_the_fact() {
     );
     assert_eq!(identifying_tokens("the answer was 'B'"), ["b"]);
     assert_eq!(identifying_tokens("he said \"no\""), ["no"]);
+    // Quotes around white space quote nothing.
+    assert_eq!(identifying_tokens("press ' ' to start"), ["press", "start"]);
     let keys = identifying_tokens("MAX_RETRIES = 37");
     assert!((token_share(&keys, "max_retries is 37") - 1.0).abs() < 1e-12);
     assert!((token_share(&keys, "it is 137") - 0.0).abs() < 1e-12);
