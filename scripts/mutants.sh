@@ -34,4 +34,5 @@ exclude=()
 if [ "$#" -gt 0 ]; then
     files=()
 fi
-cargo mutants --no-shuffle --profile mutants -j "$jobs" "${files[@]}" ${exclude[@]+"${exclude[@]}"} "$@" -- --lib
+# `-C --lib` builds and runs the library's tests only: with `-- --lib` alone every mutant also rebuilt tests/cli.
+cargo mutants --no-shuffle --profile mutants -j "$jobs" -C --lib "${files[@]}" ${exclude[@]+"${exclude[@]}"} "$@"
