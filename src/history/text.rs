@@ -21,16 +21,30 @@ const ASCII_SPACE: [bool; 256] = {
 /// This is the normal form in which evidence strings are compared with request text.
 #[must_use]
 pub fn normalize(text: &str) -> String {
+    fold::<true>(text)
+}
+
+/// Folds every run of white space into one space, trimming both ends, case kept (the evidence rule's
+/// canonical form starts from it).
+#[must_use]
+pub fn fold_space(text: &str) -> String {
+    fold::<false>(text)
+}
+
+/// [`normalize`] when `LOWER`, else [`fold_space`].
+fn fold<const LOWER: bool>(text: &str) -> String {
     if text.is_ascii() {
-        // The common case, without a branch per byte: every byte is written, lower-cased or as a space, and
-        // the write position advances unless the byte is a space that follows a space (or starts the text).
+        // The common case, without a branch per byte: every byte is written (lower-cased when asked) or as a
+        // space, and the write position advances unless the byte is a space that follows a space (or starts
+        // the text).
         let mut out = text.as_bytes().to_vec();
         let mut len = 0;
         let mut after_space = true;
         for i in 0..out.len() {
             let b = out[i];
             let space = ASCII_SPACE[usize::from(b)];
-            out[len] = if space { b' ' } else { b.to_ascii_lowercase() };
+            let kept = if LOWER { b.to_ascii_lowercase() } else { b };
+            out[len] = if space { b' ' } else { kept };
             len += usize::from(!(space && after_space));
             after_space = space;
         }
@@ -50,7 +64,11 @@ pub fn normalize(text: &str) -> String {
                 out.push(' ');
                 pending_space = false;
             }
-            out.extend(ch.to_lowercase());
+            if LOWER {
+                out.extend(ch.to_lowercase());
+            } else {
+                out.push(ch);
+            }
         }
     }
     out

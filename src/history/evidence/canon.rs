@@ -1,6 +1,8 @@
 //! The canonical form in which evidence and texts are compared, the words they are cut into, and the light
 //! stemming of content words.
 
+use crate::history::text::fold_space;
+
 /// A text in canonical form (see [`canon`]): `cased` keeps the case, `lower` is the same text lower-cased byte
 /// for byte, so that a position in one is the same position in the other.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -30,60 +32,6 @@ pub fn canon(text: &str) -> Canon {
         lower = lower_same_length(&cased);
     }
     Canon { cased, lower }
-}
-
-/// `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
-const ASCII_SPACE: [bool; 256] = {
-    let mut t = [false; 256];
-    t[b'\t' as usize] = true;
-    t[b'\n' as usize] = true;
-    t[0x0b] = true;
-    t[0x0c] = true;
-    t[b'\r' as usize] = true;
-    t[b' ' as usize] = true;
-    t
-};
-
-/// White space folded to single spaces, both ends trimmed, case kept.
-fn fold_space(text: &str) -> String {
-    if text.is_ascii() {
-        // Every byte is written, and the write position advances unless the byte is a space that follows a
-        // space (or starts the text).
-        let mut out = text.as_bytes().to_vec();
-        let mut len = 0;
-        let mut after_space = true;
-        for i in 0..out.len() {
-            let b = out[i];
-            let space = ASCII_SPACE[usize::from(b)];
-            out[len] = if space { b' ' } else { b };
-            len += usize::from(!(space && after_space));
-            after_space = space;
-        }
-        if after_space && len > 0 {
-            len -= 1;
-        }
-        out.truncate(len);
-        return String::from_utf8(out).expect("ASCII stays ASCII");
-    }
-    fold_chars(text)
-}
-
-/// [`fold_space`] on any text.
-fn fold_chars(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut pending = false;
-    for c in text.chars() {
-        if c.is_whitespace() {
-            pending = !out.is_empty();
-        } else {
-            if pending {
-                out.push(' ');
-                pending = false;
-            }
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `text` with the commas of numbers written with thousands separators removed; `None` when it has none.
