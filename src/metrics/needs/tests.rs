@@ -170,6 +170,14 @@ fn without_need_points_the_finding_is_needed_at_the_end() {
             .collect::<Vec<_>>(),
         [(0, Some(8), 2, 1), (1, Some(8), 2, 1)]
     );
+    // A finding without need points that the last call point's own turn introduces (item 11) is never in a
+    // request: it is not checked; one introduced just before it is.
+    for (introduced, checked) in [(11, 0), (10, 1)] {
+        let mut ep = episode(Vec::new());
+        ep.findings[0].introduced_at = introduced;
+        let rows = ledger(&ep, &out[1].steps);
+        assert_eq!(rows.iter().filter(|r| r.finding == 0).count(), checked);
+    }
 }
 
 #[test]
