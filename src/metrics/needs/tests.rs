@@ -303,3 +303,35 @@ fn an_episode_without_found_findings_is_counted_apart() {
     let no_found = crate::metrics::slots::slot_index(&RetentionAtNeed, "no_found_needs");
     assert_eq!(values[no_found], Value::from(1));
 }
+
+#[test]
+fn resolve_gathers_each_finding_s_needs_into_one_lost_finding() {
+    let ep = episode(vec![8, 11]);
+    let out = replay(&ep);
+    let (ledger_rows, lost) = resolve(&ep, "mask_all", ledger(&ep, &out[1].steps));
+    assert_eq!(
+        ledger_rows
+            .iter()
+            .map(|r| (r.finding.as_str(), r.need.retained))
+            .collect::<Vec<_>>(),
+        [("f1", false), ("f1", true), ("f2", true)]
+    );
+    // f1's two needs (the first lost, the second held by the agent's own "Fixing E42 now.") make one lost
+    // finding; f2, kept, is not listed.
+    assert_eq!(
+        lost.iter()
+            .map(|l| (l.finding.as_str(), l.needs, l.lost, l.lost_by.as_str()))
+            .collect::<Vec<_>>(),
+        [("f1", 2, 1, "masked")]
+    );
+    // The same without the task's finding: f1's needs are still counted together.
+    let mut ep = ep;
+    ep.findings.truncate(1);
+    let (_, lost) = resolve(&ep, "mask_all", ledger(&ep, &out[1].steps));
+    assert_eq!(
+        lost.iter()
+            .map(|l| (l.finding.as_str(), l.needs, l.lost))
+            .collect::<Vec<_>>(),
+        [("f1", 2, 1)]
+    );
+}
