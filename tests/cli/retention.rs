@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use ctxbench::history::evidence::{holds, reading, Reading};
-use ctxbench::history::import::import_file;
 use ctxbench::{Episode, Item};
 
 use crate::{ctxbench, root, text};
@@ -55,23 +54,6 @@ fn the_bundled_run_equals_reports_example() {
     assert!(compared >= 6, "{compared} files compared");
 }
 
-/// Every shared trace's episodes, by file name; `None` when the folder is absent.
-fn traces() -> Option<Vec<(String, Vec<Episode>)>> {
-    let files = crate::shared_trace_files()?;
-    Some(
-        files
-            .iter()
-            .map(|f| {
-                let name = f.file_name().unwrap().to_string_lossy().into_owned();
-                (
-                    name.clone(),
-                    import_file(f, None).unwrap_or_else(|e| panic!("{name}: {e}")),
-                )
-            })
-            .collect(),
-    )
-}
-
 /// The first item of the episode of `file` whose text contains `needle`.
 fn item<'t>(traces: &'t [(String, Vec<Episode>)], file: &str, needle: &str) -> &'t Item {
     traces
@@ -86,7 +68,9 @@ fn item<'t>(traces: &'t [(String, Vec<Episode>)], file: &str, needle: &str) -> &
 /// item is read as the replay reads it (a tool output or call exactly, the agent's messages as its words).
 #[test]
 fn real_pairs_hold_as_the_rule_says() {
-    let Some(traces) = traces() else { return };
+    let Some(traces) = crate::traces::imported() else {
+        return;
+    };
     let pairs: [(&str, &str, &str, bool); 14] = [
         // tau-bench: a user id, a date, a flight number; the agent's own account of the price.
         (
@@ -199,7 +183,9 @@ fn real_pairs_hold_as_the_rule_says() {
 /// output's word the task already holds; the ones labelled as the task's are those the task gives.
 #[test]
 fn automatic_findings_leave_out_noise_and_the_task() {
-    let Some(traces) = traces() else { return };
+    let Some(traces) = crate::traces::imported() else {
+        return;
+    };
     let mut found = 0;
     for ep in traces.iter().flat_map(|(_, e)| e) {
         let task = ctxbench::history::evidence::TaskText::new(ep);

@@ -12,7 +12,7 @@ use ctxbench::run::usage::{compare, EpisodeUsage};
 use ctxbench::{Episode, Item, Role, Tokenizer};
 
 /// Every shared trace, imported: (file name, its episodes).
-fn imported() -> Option<Vec<(String, Vec<Episode>)>> {
+pub(crate) fn imported() -> Option<Vec<(String, Vec<Episode>)>> {
     let files = crate::shared_trace_files()?;
     Some(
         files
