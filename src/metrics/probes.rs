@@ -186,4 +186,46 @@ mod tests {
         let out = crate::metrics::slots::episode_values(&Probes, &view);
         assert_eq!(out[3..], [Value::from(3), Value::from(1.0), Value::from(3)]);
     }
+
+    /// An open probe (a reference answer, no accepted answers) is the judge's: its record is left out of these
+    /// counts, and a probe with accepted answers is counted, each by its own id. The strategy answers the
+    /// exact probe p1 right and the open p2 wrong: 1 probe, 1 correct.
+    #[test]
+    fn an_open_probe_is_left_to_the_judge_by_its_own_id() {
+        let probe = |id: &str, answers: &[&str]| crate::history::Probe {
+            id: id.into(),
+            question: "q".into(),
+            answers: answers.iter().map(|&a| a.into()).collect(),
+            reference: answers.is_empty().then(|| "ref".into()),
+            ..crate::history::Probe::default()
+        };
+        let ep = Episode {
+            probes: vec![probe("p1", &["x"]), probe("p2", &[])],
+            ..Episode::default()
+        };
+        let baseline = replay("none", &[("p1", Some(2), true), ("p2", Some(2), true)]);
+        let strategy = replay("s", &[("p1", Some(2), true), ("p2", Some(2), false)]);
+        let context = Context {
+            prices: crate::metrics::Prices::default(),
+            context_window: 1000,
+        };
+        let view = EpisodeView {
+            episode: &ep,
+            replay: &strategy,
+            baseline: &baseline,
+            context: &context,
+        };
+        let out = crate::metrics::slots::episode_values(&Probes, &view);
+        assert_eq!(
+            out,
+            [
+                Value::from(1),
+                Value::from(1),
+                Value::from(1.0),
+                Value::from(1),
+                Value::from(1.0),
+                Value::from(1)
+            ]
+        );
+    }
 }

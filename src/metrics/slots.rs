@@ -161,6 +161,17 @@ pub(crate) fn episode_values(
     out
 }
 
+/// The values `metric` puts in its step slots for `view`, in slot order (for the metrics' tests).
+#[cfg(test)]
+pub(crate) fn step_values(metric: &dyn super::Metric, view: &super::StepView<'_>) -> Vec<Value> {
+    let slots = metric.step_slots();
+    let mut out = Vec::new();
+    let mut values = Values::new(metric.name(), &slots, &mut out);
+    metric.step_values(view, &mut values);
+    values.finish();
+    out
+}
+
 /// The index of a metric's episode slot `name` (for the metrics' tests).
 #[cfg(test)]
 pub(crate) fn slot_index(metric: &dyn super::Metric, name: impl Into<Name>) -> usize {

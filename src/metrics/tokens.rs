@@ -171,3 +171,84 @@ impl Metric for Tokens {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Episode;
+    use crate::metrics::slots::{episode_values, slot_index, step_values};
+    use crate::metrics::{Context, EpisodeView, Prices, StepView};
+    use crate::replay::{EpisodeReplay, StepRecord};
+    use serde_json::Value;
+
+    fn replay(sent: &[usize]) -> EpisodeReplay {
+        EpisodeReplay {
+            episode: "e".into(),
+            source: "t".into(),
+            strategy: "s".into(),
+            items: 7,
+            steps: sent
+                .iter()
+                .enumerate()
+                .map(|(step, &tokens_sent)| StepRecord {
+                    step,
+                    tokens_sent,
+                    cached_tokens: step,
+                    output_tokens: 10,
+                    ..StepRecord::default()
+                })
+                .collect(),
+            calls: Vec::new(),
+            probes: Vec::new(),
+        }
+    }
+
+    /// A window of 100 tokens: a request of 99 or 100 tokens fits it, one of 101 does not.
+    #[test]
+    fn a_request_is_over_the_window_only_past_it() {
+        let context = Context {
+            prices: Prices::default(),
+            context_window: 100,
+        };
+        let ep = Episode::default();
+        let over = slot_index(&Tokens, "steps_over_window");
+        let r = replay(&[99, 100, 101]);
+        let flags: Vec<Value> = r
+            .steps
+            .iter()
+            .map(|step| {
+                let view = StepView {
+                    episode: &ep,
+                    step,
+                    context: &context,
+                };
+                step_values(&Tokens, &view)[6].clone()
+            })
+            .collect();
+        assert_eq!(flags, [false, false, true].map(Value::from));
+        // Against a baseline of 240 + 160 = 400 tokens, 300 sent saves 1 − 300/400 = 0.25.
+        let baseline = replay(&[240, 160]);
+        let view = EpisodeView {
+            episode: &ep,
+            replay: &r,
+            baseline: &baseline,
+            context: &context,
+        };
+        let values = episode_values(&Tokens, &view);
+        assert_eq!(
+            values,
+            [
+                Value::from(7),
+                Value::from(3),
+                Value::from(300),
+                Value::from(400),
+                Value::from(0.25),
+                Value::from(101),
+                Value::from(1),
+                Value::from(3),
+                Value::from(30)
+            ]
+        );
+        assert_eq!(values[over], Value::from(1));
+    }
+}

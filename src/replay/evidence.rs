@@ -434,6 +434,7 @@ mod tests {
                 Item::tool_result("k1", "lookup", "user mia_kim\nbalance 397\nlast 4718"),
                 Item::observation("bash", "first line\nsecond 4719"),
                 Item::observation("bash", "first line too\nsecond"),
+                Item::observation("bash", "one line 4718"),
             ],
         );
         let rewrites = [
@@ -448,6 +449,10 @@ mod tests {
             Item::observation("bash", "first line\n[...]\n 4719"),
             Item::observation("bash", "first line too\n[...]\nsecond"),
             Item::observation("bash", "Old environment output: (2 lines omitted)"),
+            // A rewrite that keeps the head of a call's arguments, and of a one-line observation (the
+            // recorded content is its own first line).
+            Item::tool_call("k1", "lookup", r#"{"q": 397, "more": "[...]"}"#),
+            Item::observation("bash", "one line 4718\n[...]"),
         ];
         let mut evidence = Evidence::new(&ep);
         for item in ep.items.iter().chain(&rewrites) {
@@ -469,6 +474,14 @@ mod tests {
         assert_eq!(
             found(&mut evidence, &rewrites[4]),
             [false, false, true, false]
+        );
+        assert_eq!(
+            found(&mut evidence, &rewrites[7]),
+            [true, false, false, false]
+        );
+        assert_eq!(
+            found(&mut evidence, &rewrites[8]),
+            [false, true, false, false]
         );
     }
 

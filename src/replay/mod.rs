@@ -471,6 +471,64 @@ pub(crate) mod tests {
         assert!(!out[2].steps.last().unwrap().present.contains(0));
     }
 
+    /// The tally reads an item's tokens once and takes what a strategy kept as it was: over a replay, the
+    /// tokenizer is asked about as many times as there are items, not once per item of every request (which
+    /// the reference replay does, and the fast one would if it took its shortcuts in none of the cases they
+    /// are for: an unchanged request, items dropped, a prefix kept).
+    #[test]
+    fn the_tally_counts_each_item_once_whatever_the_strategy_declares() {
+        let ep = episode();
+        for (name, config, most) in [
+            ("none", StrategyConfig::None, 2),
+            (
+                "window",
+                StrategyConfig::SlidingWindow(crate::strategy::SlidingWindowConfig {
+                    max_items: Some(8),
+                    ..crate::strategy::SlidingWindowConfig::default()
+                }),
+                2,
+            ),
+            (
+                "window by tokens",
+                StrategyConfig::SlidingWindow(crate::strategy::SlidingWindowConfig {
+                    max_tokens: Some(1500),
+                    max_items: None,
+                    ..crate::strategy::SlidingWindowConfig::default()
+                }),
+                2,
+            ),
+            (
+                "compaction",
+                StrategyConfig::Compaction(crate::strategy::CompactionConfig::default()),
+                // Each compaction's placeholders are new items, counted when they first appear.
+                4,
+            ),
+        ] {
+            let tok = Arc::new(
+                Tokenizer::new(
+                    crate::tokens::Encoding::default(),
+                    crate::tokens::Backend::default(),
+                )
+                .unwrap(),
+            );
+            let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+            let replayer = Replayer::new(Arc::clone(&tok), &llm, 4000).verifying(true);
+            let before = tok.cache_stats();
+            let out = replayer
+                .replay_all(&ep, &[NamedStrategy::new(name, config)])
+                .unwrap();
+            let after = tok.cache_stats();
+            let lookups = (after.hits + after.misses) - (before.hits + before.misses);
+            let read_every_request: usize = out[0].steps.iter().map(|s| s.items_sent).sum();
+            // On this episode (39 items): 74, 42, 42 and 139 lookups; 260, 115, 125 and 260 items sent.
+            let items = u64::try_from(ep.items.len()).unwrap();
+            assert!(
+                lookups <= most * items && lookups < read_every_request as u64,
+                "{name}: {lookups} tokenizer lookups for {items} items, {read_every_request} items sent"
+            );
+        }
+    }
+
     /// A strategy that drops the oldest tool result but says it changed nothing.
     struct Liar;
 

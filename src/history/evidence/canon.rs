@@ -316,11 +316,24 @@ mod tests {
         assert_eq!(c("this island is big"), "this island=big");
         assert_eq!(c("is it"), "is it");
         assert_eq!(c("what the value is"), "what the value is");
+        // The same where the pass runs (the text states a value elsewhere).
+        assert_eq!(c("x = 1 and what y is"), "x=1 and what y is");
         assert_eq!(c("known as X_1"), "known as X_1");
         assert_eq!(canon("Ünïcode ÉTÉ").lower, "ünïcode été");
         // The Kelvin sign lower-cases to a shorter `k`: kept as it is, so both strings stay aligned.
         let k = canon("\u{212A}ING");
         assert_eq!(k.lower.len(), k.cased.len());
+    }
+
+    /// `drop_thousands` says `None` for a text without a comma between two digits, which `canon` then leaves
+    /// as it was (a comma after a digit alone, or before one alone, is no separator).
+    #[test]
+    fn a_text_without_separators_is_not_rewritten() {
+        for text in ["1,a", "a,1", "1, 2", ",12", "12,", "x,y"] {
+            assert_eq!(drop_thousands(text), None, "{text:?}");
+        }
+        assert_eq!(drop_thousands("a 1,234"), Some("a 1234".to_owned()));
+        assert_eq!(drop_thousands("1,23"), Some("1,23".to_owned()));
     }
 
     #[test]
