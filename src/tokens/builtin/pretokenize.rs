@@ -22,7 +22,11 @@ use crate::tokens::Encoding;
 /// A compiled pre-tokenizer: alternatives tried in order, some of which end with one look-ahead character
 /// that is not part of the piece.
 pub(in crate::tokens) struct Pretokenizer {
-    regex: Regex,
+    /// The encoding whose patterns [`Pretokenizer::regex`] compiles.
+    encoding: Encoding,
+    /// The compiled patterns, compiled when a text first needs them (a few milliseconds of start-up that ASCII
+    /// text never needs).
+    regex: OnceLock<Regex>,
     lookahead: [bool; 3],
     /// This encoding's slot in the per-thread caches.
     slot: usize,
@@ -64,11 +68,9 @@ impl Pretokenizer {
     }
 
     fn new(encoding: Encoding) -> Pretokenizer {
-        let first = patterns(encoding);
-        let all = [first.as_str(), SPACE_PATTERNS[0].0, SPACE_PATTERNS[1].0];
         Pretokenizer {
-            // The patterns are constants this crate's tests compile: a failure here is a bug, not bad input.
-            regex: Regex::new_many(&all).expect("the pre-tokenizer patterns compile"),
+            encoding,
+            regex: OnceLock::new(),
             lookahead: [false, SPACE_PATTERNS[0].1, SPACE_PATTERNS[1].1],
             slot: encoding.slot(),
             ascii: match encoding {
@@ -76,6 +78,16 @@ impl Pretokenizer {
                 Encoding::Cl100kBase => ascii::cl100k_piece_end,
             },
         }
+    }
+
+    /// The compiled patterns.
+    fn regex(&self) -> &Regex {
+        self.regex.get_or_init(|| {
+            let first = patterns(self.encoding);
+            let all = [first.as_str(), SPACE_PATTERNS[0].0, SPACE_PATTERNS[1].0];
+            // The patterns are constants this crate's tests compile: a failure here is a bug, not bad input.
+            Regex::new_many(&all).expect("the pre-tokenizer patterns compile")
+        })
     }
 
     /// Calls `piece` on each piece of `text`, in order, while it returns true; all the pieces concatenate to
@@ -105,7 +117,7 @@ impl Pretokenizer {
             return;
         }
         CACHES.with_borrow_mut(|caches| {
-            let cache = caches[self.slot].get_or_insert_with(|| self.regex.create_cache());
+            let cache = caches[self.slot].get_or_insert_with(|| self.regex().create_cache());
             while last < bytes.len() {
                 if next_non_ascii < last {
                     next_non_ascii = non_ascii(last);
@@ -129,7 +141,7 @@ impl Pretokenizer {
     /// The end of the piece of `text` that starts at `last`, by the compiled patterns; always past `last`.
     fn regex_piece_end(&self, cache: &mut Cache, text: &str, last: usize) -> usize {
         let input = Input::new(&text[last..]).anchored(Anchored::Yes);
-        let Some(m) = self.regex.search_with(cache, &input) else {
+        let Some(m) = self.regex().search_with(cache, &input) else {
             // Unreachable for these patterns, which match any non-empty text.
             return text.len();
         };
@@ -153,7 +165,7 @@ impl Pretokenizer {
     #[cfg(test)]
     fn regex_pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
         CACHES.with_borrow_mut(|caches| {
-            let cache = caches[self.slot].get_or_insert_with(|| self.regex.create_cache());
+            let cache = caches[self.slot].get_or_insert_with(|| self.regex().create_cache());
             let mut last = 0;
             while last < text.len() {
                 let end = self.regex_piece_end(cache, text, last);
