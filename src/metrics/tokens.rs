@@ -203,7 +203,7 @@ mod tests {
         }
     }
 
-    /// A window of 100 tokens: a request of 99 or 100 tokens fits it, one of 101 does not.
+    /// A window of 100 tokens: a request of 99 or 100 tokens fits it, ones of 101 to 103 do not.
     #[test]
     fn a_request_is_over_the_window_only_past_it() {
         let context = Context {
@@ -212,7 +212,7 @@ mod tests {
         };
         let ep = Episode::default();
         let over = slot_index(&Tokens, "steps_over_window");
-        let r = replay(&[99, 100, 101]);
+        let r = replay(&[99, 100, 101, 102, 103]);
         let flags: Vec<Value> = r
             .steps
             .iter()
@@ -225,9 +225,9 @@ mod tests {
                 step_values(&Tokens, &view)[6].clone()
             })
             .collect();
-        assert_eq!(flags, [false, false, true].map(Value::from));
-        // Against a baseline of 240 + 160 = 400 tokens, 300 sent saves 1 − 300/400 = 0.25.
-        let baseline = replay(&[240, 160]);
+        assert_eq!(flags, [false, false, true, true, true].map(Value::from));
+        // Against a baseline of 600 + 410 = 1,010 tokens, 505 sent saves 1 − 505/1010 = 0.5.
+        let baseline = replay(&[600, 410]);
         let view = EpisodeView {
             episode: &ep,
             replay: &r,
@@ -239,16 +239,16 @@ mod tests {
             values,
             [
                 Value::from(7),
+                Value::from(5),
+                Value::from(505),
+                Value::from(1010),
+                Value::from(0.5),
+                Value::from(103),
                 Value::from(3),
-                Value::from(300),
-                Value::from(400),
-                Value::from(0.25),
-                Value::from(101),
-                Value::from(1),
-                Value::from(3),
-                Value::from(30)
+                Value::from(10),
+                Value::from(50)
             ]
         );
-        assert_eq!(values[over], Value::from(1));
+        assert_eq!(values[over], Value::from(3));
     }
 }

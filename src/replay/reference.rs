@@ -310,11 +310,42 @@ mod tests {
         ep
     }
 
+    /// [`branches`] with a fact of its own in every tool output and observation, each a finding: a strategy
+    /// that keeps older outputs while it drops others keeps findings the tally knew from the request before.
+    fn facts_everywhere() -> Episode {
+        let mut ep = branches();
+        ep.id = "facts everywhere".into();
+        ep.probes.clear();
+        ep.findings.clear();
+        for (at, item) in ep.items.iter_mut().enumerate() {
+            if let Item::ToolResult { content, .. } | Item::Observation { content, .. } = item {
+                *content = format!("{content}fact F{at:03}: quota_{at} reached\n").into();
+                ep.findings.push(Finding {
+                    id: format!("f{at}"),
+                    text: format!("quota_{at} reached"),
+                    evidence: vec![format!("F{at:03}"), format!("quota_{at} reached")],
+                    introduced_at: at,
+                    kind: FindingKind::Recall,
+                    ..Finding::default()
+                });
+            }
+        }
+        ep
+    }
+
     fn strategies() -> Vec<NamedStrategy> {
         let mut all = crate::strategy::defaults();
         all.extend(presets::presets().iter().map(presets::Preset::named));
         // Only the head: after the empty reply the request starts with a system message it keeps and goes on
         // with a user message it drops, a kept prefix past the items the tally had counted.
+        // The last six items: at each call point it drops the oldest and keeps outputs the tally counted before.
+        all.push(NamedStrategy::new(
+            "last-six",
+            StrategyConfig::SlidingWindow(SlidingWindowConfig {
+                max_items: Some(6),
+                ..SlidingWindowConfig::default()
+            }),
+        ));
         all.push(NamedStrategy::new(
             "head-only",
             StrategyConfig::SlidingWindow(SlidingWindowConfig {
@@ -359,6 +390,9 @@ mod tests {
         }
         check(&with_findings(None), 1_500);
         check(&with_findings(Some(40)), 1_500);
+        for window in [1_500, 4_000] {
+            check(&facts_everywhere(), window);
+        }
     }
 
     #[test]
