@@ -6,7 +6,7 @@
 # missed.txt, unviable.txt, timeout.txt).
 #
 # usage: scripts/mutants.sh [JOBS=2] [extra cargo-mutants arguments, e.g. -f src/metrics/cost.rs]
-# Installs cargo-mutants (pinned) when it is missing. About 530 mutants; see docs/mutants.md for the last
+# Installs cargo-mutants (pinned) when it is missing. About 960 mutants; see docs/mutants.md for the last
 # outcome and how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
