@@ -368,6 +368,35 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Only an interval, alone or among keyed parts, makes a metric's totals keep bootstrap replicates
+    /// (`Catalog::totals`): a sum, a saving or keyed parts without one do not.
+    #[test]
+    fn only_an_interval_asks_for_replicates() {
+        let saving = || Agg::saving("a", "b");
+        assert!(!Agg::sum("a").has_interval());
+        assert!(!saving().has_interval());
+        assert!(Agg::ci95(saving()).has_interval());
+        assert!(!Agg::keyed([("x", Agg::sum("a")), ("y", saving())]).has_interval());
+        assert!(Agg::keyed([("x", Agg::sum("a")), ("y", Agg::ci95(saving()))]).has_interval());
+    }
+
+    /// The float aggregations are null when the sum they divide by is not above 0, as documented: a
+    /// negative sum too, which a division alone would turn into a number.
+    #[test]
+    fn a_denominator_not_above_zero_gives_null() {
+        let mut t = Totals::default();
+        t.add(&[json!(2.0), json!(-4.0)], &[json!(-8.0), json!(1.0)]);
+        assert_eq!(t.get(&Agg::FloatSaving(0, 1)), Value::Null);
+        assert_eq!(t.get(&Agg::FloatRatio(0, 1)), Value::Null);
+        assert_eq!(t.get(&Agg::SavingOverBaseline(0)), Value::Null);
+        // A number when it is above 0: slot 1's −4 against the baseline's 1 is 1 − (−4)/1 = 5; then Σ a = 2
+        // over Σ b = 4.
+        assert_eq!(t.get(&Agg::SavingOverBaseline(1)), json!(5.0));
+        t.add(&[json!(0.0), json!(8.0)], &[json!(10.0), json!(0.0)]);
+        assert_eq!(t.get(&Agg::FloatSaving(0, 1)), json!(0.5));
+        assert_eq!(t.get(&Agg::FloatRatio(0, 1)), json!(0.5));
+    }
+
     /// Each replicate's sums are the episodes' values weighted by that replicate's weights; a flag weighs as 0
     /// or 1; a null value ends its replicates; totals without the bootstrap keep none.
     #[test]
@@ -440,6 +469,11 @@ mod tests {
         assert_eq!(t.get(&Agg::Sum(0)), json!(350));
         assert_eq!(t.get(&Agg::Sum(2)), json!(3.0));
         assert_eq!(t.get(&Agg::Max(0)), json!(300));
+        // Of equal values the first is the maximum, as it was written: 300.0 after 300 leaves 300.
+        let mut equal = Totals::default();
+        equal.add(&[json!(300)], &[]);
+        equal.add(&[json!(300.0)], &[]);
+        assert_eq!(equal.get(&Agg::Max(0)).to_string(), "300");
         assert_eq!(t.get(&Agg::Mean(3)), json!(0.5));
         assert_eq!(t.get(&Agg::Sum(3)), Value::Null);
         assert_eq!(t.get(&Agg::Sum(4)), json!(1));
