@@ -174,7 +174,8 @@ impl Tokenizer {
     /// Fails when the vocabulary cannot be loaded.
     pub fn new(encoding: Encoding, backend: Backend) -> Result<Self> {
         let engine = match (backend, encoding) {
-            // The vocabulary is read in place from the binary; the pre-tokenizer compiles once per process.
+            // The vocabulary is read in place from the binary; the pre-tokenizer is made once per process and
+            // compiles its regex the first time a non-ASCII text needs it.
             (Backend::Bpe, _) => {
                 Engine::Bpe(Vocabulary::get(encoding), Pretokenizer::get(encoding))
             }
