@@ -133,6 +133,21 @@ mod tests {
         }
     }
 
+    /// The probe values of `replay` against `baseline` on `ep`.
+    fn values(ep: &Episode, replay: &EpisodeReplay, baseline: &EpisodeReplay) -> Vec<Value> {
+        let context = Context {
+            prices: crate::metrics::Prices::default(),
+            context_window: 1000,
+        };
+        let view = EpisodeView {
+            episode: ep,
+            replay,
+            baseline,
+            context: &context,
+        };
+        crate::metrics::slots::episode_values(&Probes, &view)
+    }
+
     /// Four probes: the baseline answers p1, p2 and p3 (p3 at the end), not p4; the strategy answers p1 and
     /// p4. Accuracy 2/4; valid 3; retention 1/3 (p4, which the full context cannot answer, does not count).
     #[test]
@@ -156,17 +171,7 @@ mod tests {
             ],
         );
         let ep = Episode::default();
-        let context = Context {
-            prices: crate::metrics::Prices::default(),
-            context_window: 1000,
-        };
-        let view = EpisodeView {
-            episode: &ep,
-            replay: &strategy,
-            baseline: &baseline,
-            context: &context,
-        };
-        let out = crate::metrics::slots::episode_values(&Probes, &view);
+        let out = values(&ep, &strategy, &baseline);
         assert_eq!(
             out,
             [
@@ -179,11 +184,7 @@ mod tests {
             ]
         );
         // The baseline against itself: every valid probe is kept.
-        let view = EpisodeView {
-            replay: &baseline,
-            ..view
-        };
-        let out = crate::metrics::slots::episode_values(&Probes, &view);
+        let out = values(&ep, &baseline, &baseline);
         assert_eq!(out[3..], [Value::from(3), Value::from(1.0), Value::from(3)]);
     }
 
@@ -205,17 +206,7 @@ mod tests {
         };
         let baseline = replay("none", &[("p1", Some(2), true), ("p2", Some(2), true)]);
         let strategy = replay("s", &[("p1", Some(2), true), ("p2", Some(2), false)]);
-        let context = Context {
-            prices: crate::metrics::Prices::default(),
-            context_window: 1000,
-        };
-        let view = EpisodeView {
-            episode: &ep,
-            replay: &strategy,
-            baseline: &baseline,
-            context: &context,
-        };
-        let out = crate::metrics::slots::episode_values(&Probes, &view);
+        let out = values(&ep, &strategy, &baseline);
         assert_eq!(
             out,
             [

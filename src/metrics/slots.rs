@@ -153,21 +153,29 @@ pub(crate) fn episode_values(
     metric: &dyn super::Metric,
     view: &super::EpisodeView<'_>,
 ) -> Vec<Value> {
-    let slots = metric.episode_slots();
-    let mut out = Vec::new();
-    let mut values = Values::new(metric.name(), &slots, &mut out);
-    metric.episode_values(view, &mut values);
-    values.finish();
-    out
+    filled(metric, &metric.episode_slots(), |values| {
+        metric.episode_values(view, values);
+    })
 }
 
 /// The values `metric` puts in its step slots for `view`, in slot order (for the metrics' tests).
 #[cfg(test)]
 pub(crate) fn step_values(metric: &dyn super::Metric, view: &super::StepView<'_>) -> Vec<Value> {
-    let slots = metric.step_slots();
+    filled(metric, &metric.step_slots(), |values| {
+        metric.step_values(view, values);
+    })
+}
+
+/// The values `put` writes into `slots` of `metric`, checked against them.
+#[cfg(test)]
+fn filled(
+    metric: &dyn super::Metric,
+    slots: &[Slot],
+    put: impl FnOnce(&mut Values<'_>),
+) -> Vec<Value> {
     let mut out = Vec::new();
-    let mut values = Values::new(metric.name(), &slots, &mut out);
-    metric.step_values(view, &mut values);
+    let mut values = Values::new(metric.name(), slots, &mut out);
+    put(&mut values);
     values.finish();
     out
 }
