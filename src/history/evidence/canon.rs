@@ -28,7 +28,7 @@ pub fn canon(text: &str) -> Canon {
     if memchr::memchr(b'=', lower.as_bytes()).is_some()
         || memchr::memmem::find(lower.as_bytes(), b" is ").is_some()
     {
-        cased = assignments(&cased);
+        cased = assignments(&cased, &lower);
         lower = lower_same_length(&cased);
     }
     Canon { cased, lower }
@@ -83,16 +83,34 @@ fn drop_thousands(text: &str) -> Option<String> {
 }
 
 /// `NAME = value` and `NAME is value` as `NAME=value`: a lone `=` (not part of `==`, `!=`, `<=`, `>=`, `=>`,
-/// `:=`, `+=`…) loses the spaces around it, and the word `is` between two spaces becomes `=`.
-fn assignments(text: &str) -> String {
+/// `:=`, `+=`…) loses the spaces around it, and the word `is` between two spaces becomes `=`. `lower` is
+/// `text` lower-cased byte for byte ([`lower_same_length`]).
+///
+/// The text is read left to right, and only an `=` or a space before `is ` changes anything: the rest is
+/// copied as it is, and those places are found by vectorized searches rather than byte by byte.
+fn assignments(text: &str, lower: &str) -> String {
     let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut equals = memchr::memchr_iter(b'=', b).peekable();
+    let finder = memchr::memmem::Finder::new(b" is ");
+    let find_is = |from: usize| finder.find(&lower.as_bytes()[from..]).map(|k| from + k);
+    let mut is = find_is(0);
+    // Bytes before `at` are read.
     let mut at = 0;
-    while let Some(k) = rest.find(['=', ' ']) {
-        let i = at + k;
-        out.push_str(&rest[..k]);
-        let (skip, push) = if b[i] == b'=' {
+    loop {
+        // The next `=` or ` is ` at or after `at`, in text order (` is ` may start inside the last one found).
+        while equals.next_if(|&i| i < at).is_some() {}
+        if is.is_some_and(|i| i < at) {
+            is = find_is(at);
+        }
+        let i = match (equals.peek(), is) {
+            (Some(&e), Some(s)) => e.min(s),
+            (Some(&e), None) => e,
+            (None, Some(s)) => s,
+            (None, None) => break,
+        };
+        out.extend_from_slice(&b[at..i]);
+        let skip = if b[i] == b'=' {
             let prev = i.checked_sub(1).map(|p| b[p]);
             let prev = if prev == Some(b' ') {
                 i.checked_sub(2).map(|p| b[p])
@@ -103,29 +121,27 @@ fn assignments(text: &str) -> String {
             let operator = prev.is_some_and(|p| b"=!<>:+-*/%&|^~".contains(&p))
                 || matches!(next, Some(b'=' | b'>'));
             if operator {
-                (1, "=")
+                1
             } else {
-                if out.ends_with(' ') {
+                if out.last() == Some(&b' ') {
                     out.pop();
                 }
-                (1 + usize::from(next == Some(b' ')), "=")
+                1 + usize::from(next == Some(b' '))
             }
-        } else if b.len() > i + 3
-            && b[i + 1].eq_ignore_ascii_case(&b'i')
-            && b[i + 2].eq_ignore_ascii_case(&b's')
-            && b[i + 3] == b' '
-            && i > 0
-        {
-            (4, "=")
+        } else if i > 0 {
+            4
         } else {
-            (1, " ")
+            // A text that starts with ` is `: the space stays.
+            out.push(b' ');
+            at = i + 1;
+            continue;
         };
-        out.push_str(push);
+        out.push(b'=');
         at = i + skip;
-        rest = &text[at..];
     }
-    out.push_str(rest);
-    out
+    out.extend_from_slice(&b[at..]);
+    // Only ASCII bytes were replaced or removed, at ASCII positions: still UTF-8.
+    String::from_utf8(out).expect("assignments keep UTF-8")
 }
 
 /// `text` lower-cased character by character where the lower case has the same UTF-8 length.
@@ -284,6 +300,77 @@ pub fn pieces(needle: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`assignments`] by its definition: every `=` and space in turn, left to right.
+    fn assignments_by_definition(text: &str) -> String {
+        let b = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        let mut at = 0;
+        while let Some(k) = rest.find(['=', ' ']) {
+            let i = at + k;
+            out.push_str(&rest[..k]);
+            let (skip, push) = if b[i] == b'=' {
+                let prev = i.checked_sub(1).map(|p| b[p]);
+                let prev = if prev == Some(b' ') {
+                    i.checked_sub(2).map(|p| b[p])
+                } else {
+                    prev
+                };
+                let next = b.get(i + 1).copied();
+                let operator = prev.is_some_and(|p| b"=!<>:+-*/%&|^~".contains(&p))
+                    || matches!(next, Some(b'=' | b'>'));
+                if operator {
+                    (1, "=")
+                } else {
+                    if out.ends_with(' ') {
+                        out.pop();
+                    }
+                    (1 + usize::from(next == Some(b' ')), "=")
+                }
+            } else if b.len() > i + 3
+                && b[i + 1].eq_ignore_ascii_case(&b'i')
+                && b[i + 2].eq_ignore_ascii_case(&b's')
+                && b[i + 3] == b' '
+                && i > 0
+            {
+                (4, "=")
+            } else {
+                (1, " ")
+            };
+            out.push_str(push);
+            at = i + skip;
+            rest = &text[at..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn assignments_equal_their_definition(text in "[ =iIsSx!<>:+é]{0,40}") {
+            let lower = lower_same_length(&text);
+            proptest::prop_assert_eq!(assignments(&text, &lower), assignments_by_definition(&text));
+        }
+    }
+
+    #[test]
+    fn assignments_read_an_is_that_starts_inside_the_last_one() {
+        for text in [
+            "x = is is y",
+            " is is x",
+            "a is is b",
+            "a = = b",
+            " is x",
+            "is  is = y",
+        ] {
+            assert_eq!(
+                assignments(text, &lower_same_length(text)),
+                assignments_by_definition(text),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn canonical_form_folds_space_separators_and_assignments() {

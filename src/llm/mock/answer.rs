@@ -28,28 +28,28 @@ use crate::history::{Item, Role, Text};
 use crate::llm::LlmRequest;
 use crate::tokens::{Tokenizer, TOKENS_PER_REPLY};
 
-/// Entries kept at most per thread, of each kind: a text's lines that hold a question's terms, by (question,
-/// text), and whole requests (a few megabytes). They are reused by the strategies of one episode, which run
-/// together on one thread, and go when the thread starts another episode ([`AnswerCache::expect`]); this bound
-/// only holds one huge episode's. The bundled dataset asks about 70 k distinct (question, text) pairs over 42
-/// episodes, a few thousand in each (its probes ask one question at each need of a finding): the bound is
-/// never reached, and each pair is looked up once.
+/// Entries kept at most per thread, of each kind: whole requests, item token counts, replies (a few
+/// megabytes). They are reused by the strategies of one episode, which run together on one thread, and go
+/// when the thread starts another episode ([`AnswerCache::expect`]); this bound only holds one huge episode's.
+/// The bundled dataset answers 1,759 distinct requests over 42 episodes: the bound is never reached.
 const MAX_ANSWERS: usize = 1 << 15;
 
-/// The answer path's caches, one per thread. A text's line index and its lines that hold a question's terms
-/// depend on nothing but the text, so every mock on a thread shares them; a worker replays all the strategies of an
+/// The answer path's caches, one per thread. A text's line index depends on nothing but the text (and the
+/// episode's questions), so every mock on a thread shares them; a worker replays all the strategies of an
 /// episode, so the questions and texts of one episode meet on one thread, where a lookup takes no lock and
 /// touches no cache line another core writes.
 #[derive(Default)]
 pub(super) struct AnswerCache {
     /// Line indexes of the texts seen, by text key and the [`Interest`] they were built for (0: none): a text
-    /// is split into words once, however many probes read it.
+    /// is split into words once, however many probes read it. A question's lines in a text are read from its
+    /// index each time (a few slots of a small table: cheaper than a cache of them by question and text).
     pub(super) lines: FxHashMap<(u128, u64), LineIndex>,
     /// The words the probes of the thread's episode look for, when the replay said.
     interest: Option<Interest>,
-    /// The lines of a text that hold a question's terms, and the text's line count, by (question, text key):
-    /// the strategies of one episode ask the same questions of mostly the same texts.
-    pub(super) answers: FxHashMap<(u64, u128), Hits>,
+    /// Scratch space of an answer: the hits of each text of the request, one after the other, and where each
+    /// text's hits end.
+    hits: Vec<(u32, u16)>,
+    spans: Vec<usize>,
     /// The answer to a whole request and its tokens but the last item's, by a hash of the question and every
     /// item's identity: strategies that have not reduced the request yet send the very request another already
     /// sent (half the probe calls on the bundled dataset).
@@ -67,8 +67,6 @@ pub(super) struct AnswerCache {
     /// Whole replies (text, input tokens, output tokens) to requests answered by their content alone (the
     /// stand-in judge's), by a hash of that content: the strategies of an episode often give one answer.
     pub(super) replies: FxHashMap<u128, (String, usize, usize)>,
-    /// The lines of a text that holds none of a question's terms.
-    no_hits: Rc<[(u32, u16)]>,
 }
 
 /// A question's terms and their hashes.
@@ -76,10 +74,6 @@ struct Question {
     terms: Vec<String>,
     wanted: Vec<u64>,
 }
-
-/// The lines of a text that hold a question's terms ((line, the term's position among the question's terms),
-/// sorted, each pair once), and the text's line count.
-pub(super) type Hits = (Rc<[(u32, u16)]>, u32);
 
 /// Where a text of a request stands: its key, the shared text that holds it alive (an item's), and for a tool's
 /// output, the position of its tool call among the request's texts and the call's name.
@@ -124,7 +118,6 @@ impl AnswerCache {
     /// Forgets everything: the keys of the texts it let go may name other texts from now on.
     fn clear(&mut self) {
         self.lines.clear();
-        self.answers.clear();
         self.requests.clear();
         self.counts.clear();
         self.heads.clear();
@@ -158,86 +151,111 @@ impl AnswerCache {
         n
     }
 
-    /// The line that answers the question `wanted` (keyed by `question`) in a request of `texts`, by the rule
-    /// of the module: (text, line).
-    fn answer(
-        &mut self,
-        question: u64,
-        wanted: &[u64],
-        texts: &[Source<'_>],
-    ) -> Option<(usize, u32)> {
+    /// The line that answers the question `wanted` in a request of `texts`, by the rule of the module: (text,
+    /// line).
+    fn answer(&mut self, wanted: &[u64], texts: &[Source<'_>]) -> Option<(usize, u32)> {
         let interest = self
             .interest
             .as_ref()
             .filter(|i| i.covers(wanted))
             .map_or(0, |i| i.id);
-        let found: Vec<Hits> = texts
-            .iter()
-            .map(|s| self.hits(question, wanted, (s.key, s.shared), interest, s.text))
-            .collect();
-        let lines: u64 = found.iter().map(|(_, n)| u64::from(*n)).sum();
-        let mut df = vec![0u64; wanted.len()];
-        for (hits, _) in &found {
-            for &(_, k) in hits.iter() {
-                df[usize::from(k)] += 1;
-            }
+        let words = self.interest.as_ref().filter(|i| i.id == interest);
+        // The hits of every text, one after the other (text `t`'s are `all[spans[t]..spans[t + 1]]`), in
+        // scratch space kept from one answer to the next.
+        let mut all = std::mem::take(&mut self.hits);
+        let mut spans = std::mem::take(&mut self.spans);
+        all.clear();
+        spans.clear();
+        spans.push(0);
+        let mut lines: u64 = 0;
+        for source in texts {
+            let index = self.lines.entry((source.key, interest)).or_insert_with(|| {
+                self.held.extend(source.shared.cloned());
+                LineIndex::new(source.text, words)
+            });
+            lines += u64::from(index.line_count);
+            hits(index, wanted, &mut all);
+            spans.push(all.len());
         }
-        let weights: Vec<u64> = df.iter().map(|&d| weight(lines, d)).collect();
-        let mut in_call = vec![false; wanted.len()];
-        // The question's terms in each tool name met, by name.
-        let mut names: Vec<(&str, Vec<usize>)> = Vec::new();
-        let mut best: Option<(u64, usize, u32)> = None;
-        for (t, ((hits, _), source)) in found.iter().zip(texts).enumerate() {
-            if hits.is_empty() {
-                continue;
-            }
-            // The terms the text's tool call holds (its name or its arguments), counted once on each line.
-            in_call.fill(false);
-            if let Some((call, name)) = source.call {
-                for &(_, k) in found[call].0.iter() {
-                    in_call[usize::from(k)] = true;
-                }
-                let at = match names.iter().position(|(n, _)| *n == name) {
-                    Some(at) => at,
-                    None => {
-                        let held = terms(name)
-                            .filter_map(|term| {
-                                let h = xxh3_64(term.as_bytes());
-                                wanted.iter().position(|&w| w == h)
-                            })
-                            .collect();
-                        names.push((name, held));
-                        names.len() - 1
-                    }
-                };
-                for &k in &names[at].1 {
-                    in_call[k] = true;
-                }
-            }
-            // Scores are doubled, so that a term the call holds counts half.
-            let context: u64 = (0..wanted.len())
-                .filter(|&k| in_call[k])
-                .map(|k| weights[k])
-                .sum();
-            for run in hits.chunk_by(|a, b| a.0 == b.0) {
-                let (own, both) = run.iter().fold((0, 0), |(own, both), &(_, k)| {
-                    let w = weights[usize::from(k)];
-                    (own + w, both + if in_call[usize::from(k)] { w } else { 0 })
-                });
-                let score = 2 * own + context - both;
-                if best.is_none_or(|(b, _, _)| score >= b) {
-                    best = Some((score, t, run[0].0));
-                }
-            }
-        }
-        best.map(|(_, t, line)| (t, line))
+        let found = |t: usize| &all[spans[t]..spans[t + 1]];
+        let best = best_line(wanted, lines, texts, found);
+        self.hits = all;
+        self.spans = spans;
+        best
     }
+}
 
+/// The line that answers the question `wanted` in a request of `texts` of `lines` lines, given each text's
+/// hits ([`hits`]), by the rule of the module: (text, line).
+fn best_line<'h>(
+    wanted: &[u64],
+    lines: u64,
+    texts: &[Source<'_>],
+    found: impl Fn(usize) -> &'h [(u32, u16)],
+) -> Option<(usize, u32)> {
+    let mut df = vec![0u64; wanted.len()];
+    for t in 0..texts.len() {
+        for &(_, k) in found(t) {
+            df[usize::from(k)] += 1;
+        }
+    }
+    let weights: Vec<u64> = df.iter().map(|&d| weight(lines, d)).collect();
+    let mut in_call = vec![false; wanted.len()];
+    // The question's terms in each tool name met, by name.
+    let mut names: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut best: Option<(u64, usize, u32)> = None;
+    for (t, source) in texts.iter().enumerate() {
+        let hits = found(t);
+        if hits.is_empty() {
+            continue;
+        }
+        // The terms the text's tool call holds (its name or its arguments), counted once on each line.
+        in_call.fill(false);
+        if let Some((call, name)) = source.call {
+            for &(_, k) in found(call) {
+                in_call[usize::from(k)] = true;
+            }
+            let at = match names.iter().position(|(n, _)| *n == name) {
+                Some(at) => at,
+                None => {
+                    let held = terms(name)
+                        .filter_map(|term| {
+                            let h = xxh3_64(term.as_bytes());
+                            wanted.iter().position(|&w| w == h)
+                        })
+                        .collect();
+                    names.push((name, held));
+                    names.len() - 1
+                }
+            };
+            for &k in &names[at].1 {
+                in_call[k] = true;
+            }
+        }
+        // Scores are doubled, so that a term the call holds counts half.
+        let context: u64 = (0..wanted.len())
+            .filter(|&k| in_call[k])
+            .map(|k| weights[k])
+            .sum();
+        for run in hits.chunk_by(|a, b| a.0 == b.0) {
+            let (own, both) = run.iter().fold((0, 0), |(own, both), &(_, k)| {
+                let w = weights[usize::from(k)];
+                (own + w, both + if in_call[usize::from(k)] { w } else { 0 })
+            });
+            let score = 2 * own + context - both;
+            if best.is_none_or(|(b, _, _)| score >= b) {
+                best = Some((score, t, run[0].0));
+            }
+        }
+    }
+    best.map(|(_, t, line)| (t, line))
+}
+
+impl AnswerCache {
     /// Empties the caches when a request of `texts` texts could take them past their bounds: caches, not
     /// records, bounded so that memory does not grow with the number of episodes.
     fn make_room(&mut self, texts: usize) {
         if self.requests.len() >= MAX_ANSWERS
-            || self.answers.len() + texts >= MAX_ANSWERS
             || self.lines.len() + texts >= MAX_LINE_INDEXES
             || self.counts.len() + texts >= MAX_ANSWERS
             || self.heads.len() >= MAX_ANSWERS
@@ -246,37 +264,6 @@ impl AnswerCache {
         {
             self.clear();
         }
-    }
-
-    /// The lines of `text` (keyed by `key`, held by `shared` when it is an item's) that hold the question's
-    /// terms `wanted` (keyed by `question`), from a term table built for the thread's [`Interest`] when
-    /// `interest` is its id, else of every term.
-    fn hits(
-        &mut self,
-        question: u64,
-        wanted: &[u64],
-        (key, shared): (u128, Option<&Text>),
-        interest: u64,
-        text: &str,
-    ) -> Hits {
-        if let Some(found) = self.answers.get(&(question, key)) {
-            return found.clone();
-        }
-        let words = self.interest.as_ref().filter(|i| i.id == interest);
-        let index = self.lines.entry((key, interest)).or_insert_with(|| {
-            self.held.extend(shared.cloned());
-            LineIndex::new(text, words)
-        });
-        let lines = hits(index, wanted);
-        // Most texts hold none of a question's terms: they share one empty list.
-        let lines = if lines.is_empty() {
-            Rc::clone(&self.no_hits)
-        } else {
-            lines.into()
-        };
-        let found: Hits = (lines, index.line_count);
-        self.answers.insert((question, key), found.clone());
-        found
     }
 }
 
@@ -424,7 +411,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
         let found = if wanted.is_empty() {
             None
         } else {
-            cache.answer(question_key, wanted, &texts)
+            cache.answer(wanted, &texts)
         };
         let tokens = match cache.heads.get(&head_key) {
             Some(&n) => n,

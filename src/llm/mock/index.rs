@@ -47,15 +47,11 @@ impl LineIndex {
             return index;
         };
         let mut index = Self::with_capacity(16, line_count);
-        term_hashes(
-            text,
-            |head, len| interest.may_hold(head, len),
-            |line, term| {
-                if interest.words.contains(&term) {
-                    index.insert(term, line);
-                }
-            },
-        );
+        interest.term_hashes(text, |line, term| {
+            if interest.words.contains(&term) {
+                index.insert(term, line);
+            }
+        });
         index
     }
 
@@ -133,14 +129,20 @@ pub(super) struct Interest {
     pub(super) words: rustc_hash::FxHashSet<u64>,
     /// One bit per [`head_bit`] of a question's term with each length a word of that stem may have.
     heads: Box<[u64; 1024]>,
+    /// Every prefix that a word or part whose stem is a question's term starts with, any case: the term, less
+    /// the `i` a stem may end with ([`stem`]). A run of word bytes that holds none holds none of the terms, and
+    /// is passed over without being read word by word. `None` when it could not be built.
+    prefixes: Option<aho_corasick::AhoCorasick>,
 }
 
 impl Interest {
     pub(super) fn new(questions: &[&str]) -> Self {
         let mut words = rustc_hash::FxHashSet::default();
         let mut heads = Box::new([0u64; 1024]);
+        let mut prefixes: Vec<String> = Vec::new();
         for question in questions {
             for t in question_terms(question) {
+                prefixes.push(t.strip_suffix('i').unwrap_or(&t).to_owned());
                 // A stem is at most `MAX_STRIPPED` bytes shorter than its word.
                 for len in t.len()..=t.len() + MAX_STRIPPED {
                     let bit = head_bit(head(t.as_bytes()), len);
@@ -152,10 +154,56 @@ impl Interest {
         let mut sorted: Vec<u64> = words.iter().copied().collect();
         sorted.sort_unstable();
         let bytes: Vec<u8> = sorted.iter().flat_map(|w| w.to_le_bytes()).collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        let prefixes = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .prefilter(false)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(&prefixes)
+            .ok();
         Self {
             id: xxh3_64(&bytes) | 1,
             words,
             heads,
+            prefixes,
+        }
+    }
+
+    /// [`term_hashes`] of `text` for the terms that may be the questions': the same calls, in the same order,
+    /// for every term whose hash is among [`Interest::words`], and calls for a few other terms. In ASCII
+    /// text it reads only the runs of word bytes where a term's prefix occurs (most runs hold none), found
+    /// all at once by a multi-pattern search; the line of each is counted from the last.
+    pub(super) fn term_hashes(&self, text: &str, mut f: impl FnMut(u32, u64)) {
+        let admit = |head, len| self.may_hold(head, len);
+        let Some(prefixes) = self.prefixes.as_ref().filter(|_| text.is_ascii()) else {
+            term_hashes(text, admit, f);
+            return;
+        };
+        let bytes = text.as_bytes();
+        let word_byte = |i: usize| CLASS[usize::from(bytes[i])] >= PLAIN;
+        // The line of `counted`.
+        let (mut line, mut counted) = (0u32, 0);
+        let mut at = 0;
+        while at < bytes.len() {
+            let Some(found) = prefixes.find(aho_corasick::Input::new(bytes).span(at..bytes.len()))
+            else {
+                break;
+            };
+            // The run of word bytes that holds the match (a prefix is word bytes only).
+            let mut start = found.start();
+            while start > 0 && word_byte(start - 1) {
+                start -= 1;
+            }
+            let mut end = found.end();
+            while end < bytes.len() && word_byte(end) {
+                end += 1;
+            }
+            let newlines = memchr::memchr_iter(b'\n', &bytes[counted..start]).count();
+            line = line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+            counted = start;
+            emit_run(bytes, (start, end), line, &admit, &mut f);
+            at = end;
         }
     }
 
@@ -185,16 +233,18 @@ fn head_bit(head: [u8; 3], len: usize) -> usize {
     (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
 }
 
-/// The lines of `index` that hold the `wanted` terms: (line, the term's position in `wanted`), sorted, each pair
-/// once.
-pub(super) fn hits(index: &LineIndex, wanted: &[u64]) -> Vec<(u32, u16)> {
-    let mut hits: Vec<(u32, u16)> = Vec::new();
+/// Appends to `hits` the lines of `index` that hold the `wanted` terms: (line, the term's position in
+/// `wanted`), sorted, each pair once.
+pub(super) fn hits(index: &LineIndex, wanted: &[u64], hits: &mut Vec<(u32, u16)>) {
+    if index.words == 0 {
+        return;
+    }
+    let from = hits.len();
     for (k, &w) in wanted.iter().enumerate() {
         let k = u16::try_from(k).unwrap_or(u16::MAX);
         hits.extend(index.lines(w).map(|line| (line, k)));
     }
-    hits.sort_unstable();
-    hits
+    hits[from..].sort_unstable();
 }
 
 /// The weight of a term found on `df` of a request's `lines` lines: `1 + ⌊4·log2((lines+1)/df)⌋`, in integers
@@ -384,35 +434,41 @@ pub(super) fn term_hashes(
             line = line.saturating_add(u32::from(c == NEWLINE));
             continue;
         }
-        // A word: the run from `start`, with whether it holds a separator.
-        let mut start = i - 1;
-        let mut parts = c >= UNDERSCORE;
-        while i < bytes.len() {
-            let c = class(i);
-            if c < PLAIN {
-                break;
-            }
-            parts |= c >= UNDERSCORE;
+        // A word: the run from `start`.
+        let start = i - 1;
+        while i < bytes.len() && class(i) >= PLAIN {
             i += 1;
         }
-        let mut end = i;
-        while start < end && class(start) == TRIMMED {
-            start += 1;
-        }
-        while end > start && class(end - 1) == TRIMMED {
-            end -= 1;
-        }
-        if end - start < 2 {
-            continue;
-        }
-        let word = &bytes[start..end];
-        emit_term(&admit, (line, word), &mut f);
-        // A separator trimmed from the ends makes no parts.
-        if parts && word.iter().any(|&b| CLASS[usize::from(b)] >= UNDERSCORE) {
-            for part in word.split(|&b| CLASS[usize::from(b)] >= UNDERSCORE) {
-                if part.len() >= 2 {
-                    emit_term(&admit, (line, part), &mut f);
-                }
+        emit_run(bytes, (start, i), line, &admit, &mut f);
+    }
+}
+
+/// The terms of the run of word bytes `bytes[start..end]` on `line` ([`term_hashes`]' loop body): the word
+/// (its trimmed bytes trimmed) and, when it holds a separator, each of its parts of two bytes or more.
+#[inline(always)]
+fn emit_run(
+    bytes: &[u8],
+    (mut start, mut end): (usize, usize),
+    line: u32,
+    admit: &impl Fn([u8; 3], usize) -> bool,
+    f: &mut impl FnMut(u32, u64),
+) {
+    while start < end && CLASS[usize::from(bytes[start])] == TRIMMED {
+        start += 1;
+    }
+    while end > start && CLASS[usize::from(bytes[end - 1])] == TRIMMED {
+        end -= 1;
+    }
+    if end - start < 2 {
+        return;
+    }
+    let word = &bytes[start..end];
+    emit_term(admit, (line, word), f);
+    // A separator trimmed from the ends makes no parts.
+    if word.iter().any(|&b| CLASS[usize::from(b)] >= UNDERSCORE) {
+        for part in word.split(|&b| CLASS[usize::from(b)] >= UNDERSCORE) {
+            if part.len() >= 2 {
+                emit_term(admit, (line, part), f);
             }
         }
     }
@@ -505,11 +561,88 @@ mod tests {
         }
     }
 
+    /// Words whose stems and parts meet in other forms, in both cases.
+    const WORDS: [&str; 16] = [
+        "policy",
+        "Policies",
+        "POLICY",
+        "failed",
+        "failing",
+        "src/app/settings.py",
+        "settings",
+        "ID",
+        "damaged_in_transit",
+        "transit",
+        "day",
+        "days",
+        "applied",
+        "x86_64",
+        "ab",
+        "Api",
+    ];
+
+    /// The terms of `text` among `questions`' terms, each with its line, found by an [`Interest`].
+    fn interest_terms(questions: &[&str], text: &str) -> Vec<(u32, u64)> {
+        let interest = Interest::new(questions);
+        let mut found = Vec::new();
+        interest.term_hashes(text, |line, term| {
+            if interest.words.contains(&term) {
+                found.push((line, term));
+            }
+        });
+        found
+    }
+
+    /// The same, by a scan of every word.
+    fn scanned_terms(questions: &[&str], text: &str) -> Vec<(u32, u64)> {
+        let interest = Interest::new(questions);
+        let mut found = Vec::new();
+        term_hashes(
+            text,
+            |_, _| true,
+            |line, term| {
+                if interest.words.contains(&term) {
+                    found.push((line, term));
+                }
+            },
+        );
+        found
+    }
+
+    #[test]
+    fn an_interest_finds_a_term_whose_word_ends_otherwise() {
+        let text = "x\nthe refund POLICY\nsrc/app/settings.py was applied";
+        let found = interest_terms(&["Which policies were applied to the settings?"], text);
+        assert_eq!(
+            found,
+            scanned_terms(&["Which policies were applied to the settings?"], text)
+        );
+        // policy (line 1), settings.py's part and applied (line 2).
+        assert_eq!(
+            found.iter().map(|&(line, _)| line).collect::<Vec<_>>(),
+            [1, 2, 2]
+        );
+    }
+
     proptest::proptest! {
         #[test]
         fn a_stem_is_at_most_max_stripped_bytes_shorter(word in "[a-z]{1,6}(ss|s|e|y|ed|ing|ies|sses|nn|tt)*") {
             let lost = word.len() - stem(&word).len();
             proptest::prop_assert!(lost <= MAX_STRIPPED, "{word}: {lost}");
+        }
+
+        #[test]
+        fn an_interest_finds_the_terms_of_its_questions_as_the_full_scan(
+            words in proptest::collection::vec((0..WORDS.len(), "[ \n,:./_-]{1,2}"), 0..40),
+            questions in proptest::collection::vec(proptest::collection::vec(0..WORDS.len(), 1..4), 1..4),
+        ) {
+            let text: String = words.iter().map(|(w, sep)| format!("{}{sep}", WORDS[*w])).collect();
+            let questions: Vec<String> = questions
+                .iter()
+                .map(|q| q.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" "))
+                .collect();
+            let asked: Vec<&str> = questions.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(interest_terms(&asked, &text), scanned_terms(&asked, &text));
         }
 
         #[test]
