@@ -149,15 +149,22 @@ fn lower_same_length(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }
-    text.chars()
-        .map(|c| {
-            let mut lower = c.to_lowercase();
-            match (lower.next(), lower.next()) {
-                (Some(l), None) if l.len_utf8() == c.len_utf8() => l,
-                _ => c,
-            }
-        })
-        .collect()
+    // ASCII runs byte for byte, the other characters one by one.
+    let mut out: Vec<u8> = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(k) = rest.bytes().position(|b| !b.is_ascii()) {
+        out.extend(rest.as_bytes()[..k].iter().map(u8::to_ascii_lowercase));
+        let c = rest[k..].chars().next().unwrap_or_default();
+        let mut lower = c.to_lowercase();
+        let kept = match (lower.next(), lower.next()) {
+            (Some(l), None) if l.len_utf8() == c.len_utf8() => l,
+            _ => c,
+        };
+        out.extend_from_slice(kept.encode_utf8(&mut [0; 4]).as_bytes());
+        rest = &rest[k + c.len_utf8()..];
+    }
+    out.extend(rest.as_bytes().iter().map(u8::to_ascii_lowercase));
+    String::from_utf8(out).expect("characters replaced by characters")
 }
 
 /// Whether `c` is part of a word: a letter, a digit or `_`.
@@ -347,6 +354,21 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn lower_same_length_lowers_each_character_that_keeps_its_length(text in "[aZ é\u{c9}\u{130}\u{212a}\u{1e9e}ß=]{0,30}") {
+            let by_char: String = text
+                .chars()
+                .map(|c| {
+                    let mut lower = c.to_lowercase();
+                    match (lower.next(), lower.next()) {
+                        (Some(l), None) if l.len_utf8() == c.len_utf8() => l,
+                        _ => c,
+                    }
+                })
+                .collect();
+            proptest::prop_assert_eq!(lower_same_length(&text), by_char);
+        }
+
         #[test]
         fn assignments_equal_their_definition(text in "[ =iIsSx!<>:+é]{0,40}") {
             let lower = lower_same_length(&text);
