@@ -16,6 +16,13 @@ const ASCII_SPACE: [bool; 256] = {
     t
 };
 
+/// Lines of a text as `str::lines` counts them, counted by a vectorized search for line feeds.
+#[must_use]
+pub fn line_count(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
 /// Lower-cases `text` and folds every run of white space into one space, trimming both ends.
 ///
 /// This is the normal form in which evidence strings are compared with request text.
@@ -143,6 +150,13 @@ mod tests {
             };
             assert_eq!(normalize(text), slow(true), "{text:?}");
             assert_eq!(fold_space(text), slow(false), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn line_count_counts_as_lines_does() {
+        for text in ["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "\r", "x\n\ny"] {
+            assert_eq!(line_count(text), text.lines().count(), "{text:?}");
         }
     }
 

@@ -213,7 +213,7 @@ impl Compaction {
         let reference = self.next_ref;
         self.next_ref += 1;
         let chars = text.chars().count();
-        let lines = text.lines().count();
+        let lines = crate::history::text::line_count(text);
         if let Some(template) = &self.config.placeholder {
             return template
                 .replace("{name}", name)

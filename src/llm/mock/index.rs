@@ -10,6 +10,8 @@ use std::borrow::Cow;
 
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::history::text::line_count;
+
 /// Line indexes kept at most per thread (a few episodes' texts, a few megabytes).
 pub(super) const MAX_LINE_INDEXES: usize = 2_048;
 
@@ -257,12 +259,6 @@ pub(super) fn weight(lines: u64, df: u64) -> u64 {
         None => 4 * u64::from(ratio.ilog2()),
     };
     1 + quarter_bits.saturating_sub(32)
-}
-
-/// Lines of a text as `str::lines` counts them.
-pub(super) fn line_count(text: &str) -> usize {
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// Words of a line: runs of letters, digits, `_`, `.`, `/` and `-`, lower-cased, at least 3 characters.
