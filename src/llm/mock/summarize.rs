@@ -6,7 +6,10 @@
 //! identifiers used more than once) that fit the budget, in their order. It copies lines, it never
 //! paraphrases: a finding it keeps is kept verbatim, which a real model's summary need not do.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+
+use rustc_hash::FxHashMap;
 
 use super::clip;
 use super::index::words;
@@ -36,7 +39,7 @@ fn is_identifier(word: &str) -> bool {
 }
 
 /// How salient a history line is: errors, paths, numbers, identifiers used elsewhere.
-fn salience(line: &Line<'_>, freq: &HashMap<String, usize>) -> i64 {
+fn salience(line: &Line<'_>, freq: &FxHashMap<Cow<'_, str>, usize>) -> i64 {
     let lower = line.text.to_lowercase();
     let mut score = 0i64;
     if ERROR_WORDS.iter().any(|w| lower.contains(w)) {
@@ -72,10 +75,11 @@ fn salience(line: &Line<'_>, freq: &HashMap<String, usize>) -> i64 {
 /// An extractive summary of a transcript's text, in sections, under `budget` tokens.
 pub(super) fn summarize(transcript: &str, tokenizer: &Tokenizer, budget: usize) -> String {
     let lines: Vec<Line<'_>> = Transcript::lines(transcript).collect();
-    let mut freq: HashMap<String, usize> = HashMap::new();
+    // Words borrow the transcript where they are already lower case (most of them).
+    let mut freq: FxHashMap<Cow<'_, str>, usize> = FxHashMap::default();
     for line in &lines {
         for w in words(line.text) {
-            *freq.entry(w.into_owned()).or_default() += 1;
+            *freq.entry(w).or_default() += 1;
         }
     }
     let task = lines
