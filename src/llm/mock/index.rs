@@ -156,8 +156,20 @@ impl Interest {
         let mut sorted: Vec<u64> = words.iter().copied().collect();
         sorted.sort_unstable();
         let bytes: Vec<u8> = sorted.iter().flat_map(|w| w.to_le_bytes()).collect();
+        // A run that holds a prefix holds its first bytes: the automaton looks for those alone (fewer states to
+        // build), and each kept once, without any that starts with another.
+        for p in &mut prefixes {
+            p.truncate(p.char_indices().nth(PREFIX_BYTES).map_or(p.len(), |(i, _)| i));
+        }
         prefixes.sort_unstable();
         prefixes.dedup();
+        let mut shortest: Vec<String> = Vec::new();
+        for p in prefixes {
+            if !shortest.iter().any(|s| p.starts_with(s.as_str())) {
+                shortest.push(p);
+            }
+        }
+        let prefixes = shortest;
         let prefixes = aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .prefilter(false)
@@ -332,6 +344,9 @@ fn stem_len(b: &[u8]) -> (usize, bool) {
 /// The most bytes [`stem_len`] takes from a word: a plural `s` (1), `ing` (3), a doubled consonant (1) and a
 /// final `e` (1), or `ies` (3, for an `i`), with room to spare.
 const MAX_STRIPPED: usize = 7;
+
+/// The bytes of a term's prefix an [`Interest`] looks for (the first characters, at most this many).
+const PREFIX_BYTES: usize = 4;
 
 /// The separators of a word made of parts.
 const PARTS: [char; 4] = ['_', '.', '/', '-'];
