@@ -77,7 +77,12 @@ impl MockLlm {
     #[must_use]
     pub fn respond(&self, request: &LlmRequest) -> LlmResponse {
         let judged = crate::llm::judge::parts(request);
-        let (text, input, output) = match Transcript::from_request(request) {
+        // A judge's request is never a summary's: its transcript is not looked for.
+        let transcript = match judged {
+            Some(_) => None,
+            None => Transcript::from_request(request),
+        };
+        let (text, input, output) = match transcript {
             // The stand-in judge (see `llm::judge`).
             // The same grade of the same answer, asked again by another strategy, is known.
             _ if judged.is_some() => answer::by_content(request, || {
