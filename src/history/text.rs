@@ -155,7 +155,17 @@ mod tests {
 
     #[test]
     fn line_count_counts_as_lines_does() {
-        for text in ["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "\r", "x\n\ny"] {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "a\nb",
+            "\n",
+            "\n\n",
+            "a\r\nb\r\n",
+            "\r",
+            "x\n\ny",
+        ] {
             assert_eq!(line_count(text), text.lines().count(), "{text:?}");
         }
     }

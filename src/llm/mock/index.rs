@@ -159,7 +159,11 @@ impl Interest {
         // A run that holds a prefix holds its first bytes: the automaton looks for those alone (fewer states to
         // build), and each kept once, without any that starts with another.
         for p in &mut prefixes {
-            p.truncate(p.char_indices().nth(PREFIX_BYTES).map_or(p.len(), |(i, _)| i));
+            p.truncate(
+                p.char_indices()
+                    .nth(PREFIX_BYTES)
+                    .map_or(p.len(), |(i, _)| i),
+            );
         }
         prefixes.sort_unstable();
         prefixes.dedup();
