@@ -131,9 +131,10 @@ pub(super) struct Interest {
     pub(super) words: rustc_hash::FxHashSet<u64>,
     /// One bit per [`head_bit`] of a question's term with each length a word of that stem may have.
     heads: Box<[u64; 1024]>,
-    /// Every prefix that a word or part whose stem is a question's term starts with, any case: the term, less
-    /// the `i` a stem may end with ([`stem`]). A run of word bytes that holds none holds none of the terms, and
-    /// is passed over without being read word by word. `None` when it could not be built.
+    /// A prefix of every word or part whose stem is a question's term, any case: the term, less the `i` a stem
+    /// may end with ([`stem`]), cut to its first [`PREFIX_CHARS`] characters. A run of word bytes that holds
+    /// none holds none of the terms, and is passed over without being read word by word. `None` when it could
+    /// not be built (every text is then read word by word).
     prefixes: Option<aho_corasick::AhoCorasick>,
 }
 
@@ -156,12 +157,12 @@ impl Interest {
         let mut sorted: Vec<u64> = words.iter().copied().collect();
         sorted.sort_unstable();
         let bytes: Vec<u8> = sorted.iter().flat_map(|w| w.to_le_bytes()).collect();
-        // A run that holds a prefix holds its first bytes: the automaton looks for those alone (fewer states to
-        // build), and each kept once, without any that starts with another.
+        // A run that holds a prefix holds its first characters: the automaton looks for those alone (fewer states
+        // to build), each once, and none that starts with another.
         for p in &mut prefixes {
             p.truncate(
                 p.char_indices()
-                    .nth(PREFIX_BYTES)
+                    .nth(PREFIX_CHARS)
                     .map_or(p.len(), |(i, _)| i),
             );
         }
@@ -349,8 +350,9 @@ fn stem_len(b: &[u8]) -> (usize, bool) {
 /// final `e` (1), or `ies` (3, for an `i`), with room to spare.
 const MAX_STRIPPED: usize = 7;
 
-/// The bytes of a term's prefix an [`Interest`] looks for (the first characters, at most this many).
-const PREFIX_BYTES: usize = 4;
+/// The characters of a term's prefix an [`Interest`] looks for, at most (the first ones): four make the fewest
+/// instructions on the bundled run (three let too many runs through, five make a larger automaton to build).
+const PREFIX_CHARS: usize = 4;
 
 /// The separators of a word made of parts.
 const PARTS: [char; 4] = ['_', '.', '/', '-'];
