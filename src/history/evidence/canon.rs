@@ -111,22 +111,14 @@ fn assignments(text: &str, lower: &str) -> String {
         };
         out.extend_from_slice(&b[at..i]);
         let skip = if b[i] == b'=' {
-            let prev = i.checked_sub(1).map(|p| b[p]);
-            let prev = if prev == Some(b' ') {
-                i.checked_sub(2).map(|p| b[p])
-            } else {
-                prev
-            };
-            let next = b.get(i + 1).copied();
-            let operator = prev.is_some_and(|p| b"=!<>:+-*/%&|^~".contains(&p))
-                || matches!(next, Some(b'=' | b'>'));
-            if operator {
-                1
-            } else {
-                if out.last() == Some(&b' ') {
-                    out.pop();
+            match lone_equals(b, i) {
+                None => 1,
+                Some(taken) => {
+                    if out.last() == Some(&b' ') {
+                        out.pop();
+                    }
+                    taken
                 }
-                1 + usize::from(next == Some(b' '))
             }
         } else if i > 0 {
             4
@@ -142,6 +134,21 @@ fn assignments(text: &str, lower: &str) -> String {
     out.extend_from_slice(&b[at..]);
     // Only ASCII bytes were replaced or removed, at ASCII positions: still UTF-8.
     String::from_utf8(out).expect("assignments keep UTF-8")
+}
+
+/// The `=` at `b[i]`: `None` when it is part of an operator (`==`, `!=`, `<=`, `>=`, `=>`, `:=`, `+=`…, a space
+/// allowed before it), else the bytes a lone `=` takes: itself and the space after it.
+fn lone_equals(b: &[u8], i: usize) -> Option<usize> {
+    let prev = i.checked_sub(1).map(|p| b[p]);
+    let prev = if prev == Some(b' ') {
+        i.checked_sub(2).map(|p| b[p])
+    } else {
+        prev
+    };
+    let next = b.get(i + 1).copied();
+    let operator =
+        prev.is_some_and(|p| b"=!<>:+-*/%&|^~".contains(&p)) || matches!(next, Some(b'=' | b'>'));
+    (!operator).then(|| 1 + usize::from(next == Some(b' ')))
 }
 
 /// `text` lower-cased character by character where the lower case has the same UTF-8 length.
@@ -308,7 +315,8 @@ pub fn pieces(needle: &str) -> Vec<&str> {
 mod tests {
     use super::*;
 
-    /// [`assignments`] by its definition: every `=` and space in turn, left to right.
+    /// [`assignments`] by its definition: every `=` and space in turn, left to right (whether an `=` is a lone
+    /// one is [`lone_equals`], the same rule for both).
     fn assignments_by_definition(text: &str) -> String {
         let b = text.as_bytes();
         let mut out = String::with_capacity(text.len());
@@ -318,22 +326,14 @@ mod tests {
             let i = at + k;
             out.push_str(&rest[..k]);
             let (skip, push) = if b[i] == b'=' {
-                let prev = i.checked_sub(1).map(|p| b[p]);
-                let prev = if prev == Some(b' ') {
-                    i.checked_sub(2).map(|p| b[p])
-                } else {
-                    prev
-                };
-                let next = b.get(i + 1).copied();
-                let operator = prev.is_some_and(|p| b"=!<>:+-*/%&|^~".contains(&p))
-                    || matches!(next, Some(b'=' | b'>'));
-                if operator {
-                    (1, "=")
-                } else {
-                    if out.ends_with(' ') {
-                        out.pop();
+                match lone_equals(b, i) {
+                    None => (1, "="),
+                    Some(taken) => {
+                        if out.ends_with(' ') {
+                            out.pop();
+                        }
+                        (taken, "=")
                     }
-                    (1 + usize::from(next == Some(b' ')), "=")
                 }
             } else if b.len() > i + 3
                 && b[i + 1].eq_ignore_ascii_case(&b'i')
