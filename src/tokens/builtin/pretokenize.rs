@@ -30,9 +30,6 @@ pub(in crate::tokens) struct Pretokenizer {
     lookahead: [bool; 3],
     /// This encoding's slot in the per-thread caches.
     slot: usize,
-    /// The same patterns hand-compiled for ASCII: the end of the piece that starts at an index, and the end
-    /// of the bytes its choice read (the piece is the regex's when those are all ASCII).
-    ascii: fn(&[u8], usize) -> (usize, usize),
 }
 
 thread_local! {
@@ -73,10 +70,6 @@ impl Pretokenizer {
             regex: OnceLock::new(),
             lookahead: [false, SPACE_PATTERNS[0].1, SPACE_PATTERNS[1].1],
             slot: encoding.slot(),
-            ascii: match encoding {
-                Encoding::O200kBase => ascii::o200k_piece_end,
-                Encoding::Cl100kBase => ascii::cl100k_piece_end,
-            },
         }
     }
 
@@ -95,7 +88,22 @@ impl Pretokenizer {
     ///
     /// A piece is cut by the hand-compiled ASCII splitter when every byte its choice depends on is ASCII, and
     /// by the regex otherwise (around non-ASCII characters), so mostly-ASCII text is mostly split by hand.
-    pub(in crate::tokens) fn pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
+    pub(in crate::tokens) fn pieces_while(&self, text: &str, piece: impl FnMut(&str) -> bool) {
+        // The ASCII splitter is chosen here, once, so that it is inlined into the loop over the pieces.
+        match self.encoding {
+            Encoding::O200kBase => self.split(text, piece, ascii::o200k_piece_end),
+            Encoding::Cl100kBase => self.split(text, piece, ascii::cl100k_piece_end),
+        }
+    }
+
+    /// [`Pretokenizer::pieces_while`] with `ascii`, this encoding's hand-compiled splitter.
+    #[inline(always)]
+    fn split(
+        &self,
+        text: &str,
+        mut piece: impl FnMut(&str) -> bool,
+        ascii: impl Fn(&[u8], usize) -> (usize, usize),
+    ) {
         let bytes = text.as_bytes();
         let non_ascii = |from: usize| {
             bytes[from..]
@@ -108,7 +116,7 @@ impl Pretokenizer {
         if next_non_ascii == bytes.len() {
             // All ASCII, the common case: the loop below without the thread's regex cache to borrow.
             while last < bytes.len() {
-                let (end, _) = (self.ascii)(bytes, last);
+                let (end, _) = ascii(bytes, last);
                 if !piece(&text[last..end]) {
                     return;
                 }
@@ -123,7 +131,7 @@ impl Pretokenizer {
                     next_non_ascii = non_ascii(last);
                 }
                 let ascii = (last < next_non_ascii)
-                    .then(|| (self.ascii)(bytes, last))
+                    .then(|| ascii(bytes, last))
                     .filter(|&(_, depends_on)| depends_on.min(bytes.len()) <= next_non_ascii);
                 // An ASCII piece ends before the next non-ASCII byte, so on a character boundary.
                 let end = match ascii {
@@ -184,26 +192,58 @@ impl Pretokenizer {
 /// starting at `i < text.len()` ends, choosing among the alternatives in order as the regex's leftmost-first
 /// search does (a property test compares both on random text).
 mod ascii {
-    fn is_space(b: u8) -> bool {
-        matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
-    }
-
+    /// Each byte's classes, one bit each ([`CLASSES`]): a run of a class is a loop of one load and one test.
+    const UPPER: u8 = 1;
+    const LOWER: u8 = 2;
+    const DIGIT: u8 = 4;
+    /// `\s`: `[\t\n\x0B\x0C\r ]`.
+    const SPACE: u8 = 8;
+    /// `[\r\n]`.
+    const BREAK: u8 = 16;
+    /// `[^\s\p{L}\p{N}]`: punctuation, symbols and control characters.
+    const SYMBOL: u8 = 32;
+    /// `/`, which o200k_base's symbols may be followed by.
+    const SLASH: u8 = 64;
     /// `[^\r\n\p{L}\p{N}]`: the optional character before a word.
-    fn is_prefix(b: u8) -> bool {
-        !matches!(b, b'\r' | b'\n') && !b.is_ascii_alphanumeric()
+    const PREFIX: u8 = 128;
+
+    /// The classes of every byte value (non-ASCII bytes have none: the caller never hands them over).
+    static CLASSES: [u8; 256] = {
+        let mut table = [0u8; 256];
+        let mut b = 0;
+        while b < 128 {
+            let c = b as u8;
+            table[b] = if c.is_ascii_uppercase() {
+                UPPER
+            } else if c.is_ascii_lowercase() {
+                LOWER
+            } else if c.is_ascii_digit() {
+                DIGIT
+            } else if matches!(c, b'\r' | b'\n') {
+                SPACE | BREAK
+            } else if matches!(c, b'\t' | 0x0B | 0x0C | b' ') {
+                SPACE | PREFIX
+            } else if c == b'/' {
+                SYMBOL | SLASH | PREFIX
+            } else {
+                SYMBOL | PREFIX
+            };
+            b += 1;
+        }
+        table
+    };
+
+    fn class(b: u8) -> u8 {
+        CLASSES[usize::from(b)]
     }
 
-    /// `[^\s\p{L}\p{N}]`: punctuation and symbols.
-    fn is_symbol(b: u8) -> bool {
-        !is_space(b) && !b.is_ascii_alphanumeric()
-    }
-
-    /// The end of the run of bytes from `i` that `class` accepts (the byte there, if any, was read too).
-    fn run(text: &[u8], i: usize, class: impl Fn(u8) -> bool) -> usize {
-        text[i..]
-            .iter()
-            .position(|&b| !class(b))
-            .map_or(text.len(), |n| i + n)
+    /// The end of the run of bytes from `i` whose classes meet `mask` (the byte there, if any, was read too).
+    #[inline(always)]
+    fn run(text: &[u8], mut i: usize, mask: u8) -> usize {
+        while i < text.len() && class(text[i]) & mask != 0 {
+            i += 1;
+        }
+        i
     }
 
     /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `i`: its length, or 0. Its answer depends on the bytes up to `i + 3`
@@ -221,61 +261,78 @@ mod ascii {
     }
 
     /// `\p{N}{1,3}`, a run of symbols, and the white-space alternatives, which both encodings share but for
-    /// what may follow the symbols (`[\r\n/]*` or `[\r\n]*`): (end, end of the bytes the choice read).
-    fn others(text: &[u8], i: usize, after_symbols: fn(u8) -> bool) -> (usize, usize) {
-        let b = text[i];
-        if b.is_ascii_digit() {
+    /// what may follow the symbols (`[\r\n/]*` or `[\r\n]*`, the classes `after_symbols`): (end, end of the
+    /// bytes the choice read).
+    #[inline(always)]
+    fn others(text: &[u8], i: usize, after_symbols: u8) -> (usize, usize) {
+        let b = class(text[i]);
+        if b & DIGIT != 0 {
             // At most three digits are read, or fewer and the byte after them.
-            let end = run(text, i, |b| b.is_ascii_digit());
-            return (end.min(i + 3), (end + 1).min(i + 3));
+            let end = run(&text[..text.len().min(i + 3)], i, DIGIT);
+            return (end, (end + 1).min(i + 3));
         }
         // ` ?[^\s\p{L}\p{N}]+` then `after_symbols*`.
-        let symbols = if b == b' ' { i + 1 } else { i };
-        if text.get(symbols).is_some_and(|&b| is_symbol(b)) {
-            let end = run(text, run(text, symbols, is_symbol), after_symbols);
+        let symbols = if text[i] == b' ' { i + 1 } else { i };
+        if symbols < text.len() && class(text[symbols]) & SYMBOL != 0 {
+            let end = run(text, run(text, symbols, SYMBOL), after_symbols);
             return (end, end + 1);
         }
         // White space: `\s*[\r\n]+` (to just after the run's last line break), `\s+$`, `\s+(?!\S)` (all of
         // a run of two or more but its last character) and `\s+`.
-        let end = run(text, i, is_space);
-        let piece = if let Some(k) = text[i..end]
-            .iter()
-            .rposition(|&b| matches!(b, b'\r' | b'\n'))
-        {
-            i + k + 1
-        } else if end == text.len() || end - i < 2 {
-            end
-        } else {
-            end - 1
+        let mut end = i;
+        let mut after_break = None;
+        while end < text.len() {
+            let c = class(text[end]);
+            if c & SPACE == 0 {
+                break;
+            }
+            end += 1;
+            if c & BREAK != 0 {
+                after_break = Some(end);
+            }
+        }
+        let piece = match after_break {
+            Some(piece) => piece,
+            None if end == text.len() || end - i < 2 => end,
+            None => end - 1,
         };
         (piece, end + 1)
     }
 
     /// o200k_base: `[^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+(?i:'s|…)?` and the same with `[\p{Lu}…]+[\p{Ll}…]*`
     /// (in ASCII, a word: capitals then small letters, either run possibly empty but not both), then the others.
+    #[inline(always)]
     pub(super) fn o200k_piece_end(text: &[u8], i: usize) -> (usize, usize) {
-        let word = if is_prefix(text[i]) { i + 1 } else { i };
-        let upper = run(text, word, |b| b.is_ascii_uppercase());
-        let lower = run(text, upper, |b| b.is_ascii_lowercase());
+        let word = if class(text[i]) & PREFIX != 0 {
+            i + 1
+        } else {
+            i
+        };
+        let lower = run(text, run(text, word, UPPER), LOWER);
         if lower > word {
             return (lower + contraction(text, lower), lower + 3);
         }
-        let (end, read) = others(text, i, |b| matches!(b, b'\r' | b'\n' | b'/'));
+        let (end, read) = others(text, i, BREAK | SLASH);
         (end, read.max(word + 1))
     }
 
     /// cl100k_base: `(?i:'s|…)`, `[^\r\n\p{L}\p{N}]?\p{L}+`, then the others.
+    #[inline(always)]
     pub(super) fn cl100k_piece_end(text: &[u8], i: usize) -> (usize, usize) {
         let n = contraction(text, i);
         if n > 0 {
             return (i + n, i + 3);
         }
-        let word = if is_prefix(text[i]) { i + 1 } else { i };
-        let letters = run(text, word, |b| b.is_ascii_alphabetic());
+        let word = if class(text[i]) & PREFIX != 0 {
+            i + 1
+        } else {
+            i
+        };
+        let letters = run(text, word, UPPER | LOWER);
         if letters > word {
             return (letters, (letters + 1).max(i + 3));
         }
-        let (end, read) = others(text, i, |b| matches!(b, b'\r' | b'\n'));
+        let (end, read) = others(text, i, BREAK);
         (end, read.max(word + 1).max(i + 3))
     }
 }
