@@ -11,15 +11,22 @@ use clap::Parser;
 // (33 to 37 MB, scripts/rss_check.sh); purging at once (MIMALLOC_PURGE_DELAY=0 or 1) made it slower than
 // the system allocator.
 //
-// Two malloc arenas, shared by every thread: glibc gives each thread that allocates an arena of its own (up to
-// eight per core), and the pages each keeps for reuse add up (39 MB peak on the bundled run, 34.5-37 MB with two).
-// One arena saves a little more memory but costs 15% more CPU in lock waits (median of 12 interleaved runs:
-// 367 ms against 316 ms of CPU); two cost nothing measurable (300 against 302 ms).
+// One malloc arena per thread that allocates while episodes replay (each worker, the writer, the reader), not
+// glibc's default of up to eight per core: the pages each arena keeps for reuse add up (39 MB peak on the
+// bundled run with the default). Fewer arenas than threads make the threads queue on the arenas' locks, as
+// episodes parsed on the reader are freed on a worker and results made on a worker freed by the writer: with
+// two arenas on 2 cores, 7,000-10,000 context switches and 1.91-1.94 s of CPU for a 69 MB generated dataset,
+// against 2,000-3,600 and 1.64-1.83 s with four (perf stat, 2 x 5 runs each, 2026-12-06), for 0.6-1.2 MB more
+// peak memory. One arena saves a little more memory but costs 15% more CPU in lock waits.
 fn main() -> ExitCode {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a parameter of the allocator, before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+    {
+        let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        let arenas = i32::try_from(threads + 2).unwrap_or(i32::MAX);
+        // SAFETY: mallopt only sets a parameter of the allocator, before any other thread exists.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, arenas);
+        }
     }
     let cli = ctxbench::cli::Cli::parse();
     match ctxbench::cli::run(cli) {
