@@ -133,15 +133,34 @@ impl<S> Agg<S> {
             ),
         })
     }
+}
 
-    /// Whether the aggregation holds an interval (its metric's totals keep the bootstrap replicates).
+impl Agg<usize> {
+    /// The slots whose bootstrap replicates the aggregation's intervals read (the two of each [`Agg::Ci95`]'s
+    /// ratio or saving, in keyed parts too), in order, each once: a metric's totals keep replicates of these
+    /// slots and no other.
     #[must_use]
-    pub fn has_interval(&self) -> bool {
-        match self {
-            Self::Ci95(_) => true,
-            Self::Keyed(parts) => parts.iter().any(|(_, a)| a.has_interval()),
-            _ => false,
+    pub fn interval_slots(&self) -> Vec<usize> {
+        fn collect(agg: &Agg<usize>, out: &mut Vec<usize>) {
+            match agg {
+                Agg::Ci95(inner) => {
+                    if let Agg::Ratio(a, b)
+                    | Agg::Saving(a, b)
+                    | Agg::FloatSaving(a, b)
+                    | Agg::FloatRatio(a, b) = **inner
+                    {
+                        out.extend([a, b]);
+                    }
+                }
+                Agg::Keyed(parts) => parts.iter().for_each(|(_, a)| collect(a, out)),
+                _ => {}
+            }
         }
+        let mut out = Vec::new();
+        collect(self, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 }
 
@@ -235,19 +254,20 @@ pub fn maybe(v: Option<f64>) -> Value {
 pub struct Totals {
     values: Vec<Acc>,
     baseline: Vec<Acc>,
-    /// Per value, its bootstrap replicates' weighted sums (`None` once a value was null), when the metric
-    /// has an interval field; empty otherwise.
+    /// Per value, its bootstrap replicates' weighted sums: `Some` for a value of [`Totals::replicated`] until it
+    /// is null once, `None` for the others.
     replicates: Vec<Option<Vec<f64>>>,
-    /// Whether to keep [`Totals::replicates`].
-    bootstrap: bool,
+    /// The values whose replicates are kept: those the metric's intervals read ([`Agg::interval_slots`]).
+    replicated: Vec<usize>,
 }
 
 impl Totals {
-    /// Totals that also keep the bootstrap replicates' sums (for a metric with [`Agg::Ci95`] fields).
+    /// Totals that also keep the bootstrap replicates' sums of the values `replicated` (for a metric with
+    /// [`Agg::Ci95`] fields: the slots they read).
     #[must_use]
-    pub fn with_bootstrap() -> Self {
+    pub fn with_replicates(replicated: Vec<usize>) -> Self {
         Self {
-            bootstrap: true,
+            replicated,
             ..Self::default()
         }
     }
@@ -255,14 +275,22 @@ impl Totals {
     /// Adds one episode with its bootstrap `weights` (one per replicate; see [`super::bootstrap::weights`]).
     pub fn add_weighted(&mut self, values: &[Value], baseline: &[Value], weights: &[u8]) {
         self.add(values, baseline);
-        if !self.bootstrap {
+        if self.replicated.is_empty() {
             return;
         }
         if self.replicates.len() < values.len() {
-            self.replicates
-                .resize(values.len(), Some(vec![0.0; weights.len()]));
+            let from = self.replicates.len();
+            self.replicates.resize(values.len(), None);
+            for &i in self.replicated.iter().filter(|&&i| i >= from) {
+                if let Some(reps) = self.replicates.get_mut(i) {
+                    *reps = Some(vec![0.0; weights.len()]);
+                }
+            }
         }
-        for (reps, v) in self.replicates.iter_mut().zip(values) {
+        for &i in &self.replicated {
+            let (Some(reps), Some(v)) = (self.replicates.get_mut(i), values.get(i)) else {
+                continue;
+            };
             match (reps.as_mut(), v.as_f64()) {
                 (Some(reps), Some(x)) => {
                     for (r, &w) in reps.iter_mut().zip(weights) {
@@ -368,16 +396,35 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// Only an interval, alone or among keyed parts, makes a metric's totals keep bootstrap replicates
-    /// (`Catalog::totals`): a sum, a saving or keyed parts without one do not.
+    /// A metric's totals keep the replicates of the slots its intervals read, alone or among keyed parts, each
+    /// once and in order (`Catalog::totals`): a sum, a saving or keyed parts without an interval ask for none.
     #[test]
-    fn only_an_interval_asks_for_replicates() {
-        let saving = || Agg::saving("a", "b");
-        assert!(!Agg::sum("a").has_interval());
-        assert!(!saving().has_interval());
-        assert!(Agg::ci95(saving()).has_interval());
-        assert!(!Agg::keyed([("x", Agg::sum("a")), ("y", saving())]).has_interval());
-        assert!(Agg::keyed([("x", Agg::sum("a")), ("y", Agg::ci95(saving()))]).has_interval());
+    fn the_slots_an_interval_reads_keep_replicates() {
+        let none: Vec<usize> = Vec::new();
+        assert_eq!(Agg::Sum(0).interval_slots(), none);
+        assert_eq!(Agg::Saving(0, 1).interval_slots(), none);
+        assert_eq!(
+            Agg::Keyed(vec![("x".into(), Agg::Ratio(0, 1))]).interval_slots(),
+            none
+        );
+        assert_eq!(Agg::Ci95(Box::new(Agg::Sum(0))).interval_slots(), none);
+        assert_eq!(
+            Agg::Ci95(Box::new(Agg::Saving(3, 1))).interval_slots(),
+            [1, 3]
+        );
+        assert_eq!(
+            Agg::Ci95(Box::new(Agg::FloatSaving(7, 8))).interval_slots(),
+            [7, 8]
+        );
+        assert_eq!(
+            Agg::Keyed(vec![
+                ("x".into(), Agg::Sum(0)),
+                ("y".into(), Agg::Ci95(Box::new(Agg::Ratio(5, 2)))),
+                ("z".into(), Agg::Ci95(Box::new(Agg::FloatRatio(2, 6)))),
+            ])
+            .interval_slots(),
+            [2, 5, 6]
+        );
     }
 
     /// The float aggregations are null when the sum they divide by is not above 0, as documented: a
@@ -398,13 +445,33 @@ mod tests {
     }
 
     /// Each replicate's sums are the episodes' values weighted by that replicate's weights; a flag weighs as 0
-    /// or 1; a null value ends its replicates; totals without the bootstrap keep none.
+    /// or 1; a null value ends its replicates; a value not asked for and totals without the bootstrap keep none.
     #[test]
     fn replicates_are_weighted_sums_by_hand() {
-        let mut t = Totals::with_bootstrap();
-        // Values: [tokens, flag, cost]; weights of four replicates per episode (the last draws neither).
-        t.add_weighted(&[json!(10), json!(true), json!(4.0)], &[], &[1, 0, 2, 0]);
-        t.add_weighted(&[json!(3), json!(true), json!(2.0)], &[], &[0, 3, 1, 0]);
+        let mut t = Totals::with_replicates(vec![0, 1, 2]);
+        // Values: [tokens, flag, cost, tokens not replicated]; weights of four replicates per episode (the last
+        // draws neither).
+        t.add_weighted(
+            &[json!(10), json!(true), json!(4.0), json!(7)],
+            &[],
+            &[1, 0, 2, 0],
+        );
+        t.add_weighted(
+            &[json!(3), json!(true), json!(2.0), json!(5)],
+            &[],
+            &[0, 3, 1, 0],
+        );
+        assert_eq!(
+            t.replicate_values(&Agg::Ratio(3, 0)),
+            None,
+            "slot 3 keeps none"
+        );
+        assert_eq!(
+            t.replicate_values(&Agg::Ratio(0, 3)),
+            None,
+            "slot 3 keeps none"
+        );
+        assert_eq!(t.get(&Agg::Sum(3)), json!(12));
         // Tokens per replicate: 10, 9, 23, 0; cost: 4, 6, 10, 0; flags: 1, 3, 3, 0. A replicate with nothing to
         // divide by has no figure.
         assert_eq!(
@@ -431,7 +498,11 @@ mod tests {
         );
         // The plain totals are those of `add`.
         assert_eq!(t.get(&Agg::Sum(0)), json!(13));
-        t.add_weighted(&[json!(1), json!(false), Value::Null], &[], &[1, 1, 1, 1]);
+        t.add_weighted(
+            &[json!(1), json!(false), Value::Null, json!(1)],
+            &[],
+            &[1, 1, 1, 1],
+        );
         assert_eq!(t.replicate_values(&Agg::Ratio(0, 2)), None);
         assert_eq!(
             t.replicate_values(&Agg::Ratio(1, 0)),

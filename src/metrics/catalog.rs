@@ -241,14 +241,13 @@ impl Catalog {
         StrategyTotals {
             episodes: 0,
             metrics: self
-                .fields
+                .aggs
                 .iter()
-                .map(|fields| {
-                    if fields.iter().any(|f| f.agg.has_interval()) {
-                        Totals::with_bootstrap()
-                    } else {
-                        Totals::default()
-                    }
+                .map(|aggs| {
+                    let mut slots: Vec<usize> = aggs.iter().flat_map(Agg::interval_slots).collect();
+                    slots.sort_unstable();
+                    slots.dedup();
+                    Totals::with_replicates(slots)
                 })
                 .collect(),
         }

@@ -219,8 +219,8 @@ mod tests {
             ]
         };
         let (mut a, mut b) = (
-            super::super::Totals::with_bootstrap(),
-            super::super::Totals::with_bootstrap(),
+            super::super::Totals::with_replicates(vec![2, 3, 4, 5]),
+            super::super::Totals::with_replicates(vec![2, 3, 4, 5]),
         );
         a.add_weighted(&episode(8.0, 4, 2), &[], &once);
         b.add_weighted(&episode(5.0, 4, 4), &[], &once);
