@@ -3,6 +3,7 @@
 mod bad_inputs;
 mod import;
 mod import_fidelity;
+mod layout;
 mod llm;
 mod obs;
 mod props;

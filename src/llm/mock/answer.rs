@@ -23,7 +23,8 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::index::{hits, question_terms, terms, weight, Interest, LineIndex, MAX_LINE_INDEXES};
+use super::index::{hits, weight, Interest, LineIndex, MAX_LINE_INDEXES};
+use super::terms::{question_terms, terms};
 use crate::history::{Item, Role, Text};
 use crate::llm::LlmRequest;
 use crate::tokens::{Tokenizer, TOKENS_PER_REPLY};

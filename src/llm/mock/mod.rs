@@ -10,6 +10,7 @@
 mod answer;
 mod index;
 mod summarize;
+mod terms;
 
 use std::sync::Arc;
 
@@ -146,7 +147,7 @@ fn clip(s: &str, max: usize) -> String {
 mod tests {
     use std::borrow::Cow;
 
-    use super::index::{question_terms, terms};
+    use super::terms::{question_terms, terms};
     use super::*;
     use crate::history::{Item, Role};
 

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use rustc_hash::FxHashMap;
 
 use super::clip;
-use super::index::words;
+use super::terms::words;
 use crate::llm::transcript::{Line, LineKind, Transcript};
 use crate::tokens::Tokenizer;
 
