@@ -294,27 +294,29 @@ impl ExportManager {
         self
     }
 
-    /// Opens the row tables: new ones, or, when resuming, the tables of an interrupted run with the rows of
-    /// its `finished` episodes kept (a row of an episode that did not finish, even a half-written one, goes).
+    /// Opens the row tables as `tables` says they are: new ones, the tables of an interrupted run with the rows
+    /// of its finished episodes kept (a row of an episode that did not finish, even a half-written one, goes),
+    /// or tables that already hold every row.
     ///
     /// # Errors
     /// Names the file that cannot be created or read.
-    pub fn open_tables(&mut self, finished: Option<&HashSet<String>>) -> Result<()> {
+    pub fn open_tables(&mut self, tables: &Tables<'_>) -> Result<()> {
         for t in &mut self.tables {
-            let file = match finished {
-                None => {
+            let file = match tables {
+                Tables::New => {
                     let header = t.exporter.header()?;
                     write_atomic(&t.path, &header)?;
                     std::fs::OpenOptions::new().append(true).open(&t.path)
                 }
-                Some(finished) if t.exporter.json_lines() => {
+                Tables::Resumed(finished) if t.exporter.json_lines() => {
                     keep_lines(&t.path, finished)?;
                     std::fs::OpenOptions::new().append(true).open(&t.path)
                 }
-                Some(finished) => {
+                Tables::Resumed(finished) => {
                     keep_rows(&t.path, finished)?;
                     std::fs::OpenOptions::new().append(true).open(&t.path)
                 }
+                Tables::Complete => std::fs::OpenOptions::new().append(true).open(&t.path),
             }
             .map_err(|e| Error::io("open", &t.path, e))?;
             t.file = Some(std::io::BufWriter::new(file));
@@ -398,6 +400,16 @@ impl ExportManager {
             tables.and(charts).and(written)
         })
     }
+}
+
+/// What a run directory's row tables hold when a writer opens them ([`ExportManager::open_tables`]).
+pub enum Tables<'a> {
+    /// Nothing yet: each is written anew, its header alone.
+    New,
+    /// An interrupted run's rows: those of the `finished` episodes are kept, the others dropped.
+    Resumed(&'a HashSet<String>),
+    /// Every row already, as a merge interleaved them from its shards: opened to append to, not read again.
+    Complete,
 }
 
 /// Keeps the header of the table at `path` and the rows whose first field is a `finished` episode.

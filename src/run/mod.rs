@@ -340,6 +340,7 @@ fn run_in(
             name,
             sha256,
             journal: journal.as_ref(),
+            complete_tables: false,
             calls: options
                 .calls
                 .unwrap_or_else(|| CallLog::default_for(config)),

@@ -13,7 +13,7 @@ use crate::history::Episode;
 use crate::metrics::series::ChartData;
 use crate::metrics::timing::ComputeTimes;
 use crate::metrics::{fields as field, Catalog, Context, EpisodeResult, StrategyTotals};
-use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport};
+use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport, Tables};
 
 /// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
 const TABLES_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
@@ -51,6 +51,9 @@ pub(super) struct Target<'a> {
     pub(super) name: &'a str,
     pub(super) sha256: String,
     pub(super) journal: Option<&'a JournalHead>,
+    /// The row tables hold every row the journal vouches for already, and nothing else (a merge's): they are
+    /// opened as they are, not read again to drop the rows of unfinished episodes.
+    pub(super) complete_tables: bool,
     /// Which calls `llm_calls.jsonl` holds.
     pub(super) calls: CallLog,
 }
@@ -69,6 +72,7 @@ impl<'a> Writer<'a> {
             name,
             sha256,
             journal,
+            complete_tables,
             calls,
         } = target;
         if let Some(head) = journal {
@@ -82,7 +86,11 @@ impl<'a> Writer<'a> {
         }
         let catalog = Arc::new(Catalog::standard());
         let mut exports = ExportManager::standard(out, &catalog);
-        exports.open_tables(journal.map(|j| &j.ids))?;
+        exports.open_tables(&match journal {
+            None => Tables::New,
+            Some(_) if complete_tables => Tables::Complete,
+            Some(j) => Tables::Resumed(&j.ids),
+        })?;
         let journal_path = out.join(JOURNAL);
         let mut writer = Self {
             config_json,

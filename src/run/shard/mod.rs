@@ -386,6 +386,8 @@ fn merge_into(
             name,
             sha256,
             journal: Some(&head),
+            // Interleaved above from the shards, every row of every episode in the journal.
+            complete_tables: true,
             // The merge adds no episode: its llm_calls.jsonl is the shards'.
             calls: super::CallLog::default_for(&config),
         },

@@ -1,7 +1,7 @@
 //! The merge's row tables: each shard's rows read one episode's group at a time, and interleaved back into
 //! dataset order.
 
-use std::io::{BufRead as _, Write as _};
+use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use super::{ShardDir, SHARD_FILE};
@@ -60,37 +60,123 @@ impl<T, I: Iterator<Item = Result<(String, T)>>> Groups<T, I> {
     }
 }
 
-/// A CSV table's header and rows with their episode (the first field), streamed.
-fn csv_rows(
-    path: &Path,
-) -> Result<(
-    csv::StringRecord,
-    impl Iterator<Item = Result<(String, csv::StringRecord)>>,
-)> {
-    let bad = {
-        let path = path.to_owned();
-        move |e: csv::Error| Error::Parse {
-            path: path.clone(),
-            line: e
-                .position()
-                .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
-            message: e.to_string(),
-        }
-    };
-    let mut reader = csv::ReaderBuilder::new()
+/// A CSV table's header and rows with their episode (the first field), streamed: each row as the bytes the
+/// shard wrote, so that the merge copies them instead of writing them again field by field (the records are
+/// parsed only to find where each ends and whose it is).
+fn csv_rows(path: &Path) -> Result<(Vec<u8>, CsvRows)> {
+    let bad = |e: csv::Error| csv_error(path, &e);
+    let mut parser = csv::ReaderBuilder::new()
         .flexible(true)
+        .has_headers(false)
         .from_path(path)
-        .map_err(&bad)?;
-    let header = reader.headers().map_err(&bad)?.clone();
-    let rows = reader.into_records().map(move |r| {
-        let r = r.map_err(&bad)?;
-        Ok((r.get(0).unwrap_or_default().to_owned(), r))
-    });
-    Ok((header, rows))
+        .map_err(bad)?;
+    let open = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    let raw = std::io::BufReader::new(open);
+    let mut record = csv::ByteRecord::new();
+    // The header, then the first row.
+    parser.read_byte_record(&mut record).map_err(bad)?;
+    let mut rows = CsvRows {
+        path: path.to_owned(),
+        parser,
+        raw,
+        record,
+        next: None,
+    };
+    rows.next = rows.parse_next().transpose()?;
+    let header_end = rows.next.as_ref().map_or(u64::MAX, |(_, start)| *start);
+    let mut header = Vec::new();
+    (&mut rows.raw)
+        .take(header_end)
+        .read_to_end(&mut header)
+        .map_err(|e| Error::io("read", path, e))?;
+    Ok((terminated(header), rows))
+}
+
+/// `bytes` ending with a line feed (a last row written without one still ends its line in the merge).
+fn terminated(mut bytes: Vec<u8>) -> Vec<u8> {
+    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+        bytes.push(b'\n');
+    }
+    bytes
+}
+
+fn csv_error(path: &Path, e: &csv::Error) -> Error {
+    Error::Parse {
+        path: path.to_owned(),
+        line: e
+            .position()
+            .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
+        message: e.to_string(),
+    }
+}
+
+/// A CSV table's rows after its header: `(episode, the row's bytes)`. The rows are parsed one ahead of the
+/// bytes read, as a row ends where the next starts.
+struct CsvRows {
+    path: PathBuf,
+    parser: csv::Reader<std::fs::File>,
+    /// The same file, read from where the next row starts.
+    raw: std::io::BufReader<std::fs::File>,
+    record: csv::ByteRecord,
+    /// The next row's episode and where it starts.
+    next: Option<(String, u64)>,
+}
+
+impl CsvRows {
+    /// The episode and start of the row after the one parsed last, `None` at the end.
+    fn parse_next(&mut self) -> Option<Result<(String, u64)>> {
+        match self.parser.read_byte_record(&mut self.record) {
+            Ok(false) => None,
+            Ok(true) => {
+                let start = self.record.position().map_or(0, csv::Position::byte);
+                let episode = std::str::from_utf8(self.record.get(0).unwrap_or_default())
+                    .map(str::to_owned)
+                    .map_err(|e| Error::Parse {
+                        path: self.path.clone(),
+                        line: self
+                            .record
+                            .position()
+                            .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
+                        message: format!("an episode that is not UTF-8: {e}"),
+                    });
+                Some(episode.map(|e| (e, start)))
+            }
+            Err(e) => Some(Err(csv_error(&self.path, &e))),
+        }
+    }
+}
+
+impl Iterator for CsvRows {
+    type Item = Result<(String, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (episode, start) = self.next.take()?;
+        let following = self.parse_next();
+        let end = match following {
+            None => u64::MAX,
+            Some(Ok((_, next_start))) => next_start,
+            Some(Err(e)) => return Some(Err(e)),
+        };
+        self.next = following.and_then(Result::ok);
+        let mut bytes = Vec::new();
+        if let Err(e) = (&mut self.raw)
+            .take(end.saturating_sub(start))
+            .read_to_end(&mut bytes)
+        {
+            return Some(Err(Error::io("read", &self.path, e)));
+        }
+        Some(Ok((episode, terminated(bytes))))
+    }
 }
 
 /// A JSON Lines table's lines with their `episode`, streamed.
 fn jsonl_rows(path: &Path) -> Result<impl Iterator<Item = Result<(String, String)>>> {
+    /// The one field a line is read for (the rest are skipped, not built).
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        episode: std::borrow::Cow<'a, str>,
+    }
     let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
     let path = path.to_owned();
     Ok(std::io::BufReader::new(file)
@@ -98,10 +184,9 @@ fn jsonl_rows(path: &Path) -> Result<impl Iterator<Item = Result<(String, String
         .enumerate()
         .map(move |(i, line)| {
             let line = line.map_err(|e| Error::io("read", &path, e))?;
-            let episode = serde_json::from_str::<serde_json::Value>(&line)
-                .ok()
-                .and_then(|v| v.get("episode").and_then(|e| e.as_str().map(str::to_owned)))
-                .ok_or_else(|| Error::Parse {
+            let episode = serde_json::from_str::<Line<'_>>(&line)
+                .map(|l| l.episode.into_owned())
+                .map_err(|_| Error::Parse {
                     path: path.clone(),
                     line: i + 1,
                     message: "a line without its episode".into(),
@@ -181,14 +266,13 @@ pub(super) fn merge_tables(
             groups.push(Groups::new(rows));
         }
         crate::files::write_atomic_with(&path, |out| {
-            let mut w = csv::Writer::from_writer(std::io::BufWriter::new(out));
+            let mut w = std::io::BufWriter::new(out);
             if let Some(h) = &header {
-                w.write_record(h)?;
+                w.write_all(h)?;
             }
             interleave(shards, merged, &mut groups, |rows| {
                 for r in &rows {
-                    w.write_record(r)
-                        .map_err(|e| Error::io("write", &path, e.into()))?;
+                    w.write_all(r).map_err(|e| Error::io("write", &path, e))?;
                 }
                 Ok(())
             })
@@ -205,8 +289,9 @@ mod tests {
     use super::*;
 
     /// A row table the run's manager appends to is merged whatever it is: the merge reads its tables from the
-    /// manager, interleaving a CSV one under its header and a JSON Lines one by its lines' episodes; a shard
-    /// without one of them is refused, named.
+    /// manager, interleaving a CSV one under its header (each row's bytes as the shard wrote them, rows over
+    /// several lines whole) and a JSON Lines one by its lines' episodes; a shard without one of them is
+    /// refused, named.
     #[test]
     fn every_row_table_of_the_manager_is_merged() {
         struct Extra(&'static str, bool);
@@ -229,10 +314,14 @@ mod tests {
         std::fs::create_dir(&staging).unwrap();
         let files = [
             (
-                "episode,n\ne0,1\ne0,2\ne2,3\ne4,4\n",
+                // A quoted field over two lines with a comma and quotes in it; a last row without its line feed.
+                "episode,n\ne0,1\ne0,\"two\nlines, \"\"quoted\"\"\"\ne2,3\ne4,4",
                 "{\"episode\":\"e0\",\"k\":1}\n{\"episode\":\"e4\",\"k\":2}\n",
             ),
-            ("episode,n\ne1,5\ne3,6\n", "{\"episode\":\"e3\",\"k\":3}\n"),
+            (
+                "episode,n\ne1,5\n\"e3\",6\n",
+                "{\"episode\":\"e3\",\"k\":3}\n",
+            ),
         ];
         let shards: Vec<ShardDir> = files
             .iter()
@@ -262,7 +351,7 @@ mod tests {
         merge_tables(&shards, &order(&shards), &staging, &exports).unwrap();
         assert_eq!(
             std::fs::read_to_string(staging.join("extra.csv")).unwrap(),
-            "episode,n\ne0,1\ne0,2\ne1,5\ne2,3\ne3,6\ne4,4\n"
+            "episode,n\ne0,1\ne0,\"two\nlines, \"\"quoted\"\"\"\ne1,5\ne2,3\n\"e3\",6\ne4,4\n"
         );
         assert_eq!(
             std::fs::read_to_string(staging.join("extra.jsonl")).unwrap(),
