@@ -91,19 +91,22 @@ impl Pretokenizer {
     pub(in crate::tokens) fn pieces_while(&self, text: &str, piece: impl FnMut(&str) -> bool) {
         // The ASCII splitter is chosen here, once, so that it is inlined into the loop over the pieces.
         match self.encoding {
-            Encoding::O200kBase => self.split(text, piece, ascii::o200k_piece_end),
-            Encoding::Cl100kBase => self.split(text, piece, ascii::cl100k_piece_end),
+            Encoding::O200kBase => self.split::<true>(text, piece),
+            Encoding::Cl100kBase => self.split::<false>(text, piece),
         }
     }
 
-    /// [`Pretokenizer::pieces_while`] with `ascii`, this encoding's hand-compiled splitter.
+    /// [`Pretokenizer::pieces_while`] with this encoding's hand-compiled splitter (o200k_base's when `O200K`,
+    /// else cl100k_base's), called directly so that it is inlined.
     #[inline(always)]
-    fn split(
-        &self,
-        text: &str,
-        mut piece: impl FnMut(&str) -> bool,
-        ascii: impl Fn(&[u8], usize) -> (usize, usize),
-    ) {
+    fn split<const O200K: bool>(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
+        let ascii = |bytes: &[u8], i: usize| {
+            if O200K {
+                ascii::o200k_piece_end(bytes, i)
+            } else {
+                ascii::cl100k_piece_end(bytes, i)
+            }
+        };
         let bytes = text.as_bytes();
         let non_ascii = |from: usize| {
             bytes[from..]
