@@ -357,6 +357,17 @@ mod tests {
             std::fs::read_to_string(staging.join("extra.jsonl")).unwrap(),
             "{\"episode\":\"e0\",\"k\":1}\n{\"episode\":\"e3\",\"k\":3}\n{\"episode\":\"e4\",\"k\":2}\n"
         );
+        // A row whose episode is not UTF-8 is refused, naming the file and its line.
+        let csv = shards[1].dir.join("extra.csv");
+        std::fs::write(&csv, b"episode,n\ne1,5\n\xff3,6\n").unwrap();
+        let err = merge_tables(&shards, &order(&shards), &staging, &exports)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not UTF-8") && err.contains(&format!("{}' at line 3", csv.display())),
+            "{err}"
+        );
+        std::fs::write(&csv, files[1].0).unwrap();
         std::fs::remove_file(shards[1].dir.join("extra.jsonl")).unwrap();
         let err = merge_tables(&shards, &order(&shards), &staging, &exports)
             .unwrap_err()
