@@ -15,7 +15,7 @@
 //! wrong one. When in doubt, declare [`Change::Replaced`]: it is always right, only slower.
 //!
 //! **Adding a strategy**: one file with its config (implementing [`StrategySpec`]) and its strategy
-//! (implementing [`Strategy`]), its `pub mod` and `pub use` lines, and an entry in the [`registry!`] invocation
+//! (implementing [`Strategy`]), its `pub mod` and `pub use` lines, and an entry in the `registry!` invocation
 //! below.
 
 pub mod compaction;

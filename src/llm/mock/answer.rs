@@ -443,15 +443,16 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
 /// The most characters an answer quotes of a line.
 const ANSWER_CHARS: usize = 300;
 
-/// The answer that `line` makes to `question`: the line trimmed, or "I don't know." when there is none. A line
-/// longer than [`ANSWER_CHARS`] (a JSON record, a paragraph) is quoted around where the question's words are:
-/// the stretch of that many characters that holds the most of them (the first such), marked with `…` where cut.
+/// [`quote`] of `question`'s terms.
 #[cfg(test)]
 pub(super) fn reply(line: Option<&str>, question: &str) -> String {
     quote(line, &question_terms(question))
 }
 
-/// [`reply`], given the question's terms.
+/// The answer that `line` makes to a question of the terms `wanted`: the line trimmed, or "I don't know." when
+/// there is none. A line longer than [`ANSWER_CHARS`] (a JSON record, a paragraph) is quoted around where the
+/// question's words are: the stretch of that many characters that holds the most of them (the first such),
+/// marked with `…` where cut.
 fn quote(line: Option<&str>, wanted: &[String]) -> String {
     let Some(line) = line.map(str::trim) else {
         return "I don't know.".into();

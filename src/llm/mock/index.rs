@@ -119,10 +119,10 @@ impl LineIndex {
     }
 }
 
-/// The terms the probes of the episode a thread replays will look for ([`Llm::start_episode`](crate::llm::Llm::start_episode)): word tables
-/// built for them hold those terms only, and pass over most other words after a look at their first three
-/// bytes and their length, without hashing them. An answer is the same either way, as it reads only the
-/// question's terms.
+/// The terms the probes of the episode a thread replays will look for
+/// ([`Llm::start_episode`](crate::llm::Llm::start_episode)): word tables built for them hold those terms only,
+/// and pass over most other words after a look at their first three bytes and their length, without hashing
+/// them. An answer is the same either way, as it reads only the question's terms.
 pub(super) struct Interest {
     /// Names the set in the key of the tables built for it (0: tables of every word).
     pub(super) id: u64,
@@ -131,9 +131,9 @@ pub(super) struct Interest {
     /// One bit per [`head_bit`] of a question's term with each length a word of that stem may have.
     heads: Box<[u64; 1024]>,
     /// A prefix of every word or part whose stem is a question's term, any case: the term, less the `i` a stem
-    /// may end with ([`stem`]), cut to its first [`PREFIX_CHARS`] characters. A run of word bytes that holds
-    /// none holds none of the terms, and is passed over without being read word by word. `None` when it could
-    /// not be built (every text is then read word by word).
+    /// may end with ([`stem`](super::terms::stem)), cut to its first [`PREFIX_CHARS`] characters. A run of word
+    /// bytes that holds none holds none of the terms, and is passed over without being read word by word. `None`
+    /// when it could not be built (every text is then read word by word).
     prefixes: Option<aho_corasick::AhoCorasick>,
 }
 
