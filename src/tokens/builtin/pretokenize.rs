@@ -210,7 +210,8 @@ mod ascii {
     /// `[^\r\n\p{L}\p{N}]`: the optional character before a word.
     const PREFIX: u8 = 128;
 
-    /// The classes of every byte value (non-ASCII bytes have none: the caller never hands them over).
+    /// The classes of every byte value. Non-ASCII bytes have none, so every run stops at one, and the bytes a
+    /// choice read then reach past it: [`super::Pretokenizer::pieces_while`] leaves such a piece to the regex.
     static CLASSES: [u8; 256] = {
         let mut table = [0u8; 256];
         let mut b = 0;
