@@ -86,4 +86,15 @@ impl Error {
             source,
         }
     }
+
+    /// A CSV file that does not parse: the path, the line the csv reader was at, and its message.
+    pub fn csv(path: impl Into<PathBuf>, e: &csv::Error) -> Self {
+        Error::Parse {
+            path: path.into(),
+            line: e
+                .position()
+                .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
+            message: e.to_string(),
+        }
+    }
 }

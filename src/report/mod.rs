@@ -414,13 +414,7 @@ pub enum Tables<'a> {
 
 /// Keeps the header of the table at `path` and the rows whose first field is a `finished` episode.
 fn keep_rows(path: &Path, finished: &HashSet<String>) -> Result<()> {
-    let bad = |e: ::csv::Error| Error::Parse {
-        path: path.to_owned(),
-        line: e
-            .position()
-            .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
-        message: e.to_string(),
-    };
+    let bad = |e: ::csv::Error| Error::csv(path, &e);
     let mut reader = ::csv::ReaderBuilder::new()
         .flexible(true)
         .from_path(path)

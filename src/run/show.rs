@@ -115,13 +115,7 @@ pub fn most_informative(dir: &Path, n: usize) -> Result<Vec<String>> {
 }
 
 fn csv_error<'a>(dir: &'a Path, name: &'a str) -> impl Fn(csv::Error) -> Error + 'a {
-    move |e| Error::Parse {
-        path: dir.join(name),
-        line: e
-            .position()
-            .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
-        message: e.to_string(),
-    }
+    move |e| Error::csv(dir.join(name), &e)
 }
 
 /// The configuration a run recorded, as a [`RunConfig`] again.

@@ -64,7 +64,7 @@ impl<T, I: Iterator<Item = Result<(String, T)>>> Groups<T, I> {
 /// shard wrote, so that the merge copies them instead of writing them again field by field (the records are
 /// parsed only to find where each ends and whose it is).
 fn csv_rows(path: &Path) -> Result<(Vec<u8>, CsvRows)> {
-    let bad = |e: csv::Error| csv_error(path, &e);
+    let bad = |e: csv::Error| Error::csv(path, &e);
     let mut parser = csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(false)
@@ -100,16 +100,6 @@ fn terminated(mut bytes: Vec<u8>) -> Vec<u8> {
     bytes
 }
 
-fn csv_error(path: &Path, e: &csv::Error) -> Error {
-    Error::Parse {
-        path: path.to_owned(),
-        line: e
-            .position()
-            .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX)),
-        message: e.to_string(),
-    }
-}
-
 /// A CSV table's rows after its header: `(episode, the row's bytes)`. The rows are parsed one ahead of the
 /// bytes read, as a row ends where the next starts.
 struct CsvRows {
@@ -141,7 +131,7 @@ impl CsvRows {
                     });
                 Some(episode.map(|e| (e, start)))
             }
-            Err(e) => Some(Err(csv_error(&self.path, &e))),
+            Err(e) => Some(Err(Error::csv(&self.path, &e))),
         }
     }
 }
