@@ -91,10 +91,12 @@ pub enum Command {
     Usage {
         /// Dataset file or directory of .jsonl files (imported traces).
         dataset: PathBuf,
-        /// The encoding of the traces' model (`o200k_base` for gpt-4o and later, `cl100k_base` for gpt-4 and
-        /// gpt-3.5; other providers' models have tokenizers of their own).
-        #[arg(long, default_value = "o200k_base")]
-        encoding: crate::tokens::Encoding,
+        /// How to count tokens.
+        #[command(flatten)]
+        tokens: TokenizerArgs,
+        /// Send (`keep`, the default) or leave out (`ignore`) the blocks of context the traces did not record.
+        #[arg(long, value_enum, default_value = "keep")]
+        unrecorded: crate::run::UnrecordedMode,
         /// Also print each call.
         #[arg(long)]
         per_call: bool,
@@ -121,7 +123,45 @@ pub enum Command {
         /// schemas give way to these. aider, smolagents' code agent and text-mode runs send no tool schemas.
         #[arg(long)]
         tools: Option<PathBuf>,
+        /// How to count tokens (the blocks of unrecorded context are sized with it).
+        #[command(flatten)]
+        tokens: TokenizerArgs,
+        /// Where a trace records each call's prompt tokens but leaves part of the prompt out (Claude Code,
+        /// aider, OpenHands without its system event): `keep` (default) adds a block of unrecorded context
+        /// before each call point, the recorded size less the replay's; `ignore` adds none.
+        #[arg(long, value_enum, default_value = "keep")]
+        unrecorded: crate::run::UnrecordedMode,
     },
+}
+
+/// How tokens are counted: an OpenAI encoding, or the agent model's own Hugging Face tokenizer and chat
+/// template.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TokenizerArgs {
+    /// The OpenAI encoding (`o200k_base` for gpt-4o and later, `cl100k_base` for gpt-4 and gpt-3.5);
+    /// default: the config's, else o200k_base.
+    #[arg(long)]
+    pub encoding: Option<crate::tokens::Encoding>,
+}
+
+impl TokenizerArgs {
+    /// The tokenizer these arguments name (o200k_base when they name none).
+    ///
+    /// # Errors
+    /// A tokenizer that cannot be built.
+    pub fn tokenizer(&self) -> anyhow::Result<std::sync::Arc<crate::tokens::Tokenizer>> {
+        let settings = self.apply(crate::run::TokenizerConfig::default());
+        Ok(std::sync::Arc::new(settings.build()?))
+    }
+
+    /// `base` with what these arguments override.
+    #[must_use]
+    pub fn apply(&self, mut base: crate::run::TokenizerConfig) -> crate::run::TokenizerConfig {
+        if let Some(e) = self.encoding {
+            base.encoding = e;
+        }
+        base
+    }
 }
 
 /// Arguments of `ctxbench show`.
@@ -174,6 +214,21 @@ pub struct RunArgs {
     /// `min_retention`.
     #[arg(long, value_name = "SHARE")]
     pub min_retention: Option<f64>,
+    /// The fewest needs a strategy must have met on the episodes it acted on for its retention there to be
+    /// evidence; with fewer it is "not enough evidence", never recommended. Default 10.
+    #[arg(long, value_name = "N")]
+    pub min_needs: Option<u64>,
+    /// Where no found finding is needed on any episode (retention measured nothing), recommend the cheapest
+    /// strategy on savings alone instead of recommending nothing.
+    #[arg(long)]
+    pub recommend_without_retention: bool,
+    /// Send (`keep`, the default) or leave out (`ignore`) the blocks of context the traces did not record
+    /// (added by `import` where a trace records each call's prompt tokens but leaves part of it out).
+    #[arg(long, value_enum)]
+    pub unrecorded: Option<crate::run::UnrecordedMode>,
+    /// How to count tokens (overrides the config's `[tokenizer]`).
+    #[command(flatten)]
+    pub tokens: TokenizerArgs,
     /// Also print every column of the comparison, and each strategy's compute time and its LLM calls'
     /// latency (p50, p95; in timings.csv too).
     #[arg(long, short)]

@@ -46,6 +46,10 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         name,
         window,
         min_retention,
+        min_needs,
+        recommend_without_retention,
+        unrecorded,
+        tokens,
         verbose,
         wide,
         explore,
@@ -76,6 +80,14 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     if let Some(m) = min_retention {
         config.min_retention = m;
     }
+    if let Some(n) = min_needs {
+        config.min_needs = n;
+    }
+    config.recommend_without_retention |= recommend_without_retention;
+    if let Some(u) = unrecorded {
+        config.unrecorded = u;
+    }
+    config.tokenizer = tokens.apply(config.tokenizer);
     if !strategies.is_empty() {
         config.select(&strategies)?;
     }
@@ -302,14 +314,12 @@ fn previous(out: &std::path::Path) -> String {
 pub(super) fn cmd_usage(
     stdout: &mut impl Write,
     dataset: &std::path::Path,
-    encoding: crate::tokens::Encoding,
+    tokens: &super::args::TokenizerArgs,
+    unrecorded: crate::run::UnrecordedMode,
     per_call: bool,
 ) -> Result<bool> {
-    let tokenizer = std::sync::Arc::new(crate::tokens::Tokenizer::new(
-        encoding,
-        crate::tokens::Backend::default(),
-    )?);
-    let rows = crate::run::usage::compare(dataset, &tokenizer)
+    let tokenizer = tokens.tokenizer()?;
+    let rows = crate::run::usage::compare(dataset, &tokenizer, unrecorded)
         .with_context(|| format!("failed to compare '{}'", dataset.display()))?;
     if rows.is_empty() {
         writeln!(
@@ -322,13 +332,13 @@ pub(super) fn cmd_usage(
     }
     writeln!(
         stdout,
-        "| episode | source | recorded from | call points | recorded calls | replayed input | recorded input | replay / recorded |"
+        "| episode | source | recorded from | call points | recorded calls | replayed input | not recorded | recorded input | replay / recorded |"
     )?;
-    writeln!(stdout, "|---|---|---|---:|---:|---:|---:|---:|")?;
+    writeln!(stdout, "|---|---|---|---:|---:|---:|---:|---:|---:|")?;
     for r in &rows {
         writeln!(
             stdout,
-            "| {} | {} | {} | {} | {}{} | {} | {}{} | {} |",
+            "| {} | {} | {} | {} | {}{} | {} | {} | {}{} | {} |",
             r.episode,
             r.source,
             r.recorded_from,
@@ -341,6 +351,13 @@ pub(super) fn cmd_usage(
                 format!(" + {} without usage", r.unrecorded.len())
             },
             r.replay_input_tokens,
+            if r.unrecorded_tokens > 0 {
+                crate::report::pct(Some(r.unrecorded_share()))
+            } else if r.leaves_out.is_some() {
+                "not added".into()
+            } else {
+                "–".into()
+            },
             r.recorded_input_tokens
                 .map_or_else(|| "–".into(), |n| n.to_string()),
             if r.approximate { " (rounded)" } else { "" },
@@ -367,7 +384,7 @@ pub(super) fn cmd_usage(
     if per_call {
         write_per_format(stdout, &rows)?;
         for r in &rows {
-            write_per_call(stdout, r, encoding)?;
+            write_per_call(stdout, r, &tokenizer.name())?;
         }
     }
     Ok(true)
@@ -415,7 +432,7 @@ fn write_per_format(
 fn write_per_call(
     stdout: &mut impl Write,
     r: &crate::run::usage::EpisodeUsage,
-    encoding: crate::tokens::Encoding,
+    counted_with: &str,
 ) -> Result<()> {
     if r.calls.is_empty() {
         writeln!(
@@ -430,7 +447,7 @@ fn write_per_call(
         )?;
         return Ok(());
     }
-    writeln!(stdout, "\n{} (encoding {})\n", r.episode, encoding.as_str())?;
+    writeln!(stdout, "\n{} (counted with {counted_with})\n", r.episode)?;
     writeln!(
         stdout,
         "| call | replayed input | recorded input | of which cache read | of which cache write | recorded output | replay / recorded |"
@@ -500,7 +517,11 @@ pub(super) fn cmd_import(
     paths: &[PathBuf],
     out: &std::path::Path,
     tools: Option<&std::path::Path>,
+    tokens: &super::args::TokenizerArgs,
+    unrecorded: crate::run::UnrecordedMode,
 ) -> Result<bool> {
+    let tokenizer = tokens.tokenizer()?;
+    let mut calibrated = Vec::new();
     let tools = tools
         .map(|t| {
             crate::history::import::read_tools(t)
@@ -533,6 +554,11 @@ pub(super) fn cmd_import(
                 ep.tools.clone_from(defs);
                 ep.meta.remove("tools_from");
                 given_tools += 1;
+            }
+            if unrecorded == crate::run::UnrecordedMode::Keep {
+                if let Ok(c) = crate::replay::unrecorded::calibrate(ep, &tokenizer)? {
+                    calibrated.push(c);
+                }
             }
         }
         for ep in &eps {
@@ -599,6 +625,7 @@ pub(super) fn cmd_import(
             episodes.len()
         )?;
     }
+    write_calibrated(stdout, &calibrated, &tokenizer)?;
     let mut bytes = Vec::new();
     crate::history::dataset::write_episodes(&mut bytes, &episodes)?;
     crate::files::write_atomic(out, &bytes)?;
@@ -614,4 +641,54 @@ pub(super) fn cmd_import(
         }
     )?;
     Ok(true)
+}
+
+/// What import added of the context the traces did not record: per episode, its share of the input.
+fn write_calibrated(
+    stdout: &mut impl Write,
+    calibrated: &[crate::replay::unrecorded::Calibration],
+    tokenizer: &crate::tokens::Tokenizer,
+) -> Result<()> {
+    if calibrated.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        stdout,
+        "{} of the episodes record each call's prompt tokens but not all of each prompt: before each call \
+         point, a block of unrecorded context (its size, no text) now makes up the difference, counted with {}; \
+         every strategy keeps it (`run --unrecorded ignore` leaves it out):",
+        calibrated.len(),
+        tokenizer.name()
+    )?;
+    for c in calibrated {
+        writeln!(
+            stdout,
+            "  {}: {} of the input was not recorded ({} tokens over {} call point{}: {}){}{}",
+            c.episode,
+            crate::report::pct(Some(c.unrecorded_share())),
+            c.unrecorded_tokens,
+            c.call_points,
+            if c.call_points == 1 { "" } else { "s" },
+            c.leaves_out,
+            if c.estimated > 0 {
+                format!(
+                    "; {} call point{} without usage took the nearest recorded call's block",
+                    c.estimated,
+                    if c.estimated == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            },
+            if c.over > 0 {
+                format!(
+                    "; at {} call point{} the replay already exceeds the record (the tokenizer counts more)",
+                    c.over,
+                    if c.over == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    Ok(())
 }

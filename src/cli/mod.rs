@@ -125,7 +125,17 @@ pub fn run(cli: Cli) -> Result<bool> {
             files,
             out,
             tools,
-        } => commands::cmd_import(&mut stdout, &format, &files, &out, tools.as_deref()),
+            tokens,
+            unrecorded,
+        } => commands::cmd_import(
+            &mut stdout,
+            &format,
+            &files,
+            &out,
+            tools.as_deref(),
+            &tokens,
+            unrecorded,
+        ),
         Command::Show(args) => commands::cmd_show(&mut stdout, args),
         Command::Merge {
             dirs,
@@ -164,9 +174,10 @@ pub fn run(cli: Cli) -> Result<bool> {
         }
         Command::Usage {
             dataset,
-            encoding,
+            tokens,
+            unrecorded,
             per_call,
-        } => commands::cmd_usage(&mut stdout, &dataset, encoding, per_call),
+        } => commands::cmd_usage(&mut stdout, &dataset, &tokens, unrecorded, per_call),
         Command::Strategies => {
             writeln!(stdout, "Built-in strategies (the default comparison):")?;
             for s in crate::strategy::defaults() {

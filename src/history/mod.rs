@@ -19,6 +19,9 @@ pub use text::{normalize, Text};
 /// The first line of every summary a strategy writes, in the instructions or in the contents.
 pub const SUMMARY_PREFIX: &str = "[Previous work summary]\n";
 
+/// The text of an item that has none.
+static EMPTY: std::sync::LazyLock<Text> = std::sync::LazyLock::new(Text::default);
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,6 +98,22 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         sent_back: bool,
     },
+    /// Context the agent sent at the next call point that the trace left out (a system prompt, tool schemas,
+    /// a repo map, files in the chat): its size, no text. Import writes one just before each call point of a
+    /// trace that records per-call usage its replay falls short of (the difference); the replay sends it at
+    /// that call point in front of the request, every strategy keeps it as it keeps the system prompt, and it
+    /// is priced and read from the prompt cache like the rest of the request. It is not a content item: no
+    /// strategy sees it, and a later call point's block replaces it.
+    Unrecorded {
+        /// Its size in tokens.
+        tokens: usize,
+        /// Of those, the tokens the trace says were read from the provider's prompt cache.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cached_tokens: Option<usize>,
+        /// What it is, when known (`Claude Code's system prompt and tool schemas`).
+        #[serde(default, skip_serializing_if = "str::is_empty")]
+        note: Text,
+    },
 }
 
 /// What kind of tokens a request's tokens are, for token-share reporting: each item's kind, and the tool
@@ -118,11 +137,13 @@ pub enum ItemKind {
     Reasoning,
     /// The tool schemas every request carries.
     Tools,
+    /// Context the agent sent that the trace did not record ([`Item::Unrecorded`]).
+    Unrecorded,
 }
 
 impl ItemKind {
     /// Every kind, in report order.
-    pub const ALL: [ItemKind; 8] = [
+    pub const ALL: [ItemKind; 9] = [
         ItemKind::System,
         ItemKind::User,
         ItemKind::AssistantText,
@@ -131,6 +152,7 @@ impl ItemKind {
         ItemKind::Summary,
         ItemKind::Reasoning,
         ItemKind::Tools,
+        ItemKind::Unrecorded,
     ];
 
     /// The kind's report name.
@@ -145,6 +167,7 @@ impl ItemKind {
             ItemKind::Summary => "summary",
             ItemKind::Reasoning => "reasoning",
             ItemKind::Tools => "tools",
+            ItemKind::Unrecorded => "unrecorded",
         }
     }
 }
@@ -220,6 +243,7 @@ impl Item {
             Item::ToolCall { .. } => ItemKind::ToolCall,
             Item::ToolResult { .. } | Item::Observation { .. } => ItemKind::ToolResult,
             Item::Reasoning { .. } => ItemKind::Reasoning,
+            Item::Unrecorded { .. } => ItemKind::Unrecorded,
         }
     }
 
@@ -237,8 +261,9 @@ impl Item {
         matches!(self, Item::ToolResult { .. } | Item::Observation { .. })
     }
 
-    /// Whether the agent sends this item to its model when it is in the history: every item but reasoning
-    /// the agent does not send back.
+    /// Whether the agent sends this item to its model as part of the history: every item but reasoning the
+    /// agent does not send back and the blocks of unrecorded context (sent in front of the request at their
+    /// call point alone, never as history).
     #[must_use]
     pub fn is_sent(&self) -> bool {
         !matches!(
@@ -246,8 +271,31 @@ impl Item {
             Item::Reasoning {
                 sent_back: false,
                 ..
-            }
+            } | Item::Unrecorded { .. }
         )
+    }
+
+    /// A block of unrecorded context of `tokens` tokens ([`Item::Unrecorded`]).
+    #[must_use]
+    pub fn unrecorded(tokens: usize, cached_tokens: Option<usize>) -> Self {
+        Item::Unrecorded {
+            tokens,
+            cached_tokens,
+            note: Text::default(),
+        }
+    }
+
+    /// The size of a block of unrecorded context, and how much of it the trace says was read from the cache.
+    #[must_use]
+    pub fn unrecorded_tokens(&self) -> Option<(usize, Option<usize>)> {
+        match self {
+            Item::Unrecorded {
+                tokens,
+                cached_tokens,
+                ..
+            } => Some((*tokens, *cached_tokens)),
+            _ => None,
+        }
     }
 
     /// Whether this is a summary a strategy wrote into the contents: a message starting with
@@ -291,6 +339,8 @@ impl Item {
             | Item::Observation { content, .. }
             | Item::Reasoning { content, .. } => content,
             Item::ToolCall { arguments, .. } => arguments,
+            // No text: its note says what it is, never what it said.
+            Item::Unrecorded { .. } => &EMPTY,
         }
     }
 
@@ -309,6 +359,7 @@ impl Item {
     pub fn wire_role(&self) -> &'static str {
         match self {
             Item::Message { role, .. } => role.as_str(),
+            Item::Unrecorded { .. } => "system",
             Item::ToolCall { .. } | Item::Reasoning { .. } => "assistant",
             Item::ToolResult { .. } => "tool",
             Item::Observation { .. } => "user",

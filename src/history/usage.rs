@@ -58,6 +58,15 @@ pub struct ProviderUsage {
     /// placeholders of 1–26 tokens): then every `output_tokens` is 0 and means "not recorded".
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub output_unrecorded: bool,
+    /// What of each prompt the trace leaves out, when its importer knows (Claude Code's system prompt and
+    /// tool schemas, aider's repo map and files): the replay of a call then falls short of its record by that
+    /// much, which import keeps as blocks of unrecorded context ([`crate::history::Item::Unrecorded`]).
+    /// `None`: the trace holds every prompt whole, and a gap is the tokenizer's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaves_out: Option<String>,
+    /// The tokens of unrecorded context import added over the episode's call points, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrecorded_tokens: Option<u64>,
 }
 
 /// A model call the trace shows but records no usage for.

@@ -19,6 +19,7 @@ pub mod probe;
 pub mod record;
 pub mod reference;
 mod tally;
+pub mod unrecorded;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -45,6 +46,7 @@ pub struct Replayer<'a> {
     context_window: usize,
     verify: bool,
     observer: Option<&'a dyn Observer>,
+    unrecorded: bool,
 }
 
 /// Sees, at every call point, the request as handed to the strategy and as the strategy left it (sent): an
@@ -76,7 +78,17 @@ impl<'a> Replayer<'a> {
             verify: cfg!(any(debug_assertions, test))
                 || std::env::var_os("CTXBENCH_VERIFY").is_some_and(|v| v == "1"),
             observer: None,
+            unrecorded: true,
         }
+    }
+
+    /// The same replayer, sending (by default) or leaving out the blocks of context the traces did not
+    /// record ([`Item::Unrecorded`]; `--unrecorded keep|ignore`): left out, every figure covers only what was
+    /// recorded.
+    #[must_use]
+    pub fn with_unrecorded(mut self, keep: bool) -> Self {
+        self.unrecorded = keep;
+        self
     }
 
     /// The same replayer, showing `observer` every request handed to a strategy and sent.
@@ -113,7 +125,7 @@ impl<'a> Replayer<'a> {
     ) -> Result<Vec<EpisodeReplay>> {
         self.start(episode);
         let mut evidence = Evidence::new(episode);
-        let prepared = Prepared::new(episode, &self.tokenizer);
+        let prepared = Prepared::new(episode, &self.tokenizer, self.unrecorded);
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
             let strategy = s.config.build();
@@ -141,7 +153,7 @@ impl<'a> Replayer<'a> {
         strategy: Box<dyn Strategy>,
     ) -> Result<EpisodeReplay> {
         self.start(episode);
-        let prepared = Prepared::new(episode, &self.tokenizer);
+        let prepared = Prepared::new(episode, &self.tokenizer, self.unrecorded);
         self.replay_with(
             episode,
             name,
@@ -196,8 +208,8 @@ impl<'a> Replayer<'a> {
             // 2. It is measured as handed over.
             let received = tally.receive(
                 &mut live,
-                &sent[new.clone()],
-                &keys.tokens[new],
+                (&sent[new.clone()], &keys.tokens[new]),
+                prepared.blocks[step],
                 &self.tokenizer,
             );
             // 3. The strategy may reduce the request; what it does persists.
@@ -206,6 +218,7 @@ impl<'a> Replayer<'a> {
                 context_window: self.context_window,
                 step,
                 tool_tokens: received.tool_tokens,
+                unrecorded_tokens: prepared.blocks[step].0,
                 input_tokens: Some(received.tokens),
                 content_tokens: Some(tally.content_tokens()),
             };
@@ -309,8 +322,8 @@ fn check(
 }
 
 /// What the replay of an episode needs under every strategy, computed once: the items as its agent sends them
-/// (reasoning it does not send back left out), each one's hash and tokens, the call points, and the tokens of
-/// its tool schemas.
+/// (reasoning it does not send back and blocks of unrecorded context left out), each one's hash and tokens, the
+/// call points, the tokens of its tool schemas, and the block of unrecorded context at each call point.
 struct Prepared<'e> {
     sent: Cow<'e, [Item]>,
     /// For each recorded item index (and the end), how many sent items come before it; `None` when every item
@@ -319,10 +332,34 @@ struct Prepared<'e> {
     keys: ItemKeys,
     points: Vec<usize>,
     tools: usize,
+    /// Per call point, the unrecorded context sent there and the part of it read from the cache, when the
+    /// trace says ((0, None) where there is none, or when the replay leaves them out).
+    blocks: Vec<Block>,
+}
+
+/// A call point's block of unrecorded context: its tokens, and those the trace says were read from the cache.
+pub(crate) type Block = (usize, Option<usize>);
+
+/// Per call point at `points` of `items`, its block of unrecorded context: the last [`Item::Unrecorded`]
+/// between the end of the previous assistant turn and the call point ((0, None) where there is none).
+pub(crate) fn blocks(items: &[Item], points: &[usize]) -> Vec<Block> {
+    let mut next = 0;
+    points
+        .iter()
+        .map(|&at| {
+            let block = items[next.min(at)..at]
+                .iter()
+                .rev()
+                .find_map(Item::unrecorded_tokens)
+                .unwrap_or((0, None));
+            next = crate::history::turn_end(items, at);
+            block
+        })
+        .collect()
 }
 
 impl<'e> Prepared<'e> {
-    fn new(episode: &'e Episode, tokenizer: &Tokenizer) -> Self {
+    fn new(episode: &'e Episode, tokenizer: &Tokenizer, unrecorded: bool) -> Self {
         let items = &episode.items;
         let (sent, positions) = if items.iter().all(Item::is_sent) {
             (Cow::Borrowed(&items[..]), None)
@@ -338,12 +375,19 @@ impl<'e> Prepared<'e> {
             positions.push(sent.len());
             (Cow::Owned(sent), Some(positions))
         };
+        let points = episode.call_points();
+        let blocks = if unrecorded && positions.is_some() {
+            blocks(items, &points)
+        } else {
+            vec![(0, None); points.len()]
+        };
         Self {
             keys: ItemKeys::new(&sent, tokenizer),
             sent,
             positions,
-            points: episode.call_points(),
+            points,
             tools: tokenizer.count_tools(&episode.tools),
+            blocks,
         }
     }
 
@@ -360,7 +404,7 @@ impl<'e> Prepared<'e> {
         }
         items[turn]
             .iter()
-            .filter(|i| !i.is_sent())
+            .filter(|i| matches!(i, Item::Reasoning { .. }) && !i.is_sent())
             .map(|i| tokenizer.count_item(i).saturating_sub(TOKENS_PER_MESSAGE))
             .sum()
     }

@@ -55,13 +55,29 @@ pub fn replay(
     let mut next = 0;
     let tools = tokenizer.count_tools(&episode.tools);
     let tool_tokens = |req: &LlmRequest| tokenizer.tools_in_request(tools, first_system(req));
+    let mut block_before = None;
     for (step, &at) in episode.call_points().iter().enumerate() {
+        // The context the trace did not record, sent in front of this call's request: the last block
+        // recorded since the previous turn.
+        let (block, block_read) = items[next..at]
+            .iter()
+            .filter_map(|i| match i {
+                Item::Unrecorded {
+                    tokens,
+                    cached_tokens,
+                    ..
+                } => Some((*tokens, *cached_tokens)),
+                _ => None,
+            })
+            .last()
+            .unwrap_or((0, None));
         live.contents
             .extend(items[next..at].iter().filter(|i| i.is_sent()).cloned());
-        let tokens_before = count(tokenizer, &live) + tool_tokens(&live);
+        let tokens_before = count(tokenizer, &live) + tool_tokens(&live) + block;
         let point = CallPoint {
             step,
             tool_tokens: tool_tokens(&live),
+            unrecorded_tokens: block,
             ..CallPoint::new(Arc::clone(tokenizer), context_window)
         };
         let present_before = present_in(episode, &live);
@@ -86,12 +102,22 @@ pub fn replay(
             tokens_by_kind.add(item.kind(), n);
             texts.push((Text::Item(item.clone()), n));
         }
-        let cached_tokens = texts
+        // The block is read from the cache as far as the trace says, else wholly when it is the size of the
+        // one before; the prefix after it follows only when all of it was.
+        let (block_cached, intact) = match block_read {
+            Some(read) if block > 0 => (read.min(block), read >= block),
+            _ if block_before == Some(block) => (block, true),
+            _ => (0, false),
+        };
+        block_before = Some(block);
+        tokens_by_kind.add(ItemKind::Unrecorded, block);
+        let prefix: usize = texts
             .iter()
             .zip(&previous)
             .take_while(|(a, b)| a.0 == b.0)
             .map(|(a, _)| a.1)
             .sum();
+        let cached_tokens = block_cached + if intact { prefix } else { 0 };
         let present = present_in(episode, &live);
         while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
             recorder.expect(Purpose::Probe, Some(step));
@@ -119,7 +145,7 @@ pub fn replay(
             items_sent: live.contents.len(),
             instructions_sent: live.instructions.len(),
             tokens_before,
-            tokens_sent: TOKENS_PER_REPLY + texts.iter().map(|t| t.1).sum::<usize>(),
+            tokens_sent: TOKENS_PER_REPLY + block + texts.iter().map(|t| t.1).sum::<usize>(),
             cached_tokens,
             output_tokens,
             tokens_by_kind,

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use super::evidence::Evidence;
+use super::Block;
 use super::record::{FindingSet, TokensByKind};
 use crate::history::{Item, ItemKind};
 use crate::llm::LlmRequest;
@@ -156,6 +157,24 @@ pub(super) fn first_system(req: &LlmRequest) -> Option<&str> {
     })
 }
 
+/// Of a call point's unrecorded context `block` (sent in front of the request), given the size of the one
+/// sent at the call point before (`None` at the first): its tokens, those read from the prompt cache, and
+/// whether the prefix after it can be read from the cache too. The trace's own figure holds where it records
+/// one (Claude Code's cache reads): the block is intact when all of it was read. Else a block of the size sent
+/// before is taken as the same context, wholly cached, and any other as new, which nothing after it can follow
+/// into the cache. Without blocks (size 0 throughout) every call point but the first is intact: the prefix
+/// rule is the one of a request without them.
+pub(crate) fn cached_block((tokens, cached): Block, before: Option<usize>) -> (usize, usize, bool) {
+    let same = before == Some(tokens);
+    match cached {
+        Some(read) if tokens > 0 => {
+            let read = read.min(tokens);
+            (tokens, read, read == tokens)
+        }
+        _ => (tokens, if same { tokens } else { 0 }, same),
+    }
+}
+
 /// What the tally measured of a request as sent.
 pub(super) struct Sent {
     pub(super) tokens_sent: usize,
@@ -189,6 +208,9 @@ pub(super) struct Tally {
     /// The tool schemas' tokens in the request as last sent, and the key of what they depended on.
     last_tools: Option<(usize, u128)>,
     tools: ToolTokens,
+    /// The unrecorded context of the call point being measured, and the size of the one sent before.
+    block: Block,
+    last_block: Option<usize>,
 }
 
 impl Tally {
@@ -203,22 +225,25 @@ impl Tally {
             last: TOKENS_PER_REPLY,
             last_tools: None,
             tools: ToolTokens::new(tools),
+            block: (0, None),
+            last_block: None,
         }
     }
 
-    /// Appends `items` (with their `tokens`) to the live request; returns what is known of the request as
-    /// handed to the strategy.
+    /// Appends `items` (with their `tokens`) to the live request, which is sent with the unrecorded context
+    /// `block` in front; returns what is known of the request as handed to the strategy.
     pub(super) fn receive(
         &mut self,
         live: &mut LlmRequest,
-        items: &[Item],
-        tokens: &[usize],
+        (items, tokens): (&[Item], &[usize]),
+        block: Block,
         tokenizer: &Tokenizer,
     ) -> Received {
         self.append(live, items, tokens);
+        self.block = block;
         let (tools, _) = self.tools.of(live, tokenizer);
         Received {
-            tokens: self.last + tools,
+            tokens: self.last + tools + block.0,
             tool_tokens: tools,
         }
     }
@@ -335,7 +360,11 @@ impl Tally {
         // changed (or there was no request before).
         let (tools, tools_key) = self.tools.of(live, tokenizer);
         let same_start = self.last_tools.replace((tools, tools_key)) == Some((tools, tools_key));
-        let cached_tokens = if same_start {
+        // In front of everything, the unrecorded context: what of it was cached, and whether the rest of the
+        // prefix can be.
+        let (block, block_cached, intact) = cached_block(self.block, self.last_block.replace(self.block.0));
+        let cached_tokens = block_cached
+            + if same_start && intact {
             tools
                 + base
                 + pass.entries[keep..]
@@ -344,14 +373,15 @@ impl Tally {
                     .take_while(|(a, b)| a.0 == b.0)
                     .map(|(a, _)| a.1)
                     .sum::<usize>()
-        } else {
-            0
-        };
+            } else {
+                0
+            };
         let mut tokens_by_kind = pass.by_kind();
         tokens_by_kind.add(ItemKind::Tools, tools);
+        tokens_by_kind.add(ItemKind::Unrecorded, block);
         let present = evidence.present(pass.evidence());
         Sent {
-            tokens_sent: sent_tokens + tools,
+            tokens_sent: sent_tokens + tools + block,
             cached_tokens,
             tokens_by_kind,
             present_before: handed_evidence

@@ -23,13 +23,45 @@ use crate::tokens::{Backend, Encoding};
 pub const SUMMARY_VERSION: u32 = 3;
 
 /// Tokenizer settings.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TokenizerConfig {
     /// The encoding.
     pub encoding: Encoding,
     /// The backend.
     pub backend: Backend,
+}
+
+impl TokenizerConfig {
+    /// The tokenizer these settings describe.
+    ///
+    /// # Errors
+    /// A tokenizer that cannot be built.
+    pub fn build(&self) -> Result<crate::tokens::Tokenizer> {
+        crate::tokens::Tokenizer::new(self.encoding, self.backend)
+    }
+}
+
+/// Whether the replay sends the blocks of context the traces did not record (`--unrecorded`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum UnrecordedMode {
+    /// Send them: figures cover the whole request the agent sent.
+    #[default]
+    Keep,
+    /// Leave them out: figures cover only what the traces recorded.
+    Ignore,
+}
+
+impl UnrecordedMode {
+    /// Whether this is the default (not written into a config that leaves it out).
+    #[must_use]
+    #[allow(clippy::trivially_copy_pass_by_ref)]
+    pub fn is_keep(&self) -> bool {
+        *self == UnrecordedMode::Keep
+    }
 }
 
 /// Pricing settings.
@@ -61,6 +93,19 @@ fn default_min_retention() -> f64 {
     DEFAULT_MIN_RETENTION
 }
 
+/// The fewest needs met where a strategy acted that count as evidence, unless the config or `--min-needs`
+/// says otherwise.
+pub const DEFAULT_MIN_NEEDS: u64 = 10;
+
+fn default_min_needs() -> u64 {
+    DEFAULT_MIN_NEEDS
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_default_min_needs(n: &u64) -> bool {
+    *n == DEFAULT_MIN_NEEDS
+}
+
 /// Everything a run needs besides the dataset; read from TOML.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -72,6 +117,20 @@ pub struct RunConfig {
     /// The retention at need the recommendation asks of a strategy (`--min-retention`).
     #[serde(default = "default_min_retention")]
     pub min_retention: f64,
+    /// The fewest needs a strategy must have met on the episodes it acted on for its retention there to
+    /// count as evidence (`--min-needs`).
+    #[serde(
+        default = "default_min_needs",
+        skip_serializing_if = "is_default_min_needs"
+    )]
+    pub min_needs: u64,
+    /// Recommend on savings alone where no found finding is needed anywhere, so that retention measured
+    /// nothing (`--recommend-without-retention`); by default nothing is recommended then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recommend_without_retention: bool,
+    /// Whether the replay sends the blocks of context the traces did not record (`--unrecorded`).
+    #[serde(default, skip_serializing_if = "UnrecordedMode::is_keep")]
+    pub unrecorded: UnrecordedMode,
     /// Tokenizer settings.
     pub tokenizer: TokenizerConfig,
     /// The mock LLM's latency model and summary budget.
@@ -95,6 +154,9 @@ impl Default for RunConfig {
             seed: 42,
             context_window: 128_000,
             min_retention: DEFAULT_MIN_RETENTION,
+            min_needs: DEFAULT_MIN_NEEDS,
+            recommend_without_retention: false,
+            unrecorded: UnrecordedMode::Keep,
             tokenizer: TokenizerConfig::default(),
             mock: MockConfig::default(),
             pricing: PricingConfig::default(),

@@ -23,7 +23,6 @@ use crate::llm::pricing::Price;
 use crate::llm::{CallMeta, EpisodeHint, Llm, LlmRequest, LlmResponse};
 use crate::replay::calls::Purpose;
 use crate::replay::{EpisodeReplay, Replayer};
-use crate::tokens::Tokenizer;
 
 /// The estimate for one strategy's calls of one purpose.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -158,13 +157,11 @@ pub fn dry_run(config: &RunConfig, dataset: &Path) -> Result<DryRun> {
                 .into(),
         )
     })?;
-    let tokenizer = Arc::new(Tokenizer::new(
-        config.tokenizer.encoding,
-        config.tokenizer.backend,
-    )?);
+    let tokenizer = Arc::new(config.tokenizer.build()?);
     let mock = MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer));
     let hashing = Hashing(&mock);
-    let replayer = Replayer::new(tokenizer, &hashing, config.context_window);
+    let replayer = Replayer::new(tokenizer, &hashing, config.context_window)
+        .with_unrecorded(config.unrecorded.is_keep());
     let cap = llm.max_tokens.map(u64::from);
     // (strategy, purpose) → row, keyed by position so the table follows the config.
     let rows: Mutex<BTreeMap<(usize, u8), DryRow>> = Mutex::new(BTreeMap::new());

@@ -24,7 +24,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-pub use config::{dataset_sha256, PricingConfig, RunConfig, TokenizerConfig, SUMMARY_VERSION};
+pub use config::{
+    dataset_sha256, PricingConfig, RunConfig, TokenizerConfig, UnrecordedMode, SUMMARY_VERSION,
+};
 pub use dry::{dry_run, DryRow, DryRun};
 
 use crate::error::{Error, Result};
@@ -132,10 +134,7 @@ pub fn run(
     config.validate()?;
     let resume = options.resume;
     // A real LLM's client is checked (its key, its endpoint, its model) before anything is written.
-    let tokenizer = Arc::new(Tokenizer::new(
-        config.tokenizer.encoding,
-        config.tokenizer.backend,
-    )?);
+    let tokenizer = Arc::new(config.tokenizer.build()?);
     let budget = options.max_cost.map(crate::llm::openai::Budget::new);
     let prices = config.prices();
     let client = |c: &crate::llm::openai::OpenAiConfig,
@@ -310,8 +309,9 @@ fn run_in(
                 Some(j) => j,
                 None => &stand_in,
             };
-            let replayer =
-                Replayer::new(Arc::clone(tokenizer), llm, config.context_window).with_judge(grader);
+            let replayer = Replayer::new(Arc::clone(tokenizer), llm, config.context_window)
+                .with_judge(grader)
+                .with_unrecorded(config.unrecorded.is_keep());
             pool.install(|| {
                 episode_rx.into_iter().par_bridge().for_each_with(
                     result_tx,

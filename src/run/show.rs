@@ -196,10 +196,7 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
         )));
     }
     let episodes = find_episodes(&dataset, &wanted)?;
-    let tokenizer = Arc::new(Tokenizer::new(
-        config.tokenizer.encoding,
-        config.tokenizer.backend,
-    )?);
+    let tokenizer = Arc::new(config.tokenizer.build()?);
     let answers = Answers::new(dir, &config, &tokenizer, options.call_llm)?;
     let out = dir.join("episodes");
     std::fs::create_dir_all(&out).map_err(|e| Error::io("create", &out, e))?;
@@ -217,7 +214,7 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
                 episode,
                 s,
                 &tokenizer,
-                config.context_window,
+                (config.context_window, config.unrecorded.is_keep()),
                 &capture,
             )?);
         }
@@ -329,12 +326,13 @@ impl Answers {
         episode: &Episode,
         strategy: &NamedStrategy,
         tokenizer: &Arc<Tokenizer>,
-        window: usize,
+        (window, unrecorded): (usize, bool),
         capture: &Capture<'_>,
     ) -> Result<crate::replay::EpisodeReplay> {
         let go = |llm: &dyn Llm, judge: &dyn Llm| {
             let replayer = Replayer::new(Arc::clone(tokenizer), llm, window)
                 .with_judge(judge)
+                .with_unrecorded(unrecorded)
                 .observed(capture);
             replayer.replay(episode, strategy)
         };

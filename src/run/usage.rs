@@ -56,6 +56,10 @@ pub struct EpisodeUsage {
     pub failed: Vec<String>,
     /// Input tokens the baseline replay sends over every call point.
     pub replay_input_tokens: usize,
+    /// Of those, the tokens of context the trace did not record (blocks import added).
+    pub unrecorded_tokens: usize,
+    /// What the trace leaves out of each prompt, as its importer says (`None`: it records every prompt whole).
+    pub leaves_out: Option<String>,
     /// The prompt tokens the provider counted, when the trace says.
     pub recorded_input_tokens: Option<u64>,
     /// replay / recorded, over the call points the trace records (all of them when it records only totals).
@@ -69,6 +73,17 @@ pub struct EpisodeUsage {
 }
 
 impl EpisodeUsage {
+    /// The share of the replayed input that the trace did not record.
+    #[must_use]
+    pub fn unrecorded_share(&self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        if self.replay_input_tokens == 0 {
+            0.0
+        } else {
+            self.unrecorded_tokens as f64 / self.replay_input_tokens as f64
+        }
+    }
+
     /// The format, from the source (`import/aider` → `aider`).
     #[must_use]
     pub fn format(&self) -> &str {
@@ -87,9 +102,14 @@ impl EpisodeUsage {
 ///
 /// # Errors
 /// A dataset that cannot be read, or a replay fault.
-pub fn compare(dataset: &Path, tokenizer: &Arc<Tokenizer>) -> Result<Vec<EpisodeUsage>> {
+pub fn compare(
+    dataset: &Path,
+    tokenizer: &Arc<Tokenizer>,
+    unrecorded: super::UnrecordedMode,
+) -> Result<Vec<EpisodeUsage>> {
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(tokenizer));
-    let replayer = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX);
+    let replayer = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX)
+        .with_unrecorded(unrecorded.is_keep());
     let baseline = NamedStrategy::new("none", StrategyConfig::None);
     let mut out = Vec::new();
     for entry in stream(dataset)? {
@@ -112,6 +132,11 @@ pub fn compare(dataset: &Path, tokenizer: &Arc<Tokenizer>) -> Result<Vec<Episode
             })
             .collect();
         let replay_input_tokens: usize = sent.iter().sum();
+        let unrecorded_tokens = replay
+            .steps
+            .iter()
+            .map(|s| s.tokens_by_kind.get(crate::history::ItemKind::Unrecorded))
+            .sum();
         // Where some call points have no record, the ratio is over those that have one.
         let compared = if calls.is_empty() || usage.unrecorded.is_empty() {
             replay_input_tokens
@@ -132,6 +157,8 @@ pub fn compare(dataset: &Path, tokenizer: &Arc<Tokenizer>) -> Result<Vec<Episode
             unrecorded: usage.unrecorded.clone(),
             failed: usage.failed.clone(),
             replay_input_tokens,
+            unrecorded_tokens,
+            leaves_out: usage.leaves_out.clone(),
             recorded_input_tokens: usage.input_tokens,
             ratio,
             approximate: usage.approximate,

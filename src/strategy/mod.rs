@@ -55,6 +55,10 @@ pub struct CallPoint {
     /// Tokens the episode's tool schemas add to the request (0 without tools): part of every request, never
     /// reduced, counted by [`CallPoint::measure`].
     pub tool_tokens: usize,
+    /// Tokens of the context the agent sent here that the trace did not record (0 when it recorded all,
+    /// [`crate::history::Item::Unrecorded`]): part of the request, never reduced, counted by
+    /// [`CallPoint::measure`], like the tool schemas.
+    pub unrecorded_tokens: usize,
     /// Tokens of the request as handed to the strategy, when the caller knows them (the replay does); `None`
     /// makes [`CallPoint::input_tokens`] measure.
     pub input_tokens: Option<usize>,
@@ -73,18 +77,26 @@ impl CallPoint {
             context_window,
             step: 0,
             tool_tokens: 0,
+            unrecorded_tokens: 0,
             input_tokens: None,
             content_tokens: None,
         }
     }
 
-    /// Tokens of `req` as it would be sent, the tool schemas' included.
+    /// Tokens of `req` as it would be sent, the tool schemas' and the unrecorded context's included.
     #[must_use]
     pub fn measure(&self, req: &LlmRequest) -> usize {
-        self.tool_tokens
+        self.fixed_tokens()
             + self
                 .tokenizer
                 .count_request(&req.instructions, &req.contents)
+    }
+
+    /// Tokens of every request at this call point that no strategy may reduce and that are not in the request's
+    /// instructions or contents: the tool schemas and the context the trace did not record.
+    #[must_use]
+    pub fn fixed_tokens(&self) -> usize {
+        self.tool_tokens + self.unrecorded_tokens
     }
 
     /// Tokens of `req` as handed to the strategy, before it changed anything: known without a pass over the
@@ -363,6 +375,15 @@ pub trait StrategySpec {
 
     /// A fresh strategy for one episode.
     fn build(&self) -> Box<dyn Strategy>;
+
+    /// The size, in tokens, the strategy brings a request down to (or down under) in a run whose context
+    /// window is `context_window`, when it has one: a sliding window's budget, a pipeline's trigger. Below what
+    /// it may not reduce (the system prompt, tool schemas, the task, unrecorded context) it cannot work: a
+    /// window then drops every item it may, a pipeline runs every stage at every call point.
+    fn budget(&self, context_window: usize) -> Option<usize> {
+        let _ = context_window;
+        None
+    }
 }
 
 /// Declares [`StrategyConfig`], one variant per strategy config type, and its dispatch.
@@ -396,6 +417,21 @@ macro_rules! registry {
                     StrategyConfig::None => Box::new(NoReduction),
                     $( StrategyConfig::$variant(c) => StrategySpec::build(c), )*
                 }
+            }
+
+            /// Its budget in a run whose window is `context_window` ([`StrategySpec::budget`]).
+            #[must_use]
+            pub fn budget(&self, context_window: usize) -> Option<usize> {
+                match self {
+                    StrategyConfig::None => None,
+                    $( StrategyConfig::$variant(c) => StrategySpec::budget(c, context_window), )*
+                }
+            }
+
+            /// Whether this is the baseline: no reduction, whatever its name.
+            #[must_use]
+            pub fn is_baseline(&self) -> bool {
+                matches!(self, StrategyConfig::None)
             }
         }
     };

@@ -69,6 +69,36 @@ impl StrategySpec for PipelineConfig {
     fn build(&self) -> Box<dyn Strategy> {
         Box::new(Pipeline::new(self.clone()))
     }
+
+    /// Its trigger (what it brings a request under, unless every stage runs regardless), or a stage's own
+    /// budget when that is smaller.
+    fn budget(&self, context_window: usize) -> Option<usize> {
+        let own = (!self.run_all).then(|| self.trigger_tokens(context_window));
+        self.stages
+            .iter()
+            .filter_map(|s| s.budget(context_window))
+            .chain(own)
+            .min()
+    }
+}
+
+impl PipelineConfig {
+    /// The trigger in tokens for a run whose window is `run_window`: `threshold` × the window, or the window
+    /// less `reserve_tokens`.
+    #[must_use]
+    pub fn trigger_tokens(&self, run_window: usize) -> usize {
+        let window = self.context_window.unwrap_or(run_window);
+        if let Some(reserve) = self.reserve_tokens {
+            return window.saturating_sub(reserve);
+        }
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let trigger = (window as f64 * self.threshold).floor() as usize;
+        trigger
+    }
 }
 
 /// The pipeline strategy; see the module docs.
@@ -88,17 +118,7 @@ impl Pipeline {
     /// The trigger in tokens for a run whose window is `run_window`.
     #[must_use]
     pub fn trigger_tokens(&self, run_window: usize) -> usize {
-        let window = self.config.context_window.unwrap_or(run_window);
-        if let Some(reserve) = self.config.reserve_tokens {
-            return window.saturating_sub(reserve);
-        }
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
-        let trigger = (window as f64 * self.config.threshold).floor() as usize;
-        trigger
+        self.config.trigger_tokens(run_window)
     }
 }
 

@@ -89,6 +89,29 @@ impl StrategySpec for SlidingWindowConfig {
     fn build(&self) -> Box<dyn Strategy> {
         Box::new(SlidingWindow::new(self.clone()))
     }
+
+    fn budget(&self, context_window: usize) -> Option<usize> {
+        (self.max_tokens.is_some() || self.window_share.is_some())
+            .then(|| self.token_budget(context_window))
+    }
+}
+
+impl SlidingWindowConfig {
+    /// The token budget in a run whose window is `context_window`: `max_tokens`, `window_share` of the
+    /// window, the smaller of both (unbounded with neither).
+    #[must_use]
+    pub fn token_budget(&self, context_window: usize) -> usize {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let share = self.window_share.map_or(usize::MAX, |s| {
+            // Whole tokens: the share of the window, rounded down.
+            (s * context_window as f64).floor() as usize
+        });
+        self.max_tokens.unwrap_or(usize::MAX).min(share)
+    }
 }
 
 /// The sliding-window strategy; see the module docs.
@@ -106,11 +129,7 @@ impl SlidingWindow {
 
     /// The token budget at a call point: `max_tokens`, `window_share` of the window, the smaller of both.
     fn budget(&self, state: &CallPoint) -> usize {
-        let share = self.config.window_share.map_or(usize::MAX, |s| {
-            // Whole tokens: the share of the window, rounded down.
-            (s * state.context_window as f64).floor() as usize
-        });
-        self.config.max_tokens.unwrap_or(usize::MAX).min(share)
+        self.config.token_budget(state.context_window)
     }
 
     /// The reduction itself, synchronous: returns, when it dropped any, which of the items handed in it kept.
@@ -136,7 +155,7 @@ impl SlidingWindow {
             .map(|s| tok.count_instruction(s))
             .sum();
         let head_tokens: usize = TOKENS_PER_REPLY
-            + state.tool_tokens
+            + state.fixed_tokens()
             + instructions
             + req
                 .contents

@@ -40,6 +40,18 @@ pub fn item_hash(item: &Item) -> u128 {
             fields_hash(&[if *sent_back { b"s" } else { b"t" }]),
             content,
         ),
+        Item::Unrecorded {
+            tokens,
+            cached_tokens,
+            note,
+        } => (
+            fields_hash(&[
+                b"u",
+                &tokens.to_le_bytes(),
+                &cached_tokens.map_or(u64::MAX, |c| c as u64).to_le_bytes(),
+            ]),
+            note,
+        ),
     };
     xxh3_128_with_seed(body.as_bytes(), seed)
 }

@@ -215,6 +215,12 @@ impl Tokenizer {
         self.encoding
     }
 
+    /// What counts, as reports name it (`o200k_base`).
+    #[must_use]
+    pub fn name(&self) -> String {
+        self.encoding.as_str().to_owned()
+    }
+
     /// The backend.
     #[must_use]
     pub fn backend(&self) -> Backend {
@@ -360,6 +366,8 @@ impl Tokenizer {
             Item::Observation { content, .. } | Item::Reasoning { content, .. } => {
                 self.count_chat_message(item.wire_role(), content, None)
             }
+            // A block of what the trace left out is its recorded size, overhead included.
+            Item::Unrecorded { tokens, .. } => *tokens,
         }
     }
 }

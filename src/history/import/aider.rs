@@ -398,6 +398,8 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                 let mut usage = ProviderUsage::from_call_points("Tokens: reports", ctx.points);
                 usage.approximate = ctx.rounded;
                 usage.failed = ctx.failed;
+                usage.leaves_out =
+                    Some("aider's system prompt, repo map and the files added to the chat".into());
                 usage.store(&mut ep);
             }
             ep

@@ -137,6 +137,7 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         let mut usage = ProviderUsage::from_calls("message.usage", calls);
         usage.output_tokens = None;
         usage.output_unrecorded = true;
+        usage.leaves_out = Some("Claude Code's system prompt and tool schemas".into());
         usage.store(&mut ep);
     }
     Ok(vec![ep])

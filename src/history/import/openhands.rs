@@ -439,12 +439,19 @@ fn finish(
                 .collect()
         })
         .unwrap_or_default();
-    if !recorded.is_empty() {
-        ProviderUsage::from_calls("metrics.token_usages", recorded).store(&mut ep);
+    let mut usage = if !recorded.is_empty() {
+        ProviderUsage::from_calls("metrics.token_usages", recorded)
     } else if converted.usage.iter().any(std::result::Result::is_ok) {
         ProviderUsage::from_call_points("tool_call_metadata.model_response.usage", converted.usage)
-            .store(&mut ep);
+    } else {
+        return ep;
+    };
+    // Streams from before OpenHands recorded its `system` event hold neither the system prompt nor the tool
+    // schemas the agent sent.
+    if !ep.items.iter().any(|i| i.is_role(Role::System)) {
+        usage.leaves_out = Some("OpenHands' system prompt and tool schemas (no `system` event)".into());
     }
+    usage.store(&mut ep);
     ep
 }
 

@@ -277,6 +277,7 @@ fn count_key(item: &Item) -> (u128, u128) {
         Item::ToolResult { .. } => 3,
         Item::Observation { .. } => 4,
         Item::Reasoning { .. } => 5,
+        Item::Unrecorded { tokens, .. } => 6 | (*tokens as u128) << 8,
     };
     (item_key(item.shared_text()), second)
 }

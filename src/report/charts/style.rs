@@ -36,6 +36,7 @@ pub fn kind_hex(kind: crate::history::ItemKind) -> String {
         ItemKind::Summary => 6,
         ItemKind::Reasoning => 7,
         ItemKind::Tools => 5,
+        ItemKind::Unrecorded => 8,
     }];
     hex(c)
 }

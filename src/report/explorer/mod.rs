@@ -246,6 +246,7 @@ fn label(item: &Item) -> String {
         Item::Observation { name, .. } if name.is_empty() => "observation".to_owned(),
         Item::Observation { name, .. } => format!("observation {name}"),
         Item::Reasoning { .. } => "reasoning".to_owned(),
+        Item::Unrecorded { tokens, .. } => format!("unrecorded context ({tokens} tokens)"),
     }
 }
 

@@ -1,0 +1,300 @@
+//! The context a trace did not record: where a trace records each call's prompt tokens and leaves part of the
+//! prompt out (Claude Code's system prompt and tool schemas, aider's repo map and the files in the chat), the
+//! replay of a call falls short of what the provider counted by that part. [`calibrate`] measures the gap call
+//! by call and writes it into the episode as a block of unrecorded context before each call point
+//! ([`Item::Unrecorded`]: a size, no text), so that the baseline's replay equals the recorded usage and every
+//! strategy's request carries what the agent sent besides its history.
+//!
+//! Only traces whose importer says what they leave out are calibrated (`meta.usage.leaves_out`): where a trace
+//! holds the whole prompt (mini-swe-agent, Inspect AI, OpenTelemetry), a gap is the tokenizer's or the chat
+//! template's, not context, and is reported as such by `ctxbench usage`.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::Replayer;
+use crate::error::Result;
+use crate::history::usage::ProviderUsage;
+use crate::history::{Episode, Item};
+use crate::llm::mock::{MockConfig, MockLlm};
+use crate::strategy::{NamedStrategy, StrategyConfig};
+use crate::tokens::Tokenizer;
+
+/// What [`calibrate`] did to one episode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Calibration {
+    /// The episode.
+    pub episode: String,
+    /// What the trace leaves out, as its importer says.
+    pub leaves_out: String,
+    /// Call points.
+    pub call_points: usize,
+    /// Prompt tokens the trace records over the call points that have a record.
+    pub recorded_input_tokens: u64,
+    /// Input tokens the baseline replays over every call point, before calibration.
+    pub replayed_input_tokens: usize,
+    /// Tokens of unrecorded context added over every call point.
+    pub unrecorded_tokens: usize,
+    /// Call points without a record of their own, given the block of the nearest call point that has one.
+    pub estimated: usize,
+    /// Call points whose replay already exceeds the record (no block: the tokenizer counts more than the
+    /// provider did there).
+    pub over: usize,
+}
+
+impl Calibration {
+    /// The share of the episode's input (after calibration) that the trace did not record.
+    #[must_use]
+    pub fn unrecorded_share(&self) -> f64 {
+        let all = self.replayed_input_tokens + self.unrecorded_tokens;
+        #[allow(clippy::cast_precision_loss)]
+        if all == 0 {
+            0.0
+        } else {
+            self.unrecorded_tokens as f64 / all as f64
+        }
+    }
+}
+
+/// Why an episode with recorded usage was not calibrated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotCalibrated {
+    /// It records no usage, or only totals, or its importer says it records the whole prompt.
+    NothingToDo,
+    /// It already holds blocks of unrecorded context.
+    AlreadyCalibrated,
+    /// Its per-call records do not line up with its call points.
+    CallsDiffer {
+        /// The replay's call points.
+        call_points: usize,
+        /// The calls the trace shows.
+        calls: usize,
+    },
+}
+
+/// Calibrates `episode` with `tokenizer`: before each call point, a block of the prompt tokens the trace
+/// records for that call less the baseline's replay of it (none where the replay reaches the record; the
+/// nearest recorded call's block where the trace shows a call without usage). Finding, need and probe
+/// positions move with the items they point at.
+///
+/// # Errors
+/// A replay fault.
+pub fn calibrate(
+    episode: &mut Episode,
+    tokenizer: &Arc<Tokenizer>,
+) -> Result<std::result::Result<Calibration, NotCalibrated>> {
+    let Some(usage) = ProviderUsage::of(episode) else {
+        return Ok(Err(NotCalibrated::NothingToDo));
+    };
+    let Some(leaves_out) = usage.leaves_out.clone() else {
+        return Ok(Err(NotCalibrated::NothingToDo));
+    };
+    if usage.calls.is_empty() {
+        return Ok(Err(NotCalibrated::NothingToDo));
+    }
+    if episode.items.iter().any(|i| i.unrecorded_tokens().is_some()) {
+        return Ok(Err(NotCalibrated::AlreadyCalibrated));
+    }
+    let points = episode.call_points();
+    let Some(records) = usage.per_call_point(points.len()) else {
+        return Ok(Err(NotCalibrated::CallsDiffer {
+            call_points: points.len(),
+            calls: usage.calls.len() + usage.unrecorded.len(),
+        }));
+    };
+    let sent = baseline(episode, tokenizer)?;
+    // Each call point's block: the recorded prompt less the replay, and what of it the cache served.
+    let mut blocks: Vec<Option<(usize, Option<usize>)>> = vec![None; points.len()];
+    let mut over = 0;
+    for &(k, call) in &records {
+        let recorded = usize::try_from(call.input_tokens).unwrap_or(usize::MAX);
+        let gap = recorded.saturating_sub(sent[k]);
+        over += usize::from(sent[k] > recorded);
+        let read = call
+            .cache_read_tokens
+            .map(|r| usize::try_from(r).unwrap_or(usize::MAX).min(gap));
+        blocks[k] = Some((gap, read));
+    }
+    // A call without a record of its own takes the nearest earlier block (else the nearest later one): the
+    // agent's own context seldom changes between two calls.
+    let mut estimated = 0;
+    let known: Vec<Option<usize>> = blocks.iter().map(|b| b.map(|(n, _)| n)).collect();
+    for k in 0..blocks.len() {
+        if blocks[k].is_none() {
+            let near = known[..k]
+                .iter()
+                .rev()
+                .flatten()
+                .next()
+                .or_else(|| known[k..].iter().flatten().next())
+                .copied()
+                .unwrap_or(0);
+            blocks[k] = Some((near, None));
+            estimated += 1;
+        }
+    }
+    let blocks: Vec<(usize, Option<usize>)> = blocks.into_iter().map(Option::unwrap_or_default).collect();
+    insert_blocks(episode, &points, &blocks);
+    let unrecorded_tokens: usize = blocks.iter().map(|b| b.0).sum();
+    let mut usage = usage;
+    usage.unrecorded_tokens = Some(unrecorded_tokens as u64);
+    usage.store(episode);
+    Ok(Ok(Calibration {
+        episode: episode.id.clone(),
+        leaves_out,
+        call_points: points.len(),
+        recorded_input_tokens: records.iter().map(|(_, c)| c.input_tokens).sum(),
+        replayed_input_tokens: sent.iter().sum(),
+        unrecorded_tokens,
+        estimated,
+        over,
+    }))
+}
+
+/// The input tokens the baseline sends at each call point of `episode` as it stands.
+fn baseline(episode: &Episode, tokenizer: &Arc<Tokenizer>) -> Result<Vec<usize>> {
+    let mut bare = episode.clone();
+    // Probes and findings do not change what the baseline sends.
+    bare.probes.clear();
+    bare.findings.clear();
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(tokenizer));
+    let replay = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX)
+        .replay(&bare, &NamedStrategy::new("none", StrategyConfig::None))?;
+    Ok(replay.steps.iter().map(|s| s.tokens_sent).collect())
+}
+
+/// Inserts `blocks[k]` just before call point `points[k]` (at the end for a call point there), moving every
+/// finding, need and probe position past an insertion with the item it points at.
+fn insert_blocks(episode: &mut Episode, points: &[usize], blocks: &[(usize, Option<usize>)]) {
+    let mut items = Vec::with_capacity(episode.items.len() + points.len());
+    let mut next = 0;
+    for (&at, &(tokens, cached)) in points.iter().zip(blocks) {
+        items.extend_from_slice(&episode.items[next..at]);
+        items.push(Item::unrecorded(tokens, cached));
+        next = at;
+    }
+    items.extend_from_slice(&episode.items[next..]);
+    episode.items = items;
+    // An item at index i moves by the blocks inserted at or before it.
+    let shift = |i: usize| i + points.partition_point(|&at| at <= i);
+    for f in &mut episode.findings {
+        f.introduced_at = shift(f.introduced_at);
+        for n in &mut f.needed_at {
+            *n = shift(*n);
+        }
+    }
+    for p in &mut episode.probes {
+        p.after_item = shift(p.after_item);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::usage::CallUsage;
+    use crate::history::{Finding, Probe};
+
+    /// Two calls recorded at 1,000 and 1,500 prompt tokens (900 of them read from the cache each time): the
+    /// blocks are the differences, the baseline then replays exactly the records, and positions follow.
+    #[test]
+    fn blocks_close_the_gap_call_by_call_and_positions_follow() {
+        let tok = Tokenizer::shared_default().unwrap();
+        let mut ep = Episode {
+            id: "e".into(),
+            source: "import/claude-code".into(),
+            items: vec![
+                Item::user("list the files"),
+                Item::assistant("running ls"),
+                Item::tool_call("c1", "ls", "{}"),
+                Item::tool_result("c1", "ls", "a.txt b.txt"),
+                Item::assistant("two files: a.txt and b.txt"),
+            ],
+            findings: vec![Finding {
+                id: "f".into(),
+                text: "files".into(),
+                evidence: vec!["b.txt".into()],
+                introduced_at: 3,
+                needed_at: vec![4],
+                ..Finding::default()
+            }],
+            probes: vec![Probe {
+                id: "p".into(),
+                after_item: 3,
+                question: "which files?".into(),
+                answers: vec!["b.txt".into()],
+                ..Probe::default()
+            }],
+            stopped: true,
+            ..Episode::default()
+        };
+        let call = |n: u64| CallUsage {
+            input_tokens: n,
+            cache_read_tokens: Some(900),
+            ..CallUsage::default()
+        };
+        let mut usage = ProviderUsage::from_calls("message.usage", vec![call(1000), call(1500)]);
+        usage.leaves_out = Some("the system prompt".into());
+        usage.store(&mut ep);
+        let before = baseline(&ep, &tok).unwrap();
+        let cal = calibrate(&mut ep, &tok).unwrap().unwrap();
+        assert_eq!(cal.call_points, 2);
+        assert_eq!(cal.unrecorded_tokens, 2500 - before[0] - before[1]);
+        assert_eq!(cal.recorded_input_tokens, 2500);
+        // Blocks before items 1 and 4: the result (3) is now at 4, the second turn (4) at 6.
+        assert_eq!(
+            ep.items[1],
+            Item::unrecorded(1000 - before[0], Some(900))
+        );
+        assert_eq!(ep.items[5].unrecorded_tokens(), Some((1500 - before[1], Some(900))));
+        assert_eq!(ep.findings[0].introduced_at, 4);
+        assert_eq!(ep.findings[0].needed_at, vec![6]);
+        assert_eq!(ep.probes[0].after_item, 4);
+        assert_eq!(ep.call_points(), vec![2, 6]);
+        assert_eq!(baseline(&ep, &tok).unwrap(), vec![1000, 1500]);
+        // Twice is once.
+        assert_eq!(
+            calibrate(&mut ep, &tok).unwrap(),
+            Err(NotCalibrated::AlreadyCalibrated)
+        );
+    }
+
+    /// A call the trace shows without usage takes the block of the call before it; a trace that records the
+    /// whole prompt is left alone.
+    #[test]
+    fn a_call_without_usage_takes_its_neighbours_block() {
+        let tok = Tokenizer::shared_default().unwrap();
+        let mut ep = Episode {
+            id: "e".into(),
+            items: vec![
+                Item::user("hi"),
+                Item::assistant("hello"),
+                Item::user("again"),
+                Item::assistant("hello again"),
+            ],
+            stopped: true,
+            ..Episode::default()
+        };
+        let mut whole = ep.clone();
+        let mut usage = ProviderUsage::from_call_points(
+            "Tokens: reports",
+            vec![
+                Ok(CallUsage {
+                    input_tokens: 5000,
+                    ..CallUsage::default()
+                }),
+                Err("interrupted".into()),
+            ],
+        );
+        usage.store(&mut whole);
+        assert_eq!(calibrate(&mut whole, &tok).unwrap(), Err(NotCalibrated::NothingToDo));
+        usage.leaves_out = Some("the repo map".into());
+        usage.store(&mut ep);
+        let before = baseline(&ep, &tok).unwrap();
+        let cal = calibrate(&mut ep, &tok).unwrap().unwrap();
+        assert_eq!(cal.estimated, 1);
+        let gap = 5000 - before[0];
+        assert_eq!(ep.items[3], Item::unrecorded(gap, None));
+        assert_eq!(baseline(&ep, &tok).unwrap(), vec![5000, before[1] + gap]);
+    }
+}
