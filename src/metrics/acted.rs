@@ -88,6 +88,13 @@ impl Metric for Acted {
                 Agg::float_saving("cost_usd", "baseline_cost_usd"),
             ),
             Field::new(
+                "needs_acted",
+                Unit::Count,
+                "(Found finding, need) pairs met on the episodes the strategy acted on: the evidence its \
+                 retention there rests on.",
+                Agg::sum("needs"),
+            ),
+            Field::new(
                 "retention_at_need_acted",
                 Unit::Share,
                 "Retention at need (found findings) over the episodes the strategy acted on.",

@@ -32,7 +32,9 @@ impl Catalog {
     /// The metrics every run reports, in column order.
     #[must_use]
     pub fn standard() -> Self {
-        use super::{acted, cost, judge, llm_use, needs, probes, retention, token_share, tokens};
+        use super::{
+            acted, cost, floor, judge, llm_use, needs, probes, retention, token_share, tokens,
+        };
         Self::new(vec![
             Box::new(tokens::Tokens),
             Box::new(llm_use::LlmUse),
@@ -41,6 +43,7 @@ impl Catalog {
             Box::new(retention::Retention),
             Box::new(needs::RetentionAtNeed),
             Box::new(acted::Acted),
+            Box::new(floor::Floor),
             Box::new(intervals::Intervals),
             Box::new(probes::Probes),
             Box::new(judge::Judge),
@@ -265,6 +268,7 @@ impl Catalog {
         StrategyMetrics {
             strategy: name.to_owned(),
             episodes: totals.episodes,
+            baseline: false,
             values,
         }
     }

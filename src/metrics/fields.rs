@@ -95,8 +95,16 @@ keys! {
     SAVINGS_ACTED = "savings_acted",
     /// Cost saved there.
     COST_SAVINGS_ACTED = "cost_savings_acted",
+    /// The needs met there.
+    NEEDS_ACTED = "needs_acted",
     /// Retention at need there.
     RETENTION_AT_NEED_ACTED = "retention_at_need_acted",
+    /// What no strategy may reduce, at most.
+    FLOOR_TOKENS = "floor_tokens",
+    /// The strategy's budget (0: none).
+    BUDGET_TOKENS = "budget_tokens",
+    /// Episodes where the budget is below the floor.
+    EPISODES_BELOW_FLOOR = "episodes_below_floor",
     /// Retention at the first need there.
     RETENTION_FIRST_NEED_ACTED = "retention_first_need_acted",
     /// Share of tokens per item kind.

@@ -24,7 +24,9 @@ pub mod bootstrap;
 mod by_hand;
 mod catalog;
 pub mod cost;
+pub mod fidelity;
 pub mod fields;
+pub mod floor;
 pub mod intervals;
 pub mod judge;
 pub mod llm_use;
@@ -272,6 +274,7 @@ impl Catalog {
                 .map(|s| s.tokens_sent)
                 .max()
                 .unwrap_or(0),
+            fidelity: fidelity::Fidelity::of(episode, baseline),
         }
     }
 }
@@ -320,6 +323,9 @@ pub struct EpisodeResult {
     pub llm_ms: Vec<(String, Vec<f64>)>,
     /// The baseline's largest request: the episode with the largest is drawn step by step.
     pub peak_tokens: usize,
+    /// The baseline's replay against the usage the trace records.
+    #[serde(default)]
+    pub fidelity: fidelity::Fidelity,
 }
 
 /// What a strategy had a model write (its first call with an answer in an episode).
@@ -392,6 +398,10 @@ pub struct StrategyMetrics {
     pub strategy: String,
     /// Episodes replayed.
     pub episodes: usize,
+    /// Whether this is the baseline (a strategy of type `none`, whatever its name): every other strategy is
+    /// compared with it, and it is never recommended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub baseline: bool,
     /// Every field, by name, in catalog order.
     #[serde(flatten)]
     pub values: serde_json::Map<String, Value>,

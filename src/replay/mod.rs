@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::history::{Episode, Item};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{Applied, CallPoint, NamedStrategy, Strategy};
-use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE};
+use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
 use calls::Recorder;
 use evidence::Evidence;
 use probe::Probes;
@@ -129,7 +129,14 @@ impl<'a> Replayer<'a> {
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
             let strategy = s.config.build();
-            out.push(self.replay_with(episode, &s.name, strategy, &prepared, &mut evidence)?);
+            let budget = s.config.budget(self.context_window);
+            out.push(self.replay_with(
+                episode,
+                (&s.name, budget),
+                strategy,
+                &prepared,
+                &mut evidence,
+            )?);
         }
         Ok(out)
     }
@@ -139,7 +146,15 @@ impl<'a> Replayer<'a> {
     /// # Errors
     /// As [`Replayer::replay_all`].
     pub fn replay(&self, episode: &Episode, strategy: &NamedStrategy) -> Result<EpisodeReplay> {
-        self.replay_custom(episode, &strategy.name, strategy.config.build())
+        self.start(episode);
+        let prepared = Prepared::new(episode, &self.tokenizer, self.unrecorded);
+        self.replay_with(
+            episode,
+            (&strategy.name, strategy.config.budget(self.context_window)),
+            strategy.config.build(),
+            &prepared,
+            &mut Evidence::new(episode),
+        )
     }
 
     /// Replays `episode` under a strategy of the caller's own, reported as `name`.
@@ -156,7 +171,7 @@ impl<'a> Replayer<'a> {
         let prepared = Prepared::new(episode, &self.tokenizer, self.unrecorded);
         self.replay_with(
             episode,
-            name,
+            (name, None),
             strategy,
             &prepared,
             &mut Evidence::new(episode),
@@ -174,7 +189,7 @@ impl<'a> Replayer<'a> {
     fn replay_with(
         &self,
         episode: &Episode,
-        name: &str,
+        (name, budget): (&str, Option<usize>),
         mut strategy: Box<dyn Strategy>,
         prepared: &Prepared<'_>,
         evidence: &mut Evidence,
@@ -285,6 +300,11 @@ impl<'a> Replayer<'a> {
                 llm_calls: applied.llm_calls,
                 present: measured.present,
                 present_before: measured.present_before,
+                floor_tokens: TOKENS_PER_REPLY
+                    + received.tool_tokens
+                    + prepared.blocks[step].0
+                    + prepared.heads[step],
+                budget_tokens: budget,
                 compute_us,
             });
         }
@@ -335,6 +355,9 @@ struct Prepared<'e> {
     /// Per call point, the unrecorded context sent there and the part of it read from the cache, when the
     /// trace says ((0, None) where there is none, or when the replay leaves them out).
     blocks: Vec<Block>,
+    /// Per call point, the tokens of the system messages and the first user message sent before it: what no
+    /// strategy may reduce of the history.
+    heads: Vec<usize>,
 }
 
 /// A call point's block of unrecorded context: its tokens, and those the trace says were read from the cache.
@@ -381,13 +404,30 @@ impl<'e> Prepared<'e> {
         } else {
             vec![(0, None); points.len()]
         };
+        let keys = ItemKeys::new(&sent, tokenizer);
+        let first_user = sent
+            .iter()
+            .position(|i| i.is_role(crate::history::Role::User));
+        let mut heads = Vec::with_capacity(points.len());
+        let (mut head, mut counted) = (0, 0);
+        for &at in &points {
+            let at = positions.as_ref().map_or(at, |p| p[at]);
+            for (i, item) in sent[counted..at].iter().enumerate() {
+                if item.is_role(crate::history::Role::System) || Some(counted + i) == first_user {
+                    head += keys.tokens[counted + i];
+                }
+            }
+            counted = at;
+            heads.push(head);
+        }
         Self {
-            keys: ItemKeys::new(&sent, tokenizer),
+            keys,
             sent,
             positions,
             points,
             tools: tokenizer.count_tools(&episode.tools),
             blocks,
+            heads,
         }
     }
 

@@ -102,6 +102,12 @@ pub struct StepRecord {
     /// The findings whose every evidence string occurs in a text of the request as handed to the strategy:
     /// a finding here and not in `present` is one the strategy removed at this step.
     pub present_before: FindingSet,
+    /// Tokens of the request as handed in that no strategy may reduce: the reply priming, tool schemas,
+    /// unrecorded context, system messages and the first user message (the task).
+    pub floor_tokens: usize,
+    /// The size the strategy brings a request down to, when it has one
+    /// ([`crate::strategy::StrategySpec::budget`]): below `floor_tokens` it cannot work.
+    pub budget_tokens: Option<usize>,
     /// Wall-clock time of the strategy's own work, in microseconds (varies between runs).
     pub compute_us: f64,
 }

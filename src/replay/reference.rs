@@ -157,6 +157,24 @@ pub fn replay(
             dropped_items: applied.dropped_items,
             present,
             present_before,
+            floor_tokens: TOKENS_PER_REPLY
+                + point.tool_tokens
+                + block
+                + items[..at]
+                    .iter()
+                    .filter(|i| i.is_sent())
+                    .enumerate()
+                    .filter(|(k, i)| {
+                        i.is_role(crate::history::Role::System)
+                            || Some(*k)
+                                == items
+                                    .iter()
+                                    .filter(|i| i.is_sent())
+                                    .position(|i| i.is_role(crate::history::Role::User))
+                    })
+                    .map(|(_, i)| tokenizer.count_item_uncached(i))
+                    .sum::<usize>(),
+            budget_tokens: strategy.config.budget(context_window),
             compute_us: 0.0,
         });
         live.contents

@@ -13,8 +13,8 @@
 use std::sync::Arc;
 
 use super::evidence::Evidence;
-use super::Block;
 use super::record::{FindingSet, TokensByKind};
+use super::Block;
 use crate::history::{Item, ItemKind};
 use crate::llm::LlmRequest;
 use crate::strategy::Change;
@@ -362,17 +362,18 @@ impl Tally {
         let same_start = self.last_tools.replace((tools, tools_key)) == Some((tools, tools_key));
         // In front of everything, the unrecorded context: what of it was cached, and whether the rest of the
         // prefix can be.
-        let (block, block_cached, intact) = cached_block(self.block, self.last_block.replace(self.block.0));
+        let (block, block_cached, intact) =
+            cached_block(self.block, self.last_block.replace(self.block.0));
         let cached_tokens = block_cached
             + if same_start && intact {
-            tools
-                + base
-                + pass.entries[keep..]
-                    .iter()
-                    .zip(&previous)
-                    .take_while(|(a, b)| a.0 == b.0)
-                    .map(|(a, _)| a.1)
-                    .sum::<usize>()
+                tools
+                    + base
+                    + pass.entries[keep..]
+                        .iter()
+                        .zip(&previous)
+                        .take_while(|(a, b)| a.0 == b.0)
+                        .map(|(a, _)| a.1)
+                        .sum::<usize>()
             } else {
                 0
             };

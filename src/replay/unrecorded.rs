@@ -93,7 +93,11 @@ pub fn calibrate(
     if usage.calls.is_empty() {
         return Ok(Err(NotCalibrated::NothingToDo));
     }
-    if episode.items.iter().any(|i| i.unrecorded_tokens().is_some()) {
+    if episode
+        .items
+        .iter()
+        .any(|i| i.unrecorded_tokens().is_some())
+    {
         return Ok(Err(NotCalibrated::AlreadyCalibrated));
     }
     let points = episode.call_points();
@@ -134,7 +138,8 @@ pub fn calibrate(
             estimated += 1;
         }
     }
-    let blocks: Vec<(usize, Option<usize>)> = blocks.into_iter().map(Option::unwrap_or_default).collect();
+    let blocks: Vec<(usize, Option<usize>)> =
+        blocks.into_iter().map(Option::unwrap_or_default).collect();
     insert_blocks(episode, &points, &blocks);
     let unrecorded_tokens: usize = blocks.iter().map(|b| b.0).sum();
     let mut usage = usage;
@@ -242,11 +247,11 @@ mod tests {
         assert_eq!(cal.unrecorded_tokens, 2500 - before[0] - before[1]);
         assert_eq!(cal.recorded_input_tokens, 2500);
         // Blocks before items 1 and 4: the result (3) is now at 4, the second turn (4) at 6.
+        assert_eq!(ep.items[1], Item::unrecorded(1000 - before[0], Some(900)));
         assert_eq!(
-            ep.items[1],
-            Item::unrecorded(1000 - before[0], Some(900))
+            ep.items[5].unrecorded_tokens(),
+            Some((1500 - before[1], Some(900)))
         );
-        assert_eq!(ep.items[5].unrecorded_tokens(), Some((1500 - before[1], Some(900))));
         assert_eq!(ep.findings[0].introduced_at, 4);
         assert_eq!(ep.findings[0].needed_at, vec![6]);
         assert_eq!(ep.probes[0].after_item, 4);
@@ -287,7 +292,10 @@ mod tests {
             ],
         );
         usage.store(&mut whole);
-        assert_eq!(calibrate(&mut whole, &tok).unwrap(), Err(NotCalibrated::NothingToDo));
+        assert_eq!(
+            calibrate(&mut whole, &tok).unwrap(),
+            Err(NotCalibrated::NothingToDo)
+        );
         usage.leaves_out = Some("the repo map".into());
         usage.store(&mut ep);
         let before = baseline(&ep, &tok).unwrap();

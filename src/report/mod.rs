@@ -52,6 +52,13 @@ pub struct RunReport {
     pub dataset: DatasetInfo,
     /// The full configuration, so the run can be repeated.
     pub config: serde_json::Value,
+    /// What counted the tokens, and for which model it stands in when it is not the agent model's own.
+    #[serde(default)]
+    pub tokenizer: TokenizerInfo,
+    /// Per source format, the baseline's replay against the usage the traces record (empty for data that
+    /// records none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fidelity: Vec<crate::metrics::fidelity::FormatFidelity>,
     /// Per-strategy results, in configuration order.
     pub strategies: Vec<StrategyMetrics>,
     /// What to pick: the cheapest strategy whose retention at need meets the run's `min_retention`.
@@ -82,6 +89,17 @@ pub struct RunReport {
     /// The episodes whose explorer page is in the run directory (`episodes/`), which the reports link.
     #[serde(skip)]
     pub pages: Vec<String>,
+}
+
+/// What counted a run's tokens.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenizerInfo {
+    /// The tokenizer (`o200k_base`, or a `tokenizer.json` with its chat template).
+    pub name: String,
+    /// The agent model whose own tokenizer it stands in for, when it is not that model's (a Claude model
+    /// counted with `o200k_base`: Anthropic publishes no tokenizer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stands_in_for: Option<String>,
 }
 
 /// An episode left out because an LLM call failed.

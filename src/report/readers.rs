@@ -55,7 +55,7 @@ fn every_reader_asks_for_fields_the_catalog_computes() {
     assert!(!table::tables(&run).is_empty());
     let _ = table::reading(&run);
     let _ = console::summary(&run.strategies);
-    let _ = recommend::recommend(&run.strategies, 0.9);
+    let _ = recommend::recommend(&run.strategies, &recommend::Rule::new(0.9));
     for exporter in [
         &super::markdown::MarkdownReport as &dyn Exporter,
         &super::html::HtmlReport,
@@ -77,7 +77,7 @@ fn every_reader_asks_for_fields_the_catalog_computes() {
             .collect(),
         min_retention: 0.9,
         grids: 1,
-        recommendation: recommend::recommend(&run.strategies, 0.9),
+        recommendation: recommend::recommend(&run.strategies, &recommend::Rule::new(0.9)),
     });
     for exporter in [
         &SweepCsv(Arc::clone(&info)) as &dyn Exporter,

@@ -170,19 +170,38 @@ pub fn reading(run: &RunReport) -> Vec<String> {
         .get("context_window")
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(0);
-    let mut lines: Vec<String> = run
-        .strategies
-        .iter()
-        .filter(|s| s.strategy != "none")
-        .map(|s| {
+    let mut lines: Vec<String> = fidelity_lines(run);
+    lines.extend(run.strategies.iter().filter(|s| !s.baseline).map(|s| {
+        let below = s.count(field::EPISODES_BELOW_FLOOR);
+        let flag = if below > 0 {
+            format!(
+                "`{}`'s budget ({} tokens) is below what no strategy may reduce (up to {} tokens of system \
+                 prompt, tool schemas, task and unrecorded context) on {below} of {} episodes: there it cannot \
+                 bring a request under it, and it is never recommended. ",
+                s.strategy,
+                thousands(s.count(field::BUDGET_TOKENS)),
+                thousands(s.count(field::FLOOR_TOKENS)),
+                s.episodes
+            )
+        } else {
+            String::new()
+        };
+        flag + &{
             let acted = s.count(field::EPISODES_ACTED);
             if acted == 0 {
                 let why = if window > 0 {
-                    // A window the largest context outgrows, in round thousands.
-                    let suggest = (peak / 2 / 1000 * 1000).max(1000);
+                    let hint = match suggested_window(run, &s.strategy, peak) {
+                        Some(w) => format!(
+                            "`--window {w}` (a window these contexts outgrow, over which its budget still holds \
+                             what it may not reduce) shows what it would do"
+                        ),
+                        None => "no window makes it act with a budget that holds what it may not reduce \
+                                 (the system prompt, tool schemas, task and unrecorded context)"
+                            .to_owned(),
+                    };
                     format!(
                         " The largest request was {} tokens, {} of the {}-token window, under what makes it act; \
-                         `--window {suggest}` (a window these contexts outgrow) shows what it would do.",
+                         {hint}.",
                         thousands(peak),
                         pct(Some(peak as f64 / window as f64)),
                         thousands(window),
@@ -208,8 +227,8 @@ pub fn reading(run: &RunReport) -> Vec<String> {
                 pct(s.number(field::SAVINGS)),
                 pct(s.number(field::RETENTION_AT_NEED)),
             )
-        })
-        .collect();
+        }
+    }));
     lines.extend(found_line(run));
     if run
         .strategies
@@ -235,6 +254,89 @@ pub fn reading(run: &RunReport) -> Vec<String> {
             } else {
                 models.join(" or ")
             }
+        ));
+    }
+    lines
+}
+
+/// A window to suggest for `strategy`, which never acted: one whose budget for it lies between what it may not
+/// reduce and the largest request (so that it acts, and can work), the nearest such to half the largest
+/// request, in round thousands; half the largest request for a strategy without a budget; `None` when no
+/// window does (a fixed budget below the floor, or a floor above the largest request's share).
+fn suggested_window(run: &RunReport, strategy: &str, peak: u64) -> Option<u64> {
+    let half = (peak / 2 / 1000 * 1000).max(1000);
+    let floor = run
+        .strategies
+        .iter()
+        .map(|s| s.count(field::FLOOR_TOKENS))
+        .max()
+        .unwrap_or(0);
+    let strategies: Vec<crate::strategy::NamedStrategy> =
+        serde_json::from_value(run.config["strategies"].clone()).unwrap_or_default();
+    let Some(config) = strategies.iter().find(|s| s.name == strategy) else {
+        return Some(half);
+    };
+    let budget = |w: u64| {
+        config
+            .config
+            .budget(usize::try_from(w).unwrap_or(usize::MAX))
+    };
+    if budget(half).is_none() {
+        return Some(half);
+    }
+    // Windows up to 64 times the largest request, in thousands: budgets grow with the window or stay.
+    (1..=(peak.max(1000) * 64 / 1000))
+        .map(|k| k * 1000)
+        .filter(|&w| budget(w).is_some_and(|b| (floor..peak).contains(&(b as u64))))
+        .min_by_key(|&w| w.abs_diff(half))
+}
+
+/// Per source format, how the baseline replays against the usage its traces record, what they did not
+/// record, and why a format is outside 0.97–1.03; and which tokenizer counted.
+fn fidelity_lines(run: &RunReport) -> Vec<String> {
+    let tokenizer = &run.tokenizer.name;
+    let mut lines = Vec::new();
+    if let Some(model) = &run.tokenizer.stands_in_for {
+        lines.push(format!(
+            "Tokens are counted with {tokenizer}, standing in for {model}'s own tokenizer (none is \
+             published, or none was given: --tokenizer, --chat-template)."
+        ));
+    }
+    for f in &run.fidelity {
+        if f.with_usage == 0 {
+            if let Some(cause) = f.cause(tokenizer) {
+                lines.push(format!(
+                    "{}: {} episode{}: {cause}.",
+                    f.format,
+                    f.episodes,
+                    if f.episodes == 1 { "" } else { "s" }
+                ));
+            }
+            continue;
+        }
+        let ratio = f
+            .ratio()
+            .map_or_else(|| "–".to_owned(), |r| format!("{r:.3}"));
+        let worst = f
+            .worst_call
+            .map_or_else(String::new, |w| format!(", worst call {w:.3}"));
+        let unrecorded = if f.unrecorded > 0 {
+            format!(
+                "; {} of the input is context the traces did not record ({}), sent by every strategy as \
+                 the traces' usage says",
+                pct(Some(f.unrecorded_share())),
+                f.leaves_out.as_deref().unwrap_or("unrecorded context")
+            )
+        } else {
+            String::new()
+        };
+        let cause = f
+            .cause(tokenizer)
+            .map_or_else(String::new, |c| format!("; outside 0.97–1.03: {c}"));
+        lines.push(format!(
+            "{}: {} of {} episodes record usage; the baseline replays {ratio} of the recorded input{worst}\
+             {unrecorded}{cause}.",
+            f.format, f.with_usage, f.episodes
         ));
     }
     lines

@@ -40,12 +40,22 @@ impl TokenizerConfig {
     pub fn build(&self) -> Result<crate::tokens::Tokenizer> {
         crate::tokens::Tokenizer::new(self.encoding, self.backend)
     }
+
+    /// What counts, as reports name it.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        self.encoding.as_str().to_owned()
+    }
+
+    /// Whether it is a model's own tokenizer given by the user (a `tokenizer.json`), not an OpenAI encoding.
+    #[must_use]
+    pub fn is_model_own(&self) -> bool {
+        false
+    }
 }
 
 /// Whether the replay sends the blocks of context the traces did not record (`--unrecorded`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum UnrecordedMode {
     /// Send them: figures cover the whole request the agent sent.
@@ -168,6 +178,22 @@ impl Default for RunConfig {
 }
 
 impl RunConfig {
+    /// What counts this run's tokens, and the agent model it stands in for when it is not that model's own
+    /// tokenizer: OpenAI's encodings are their models' own; any other provider's model (Claude, Gemini,
+    /// DeepSeek, …) counted with one of them is counted by a stand-in.
+    #[must_use]
+    pub fn tokenizer_info(&self) -> crate::report::TokenizerInfo {
+        let name = self.tokenizer.describe();
+        let model = &self.pricing.agent_model;
+        let openai = ["gpt-", "o1", "o3", "o4", "chatgpt", "text-embedding"]
+            .iter()
+            .any(|p| model.starts_with(p));
+        crate::report::TokenizerInfo {
+            stands_in_for: (!self.tokenizer.is_model_own() && !openai).then(|| model.clone()),
+            name,
+        }
+    }
+
     /// Reads a TOML config file.
     ///
     /// # Errors

@@ -20,7 +20,7 @@ pub const JOURNAL: &str = "resume.jsonl";
 /// head line carries the metrics' layout). Raise it by hand when [`EpisodeResult`]'s other fields change; a
 /// change to the metrics changes the head's `metrics` instead ([`metrics_layout`]), with no edit here. A
 /// journal of another framing or layout is refused with a clear error.
-pub const JOURNAL_VERSION: u32 = 5;
+pub const JOURNAL_VERSION: u32 = 6;
 
 /// The layout of the metric values the journal's entries hold by position: the standard catalog's
 /// [`crate::metrics::Catalog::layout_digest`], which changes with any metric's value names or order.

@@ -42,6 +42,10 @@ pub(super) struct Writer<'a> {
     tables_due: std::time::Instant,
     /// Which calls `llm_calls.jsonl` holds.
     calls: CallLog,
+    /// What the recommendation asks of a strategy.
+    rule: crate::report::recommend::Rule,
+    /// Per strategy, in config order, whether it is a baseline (of type `none`).
+    baselines: Vec<bool>,
 }
 
 /// Where a run writes and what it continues.
@@ -120,6 +124,8 @@ impl<'a> Writer<'a> {
                     items: 0,
                 },
                 config: config_json.clone(),
+                tokenizer: config.tokenizer_info(),
+                fidelity: Vec::new(),
                 strategies: Vec::new(),
                 recommendation: None,
                 most_lost: Vec::new(),
@@ -138,6 +144,16 @@ impl<'a> Writer<'a> {
             done: Vec::new(),
             tables_due: std::time::Instant::now() + TABLES_FIRST,
             calls,
+            rule: crate::report::recommend::Rule {
+                min_retention: config.min_retention,
+                min_needs: config.min_needs,
+                without_retention: config.recommend_without_retention,
+            },
+            baselines: config
+                .strategies
+                .iter()
+                .map(|s| s.config.is_baseline())
+                .collect(),
         };
         if let Some(head) = journal {
             read_journal(&journal_path, head.len, |f: Finished| {
@@ -152,10 +168,37 @@ impl<'a> Writer<'a> {
         Ok(writer)
     }
 
+    /// Adds an episode's replay against its recorded usage to its format's.
+    fn add_fidelity(&mut self, result: &EpisodeResult) {
+        let format = result.fidelity.format();
+        let at = match self
+            .report
+            .fidelity
+            .binary_search_by(|f| f.format.as_str().cmp(format))
+        {
+            Ok(at) => at,
+            Err(at) => {
+                self.report.fidelity.insert(
+                    at,
+                    crate::metrics::fidelity::FormatFidelity {
+                        format: format.to_owned(),
+                        ..Default::default()
+                    },
+                );
+                at
+            }
+        };
+        self.report.fidelity[at].add(&result.fidelity);
+    }
+
     /// Adds a finished episode to the totals and the dataset's counts.
     fn count(&mut self, result: &EpisodeResult) {
         self.report.dataset.episodes += 1;
         self.report.dataset.items += result.items;
+        // Generated episodes record no usage and claim none: nothing to check.
+        if !result.fidelity.source.starts_with("gen/") || result.fidelity.has_usage {
+            self.add_fidelity(result);
+        }
         for m in &result.strategies {
             // A strategy the config does not name has no totals: a journal's config is this run's.
             if let Some((_, totals, _, _)) = self.totals.iter_mut().find(|t| t.0 == m.strategy) {
@@ -241,20 +284,17 @@ impl<'a> Writer<'a> {
             self.report.strategies = self
                 .totals
                 .iter()
-                .map(|(name, totals, _, _)| self.catalog.strategy(name, totals))
+                .zip(&self.baselines)
+                .map(
+                    |((name, totals, _, _), &baseline)| crate::metrics::StrategyMetrics {
+                        baseline,
+                        ..self.catalog.strategy(name, totals)
+                    },
+                )
                 .collect();
-            let min_retention = self
-                .config_json
-                .get("min_retention")
-                .and_then(serde_json::Value::as_f64)
-                .unwrap_or(super::config::DEFAULT_MIN_RETENTION);
-            self.report.recommendation = self
-                .report
-                .strategies
-                .iter()
-                .any(|s| s.strategy != "none")
-                .then(|| {
-                    crate::report::recommend::recommend(&self.report.strategies, min_retention)
+            self.report.recommendation =
+                self.report.strategies.iter().any(|s| !s.baseline).then(|| {
+                    crate::report::recommend::recommend(&self.report.strategies, &self.rule)
                 });
             self.report.comparisons = self.frontier_differences();
             self.report.timings = self

@@ -206,7 +206,14 @@ pub fn run(
         progress,
         &run::RunOptions::default(),
     )?;
-    let recommendation = recommend(&outcome.report.strategies, sweep.min_retention);
+    let recommendation = recommend(
+        &outcome.report.strategies,
+        &crate::report::recommend::Rule {
+            min_retention: sweep.min_retention,
+            min_needs: config.min_needs,
+            without_retention: config.recommend_without_retention,
+        },
+    );
     let info = Arc::new(SweepInfo {
         name: name.to_owned(),
         points: points

@@ -449,7 +449,8 @@ fn finish(
     // Streams from before OpenHands recorded its `system` event hold neither the system prompt nor the tool
     // schemas the agent sent.
     if !ep.items.iter().any(|i| i.is_role(Role::System)) {
-        usage.leaves_out = Some("OpenHands' system prompt and tool schemas (no `system` event)".into());
+        usage.leaves_out =
+            Some("OpenHands' system prompt and tool schemas (no `system` event)".into());
     }
     usage.store(&mut ep);
     ep

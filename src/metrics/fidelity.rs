@@ -1,0 +1,280 @@
+//! How faithfully an imported trace replays: the baseline's input against the prompt tokens the trace records
+//! (`ctxbench usage`, in every run's console and report), per episode here and per source format in the
+//! report. A format outside 0.97–1.03 is named with its cause: context the trace left out, the tokenizer, or
+//! calls without usage.
+
+use serde::{Deserialize, Serialize};
+
+use crate::history::usage::ProviderUsage;
+use crate::history::{Episode, ItemKind};
+use crate::replay::EpisodeReplay;
+
+/// What one episode's baseline replay says against its recorded usage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Fidelity {
+    /// The episode's source (`import/aider`, `gen/coding`).
+    pub source: String,
+    /// Whether the trace records the provider's usage at all.
+    pub has_usage: bool,
+    /// Whether it records each call's (else only totals).
+    pub per_call: bool,
+    /// What the trace leaves out of each prompt, as its importer says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves_out: Option<String>,
+    /// Prompt tokens recorded over the compared call points.
+    pub recorded: u64,
+    /// Input tokens the baseline replays over the same call points.
+    pub replayed: u64,
+    /// Of the baseline's input over every call point, the tokens of context the trace did not record.
+    pub unrecorded: u64,
+    /// The baseline's input over every call point.
+    pub input: u64,
+    /// Call points the trace shows without usage.
+    pub without_usage: usize,
+    /// The per-call replay / recorded farthest from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_call: Option<f64>,
+}
+
+impl Fidelity {
+    /// The check of `episode`'s baseline replay `baseline` against its recorded usage.
+    #[must_use]
+    pub fn of(episode: &Episode, baseline: &EpisodeReplay) -> Self {
+        let sent: Vec<usize> = baseline.steps.iter().map(|s| s.tokens_sent).collect();
+        let mut out = Self {
+            source: episode.source.clone(),
+            input: sent.iter().sum::<usize>() as u64,
+            unrecorded: baseline
+                .steps
+                .iter()
+                .map(|s| s.tokens_by_kind.get(ItemKind::Unrecorded) as u64)
+                .sum(),
+            ..Self::default()
+        };
+        let Some(usage) = ProviderUsage::of(episode) else {
+            return out;
+        };
+        out.has_usage = true;
+        out.leaves_out.clone_from(&usage.leaves_out);
+        out.without_usage = usage.unrecorded.len();
+        if let Some(calls) = usage.per_call_point(sent.len()) {
+            out.per_call = true;
+            for (k, c) in calls {
+                out.recorded += c.input_tokens;
+                out.replayed += sent[k] as u64;
+                if c.input_tokens > 0 {
+                    #[allow(clippy::cast_precision_loss)]
+                    let r = sent[k] as f64 / c.input_tokens as f64;
+                    if out.worst_call.is_none_or(|w| r.ln().abs() > w.ln().abs()) {
+                        out.worst_call = Some(r);
+                    }
+                }
+            }
+        } else if let Some(total) = usage.input_tokens.filter(|_| usage.unrecorded.is_empty()) {
+            out.recorded = total;
+            out.replayed = out.input;
+        }
+        out
+    }
+
+    /// The format, from the source (`import/aider` → `aider`).
+    #[must_use]
+    pub fn format(&self) -> &str {
+        self.source.strip_prefix("import/").unwrap_or(&self.source)
+    }
+}
+
+/// Per source format: [`Fidelity`] summed over its episodes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FormatFidelity {
+    /// The format (`aider`, `claude-code`; a generator family for generated data).
+    pub format: String,
+    /// Episodes.
+    pub episodes: usize,
+    /// Of those, the episodes that record usage.
+    pub with_usage: usize,
+    /// Of those, the episodes that record each call's.
+    pub per_call: usize,
+    /// What the format leaves out of each prompt, when its importer says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaves_out: Option<String>,
+    /// Prompt tokens recorded over the compared call points.
+    pub recorded: u64,
+    /// The baseline's input over the same call points.
+    pub replayed: u64,
+    /// The tokens of unrecorded context the baseline sent.
+    pub unrecorded: u64,
+    /// The baseline's input.
+    pub input: u64,
+    /// Call points without usage.
+    pub without_usage: usize,
+    /// The per-call ratio farthest from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_call: Option<f64>,
+}
+
+/// The range of replay / recorded within which a format is taken to replay what its traces record.
+pub const FAITHFUL: (f64, f64) = (0.97, 1.03);
+
+impl FormatFidelity {
+    /// Adds an episode's check.
+    pub fn add(&mut self, f: &Fidelity) {
+        self.episodes += 1;
+        self.with_usage += usize::from(f.has_usage);
+        self.per_call += usize::from(f.per_call);
+        if self.leaves_out.is_none() {
+            self.leaves_out.clone_from(&f.leaves_out);
+        }
+        self.recorded += f.recorded;
+        self.replayed += f.replayed;
+        self.unrecorded += f.unrecorded;
+        self.input += f.input;
+        self.without_usage += f.without_usage;
+        if let Some(r) = f.worst_call {
+            if self.worst_call.is_none_or(|w| r.ln().abs() > w.ln().abs()) {
+                self.worst_call = Some(r);
+            }
+        }
+    }
+
+    /// replay / recorded over the compared call points, when the traces record usage.
+    #[must_use]
+    pub fn ratio(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)]
+        (self.recorded > 0).then(|| self.replayed as f64 / self.recorded as f64)
+    }
+
+    /// The share of the baseline's input that the traces did not record.
+    #[must_use]
+    pub fn unrecorded_share(&self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        if self.input == 0 {
+            0.0
+        } else {
+            self.unrecorded as f64 / self.input as f64
+        }
+    }
+
+    /// Why the format replays outside [`FAITHFUL`] or cannot be checked, in a sentence; `None` when it replays
+    /// within it (or is generated data, which records no usage to check).
+    #[must_use]
+    pub fn cause(&self, tokenizer: &str) -> Option<String> {
+        if self.with_usage == 0 {
+            return self.format_is_imported().then(|| {
+                "its traces record no usage: figures cover only what they recorded".to_owned()
+            });
+        }
+        let r = self.ratio()?;
+        let outside = r < FAITHFUL.0 || r > FAITHFUL.1;
+        let worst_outside = self
+            .worst_call
+            .is_some_and(|w| w < FAITHFUL.0 || w > FAITHFUL.1);
+        if !outside && !worst_outside {
+            return None;
+        }
+        let mut why = Vec::new();
+        if let Some(what) = &self.leaves_out {
+            if self.unrecorded == 0 && r < FAITHFUL.0 {
+                why.push(format!(
+                    "unrecorded context: the traces leave out {what}, and no block of it was added (import \
+                     them again, without `--unrecorded ignore`)"
+                ));
+            }
+        }
+        if self.leaves_out.is_none() || self.unrecorded > 0 {
+            let worst = self.worst_call.unwrap_or(r);
+            why.push(if (0.85..=1.18).contains(&r) && (0.8..=1.25).contains(&worst) {
+                format!(
+                    "the tokenizer: counted with {tokenizer}, not the model's own (give its tokenizer.json and \
+                     chat template: --tokenizer, --chat-template)"
+                )
+            } else {
+                format!(
+                    "more than a tokenizer explains: the traces' usage counts calls or context their replay \
+                     does not hold (counted with {tokenizer}; check `ctxbench usage --per-call`)"
+                )
+            });
+        }
+        if self.without_usage > 0 {
+            why.push(format!(
+                "{} call point{} without usage, left out of the comparison",
+                self.without_usage,
+                if self.without_usage == 1 { "" } else { "s" }
+            ));
+        }
+        Some(why.join("; "))
+    }
+
+    fn format_is_imported(&self) -> bool {
+        !self.format.starts_with("gen/") && self.format != "test"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::usage::CallUsage;
+    use crate::replay::StepRecord;
+
+    fn replay(sent: &[usize], unrecorded: &[usize]) -> EpisodeReplay {
+        EpisodeReplay {
+            episode: "e".into(),
+            source: "import/x".into(),
+            strategy: "none".into(),
+            items: 0,
+            steps: sent
+                .iter()
+                .zip(unrecorded)
+                .map(|(&tokens_sent, &u)| {
+                    let mut s = StepRecord {
+                        tokens_sent,
+                        ..StepRecord::default()
+                    };
+                    s.tokens_by_kind.add(ItemKind::Unrecorded, u);
+                    s
+                })
+                .collect(),
+            probes: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+
+    /// Two calls recorded at 100 and 200 and replayed at 95 and 210: 305 / 300 over the format, the worst call
+    /// 210 / 200; a call without usage is left out of the comparison and said.
+    #[test]
+    fn per_call_records_are_compared_where_they_exist() {
+        let mut ep = Episode {
+            source: "import/x".into(),
+            ..Episode::default()
+        };
+        let call = |n| {
+            Ok(CallUsage {
+                input_tokens: n,
+                ..CallUsage::default()
+            })
+        };
+        ProviderUsage::from_call_points("t", vec![call(100), Err("cut".into()), call(200)])
+            .store(&mut ep);
+        let f = Fidelity::of(&ep, &replay(&[95, 150, 210], &[0, 0, 0]));
+        assert_eq!((f.recorded, f.replayed, f.input), (300, 305, 455));
+        assert_eq!(f.without_usage, 1);
+        assert_eq!(f.worst_call, Some(1.05));
+        let mut format = FormatFidelity {
+            format: "x".into(),
+            ..FormatFidelity::default()
+        };
+        format.add(&f);
+        assert!((format.ratio().unwrap() - 305.0 / 300.0).abs() < 1e-12);
+        let cause = format.cause("o200k_base").unwrap();
+        assert!(
+            cause.contains("tokenizer") && cause.contains("1 call point without usage"),
+            "{cause}"
+        );
+        // Unrecorded context the trace left out and import added: its share of the input.
+        let f = Fidelity::of(&ep, &replay(&[100, 150, 200], &[60, 60, 60]));
+        let mut format = FormatFidelity::default();
+        format.add(&f);
+        assert!((format.unrecorded_share() - 180.0 / 450.0).abs() < 1e-12);
+    }
+}

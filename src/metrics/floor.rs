@@ -1,0 +1,131 @@
+//! Budgets that cannot work: the part of every request no strategy may reduce (the reply priming, tool
+//! schemas, the context a trace did not record, system messages and the task) against the size a strategy
+//! brings a request down to. A sliding window whose budget is below that floor drops every item it may; a
+//! pipeline whose trigger is below it runs every stage at every call point. Such a strategy is flagged and
+//! never recommended (`report::recommend`).
+
+use super::{Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
+
+/// The floor, the budget, and the episodes where the budget is below the floor.
+pub struct Floor;
+
+impl Metric for Floor {
+    fn episode_slots(&self) -> Vec<Slot> {
+        vec![
+            Slot::column(
+                "floor_tokens",
+                Unit::Tokens,
+                "The largest part of a request no strategy may reduce: reply priming, tool schemas, unrecorded \
+                 context, system messages and the task.",
+            ),
+            Slot::column(
+                "budget_tokens",
+                Unit::Tokens,
+                "The size the strategy brings a request down to (a window's budget, a pipeline's trigger); empty \
+                 when it has none.",
+            ),
+            Slot::column(
+                "below_floor",
+                Unit::Flag,
+                "Whether the strategy's budget is below the floor at some call point, where it cannot work.",
+            ),
+        ]
+    }
+
+    fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
+        let steps = &v.replay.steps;
+        let floor = steps.iter().map(|s| s.floor_tokens).max().unwrap_or(0);
+        let budget = steps.iter().find_map(|s| s.budget_tokens);
+        let below = steps
+            .iter()
+            .any(|s| s.budget_tokens.is_some_and(|b| b < s.floor_tokens));
+        out.put("floor_tokens", floor)
+            .put("budget_tokens", budget)
+            .put("below_floor", below);
+    }
+
+    fn strategy_fields(&self) -> Vec<Field> {
+        vec![
+            Field::new(
+                "floor_tokens",
+                Unit::Tokens,
+                "The largest part of any request no strategy may reduce (reply priming, tool schemas, \
+                 unrecorded context, system messages, the task).",
+                Agg::max("floor_tokens"),
+            ),
+            Field::new(
+                "budget_tokens",
+                Unit::Tokens,
+                "The size the strategy brings a request down to, when it has one (0: none).",
+                Agg::max("budget_tokens"),
+            ),
+            Field::new(
+                "episodes_below_floor",
+                Unit::Count,
+                "Episodes where the strategy's budget is below what it may not reduce: it cannot work there.",
+                Agg::sum("below_floor"),
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Episode;
+    use crate::metrics::slots::episode_values;
+    use crate::metrics::{Context, Prices};
+    use crate::replay::{EpisodeReplay, StepRecord};
+
+    fn replay(steps: &[(usize, Option<usize>)]) -> EpisodeReplay {
+        EpisodeReplay {
+            episode: "e".into(),
+            source: "s".into(),
+            strategy: "w".into(),
+            items: 0,
+            steps: steps
+                .iter()
+                .map(|&(floor_tokens, budget_tokens)| StepRecord {
+                    floor_tokens,
+                    budget_tokens,
+                    ..StepRecord::default()
+                })
+                .collect(),
+            probes: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+
+    /// A budget of 1,000 against floors of 900 and 1,367 (tau-bench's tool schemas): below at the second
+    /// call point; a budget equal to the floor is not below it; no budget is never below.
+    #[test]
+    fn a_budget_under_the_floor_at_any_call_point_is_flagged() {
+        let episode = Episode::default();
+        let context = Context {
+            prices: Prices::default(),
+            context_window: 8000,
+        };
+        for (steps, floor, budget, below) in [
+            (
+                vec![(900, Some(1000)), (1367, Some(1000))],
+                1367,
+                Some(1000.0),
+                true,
+            ),
+            (vec![(1000, Some(1000))], 1000, Some(1000.0), false),
+            (vec![(5000, None)], 5000, None, false),
+        ] {
+            let r = replay(&steps);
+            let v = EpisodeView {
+                episode: &episode,
+                replay: &r,
+                baseline: &r,
+                context: &context,
+            };
+            let values = episode_values(&Floor, &v);
+            assert_eq!(values[0], serde_json::json!(floor));
+            assert_eq!(values[1].as_f64(), budget, "{steps:?}");
+            assert_eq!(values[2], serde_json::json!(below), "{steps:?}");
+        }
+    }
+}
