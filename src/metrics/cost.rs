@@ -170,6 +170,8 @@ mod tests {
             summarized_items: 0,
             compacted_items: 0,
             truncated_items: 0,
+            floor_tokens: 0,
+            budget_tokens: None,
             dropped_items: 0,
             present: FindingSet::default(),
             present_before: FindingSet::default(),

@@ -241,7 +241,7 @@ mod tests {
     }
 
     /// Two calls recorded at 100 and 200 and replayed at 95 and 210: 305 / 300 over the format, the worst call
-    /// 210 / 200; a call without usage is left out of the comparison and said.
+    /// 95 / 100 (farther from 1 on a log scale than 210 / 200); a call without usage is left out of the comparison and said.
     #[test]
     fn per_call_records_are_compared_where_they_exist() {
         let mut ep = Episode {
@@ -259,7 +259,7 @@ mod tests {
         let f = Fidelity::of(&ep, &replay(&[95, 150, 210], &[0, 0, 0]));
         assert_eq!((f.recorded, f.replayed, f.input), (300, 305, 455));
         assert_eq!(f.without_usage, 1);
-        assert_eq!(f.worst_call, Some(1.05));
+        assert_eq!(f.worst_call, Some(0.95));
         let mut format = FormatFidelity {
             format: "x".into(),
             ..FormatFidelity::default()

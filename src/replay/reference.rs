@@ -61,7 +61,8 @@ pub fn replay(
         // recorded since the previous turn.
         let (block, block_read) = items[next..at]
             .iter()
-            .filter_map(|i| match i {
+            .rev()
+            .find_map(|i| match i {
                 Item::Unrecorded {
                     tokens,
                     cached_tokens,
@@ -69,7 +70,6 @@ pub fn replay(
                 } => Some((*tokens, *cached_tokens)),
                 _ => None,
             })
-            .last()
             .unwrap_or((0, None));
         live.contents
             .extend(items[next..at].iter().filter(|i| i.is_sent()).cloned());

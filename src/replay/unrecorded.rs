@@ -302,7 +302,7 @@ mod tests {
         let cal = calibrate(&mut ep, &tok).unwrap().unwrap();
         assert_eq!(cal.estimated, 1);
         let gap = 5000 - before[0];
-        assert_eq!(ep.items[3], Item::unrecorded(gap, None));
+        assert_eq!(ep.items[4], Item::unrecorded(gap, None));
         assert_eq!(baseline(&ep, &tok).unwrap(), vec![5000, before[1] + gap]);
     }
 }

@@ -367,7 +367,7 @@ mod tests {
             "{}",
             r.verdicts[0].why
         );
-        assert!(r.verdicts[1].why.contains("1000 tokens") && r.verdicts[1].why.contains("1367"));
+        assert!(r.verdicts[1].why.contains("1,000 tokens") && r.verdicts[1].why.contains("1,367"));
         // Without "better" and "good", nothing qualifies and the text says why, strategy by strategy.
         let r = recommend(&all[..5], &rule());
         assert_eq!(r.strategy, None);

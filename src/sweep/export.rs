@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::metrics::series::SweepPoint;
 use crate::metrics::{fields as field, StrategyMetrics};
-use crate::report::recommend::{meets, Recommendation};
+use crate::report::recommend::{Recommendation, Standing};
 use crate::report::{pct, Exporter, RunReport};
 
 /// What the sweep's files show besides the run's metrics.
@@ -26,6 +26,16 @@ pub struct SweepInfo {
 }
 
 impl SweepInfo {
+    /// A setting's standing in the recommendation.
+    #[must_use]
+    pub fn standing(&self, strategy: &str) -> Option<Standing> {
+        self.recommendation
+            .verdicts
+            .iter()
+            .find(|v| v.strategy == strategy)
+            .map(|v| v.standing)
+    }
+
     /// Each setting with its metrics in `run`.
     fn rows<'a>(
         &'a self,
@@ -93,7 +103,7 @@ impl Exporter for SweepCsv {
                 f(m.number(field::MEAN_RETENTION)),
                 f(m.number(field::PROBE_ACCURACY)),
                 m.count(field::STRATEGY_CALLS).to_string(),
-                meets(m, self.0.min_retention).to_string(),
+                (self.0.standing(&m.strategy) == Some(Standing::Qualifies)).to_string(),
             ])
             .map_err(ser)?;
         }
@@ -166,10 +176,14 @@ impl Exporter for SweepMd {
                 m.number(field::COST_USD)
                     .map_or_else(|| "unknown".into(), |c| format!("${c:.2}")),
                 pct(m.number(field::RETENTION_AT_NEED)),
-                if meets(m, info.min_retention) {
-                    "yes"
-                } else {
-                    "no"
+                match info.standing(&m.strategy) {
+                    Some(Standing::Qualifies) => "yes",
+                    Some(Standing::BelowTarget) => "no: below it where it acted",
+                    Some(Standing::NotEnoughEvidence) => "no: not enough evidence",
+                    Some(Standing::ActedNowhere) => "no: acted nowhere",
+                    Some(Standing::BudgetBelowFloor) => "no: budget below the floor",
+                    Some(Standing::Unmeasured) => "unmeasured",
+                    None => "–",
                 }
             );
         }

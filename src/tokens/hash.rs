@@ -131,6 +131,19 @@ mod tests {
                 field(&mut head, if *sent_back { b"s" } else { b"t" });
                 content
             }
+            Item::Unrecorded {
+                tokens,
+                cached_tokens,
+                note,
+            } => {
+                field(&mut head, b"u");
+                field(&mut head, &tokens.to_le_bytes());
+                field(
+                    &mut head,
+                    &cached_tokens.map_or(u64::MAX, |c| c as u64).to_le_bytes(),
+                );
+                note
+            }
         };
         xxh3_128_with_seed(body.as_bytes(), xxh3_64(&head))
     }

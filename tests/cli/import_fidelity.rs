@@ -147,7 +147,7 @@ fn as_messages(ep: &Episode) -> Vec<(String, String, Vec<String>)> {
             Item::Observation { content, .. } => {
                 out.push(("user".into(), content.to_string(), Vec::new()))
             }
-            Item::Reasoning { .. } => {}
+            Item::Reasoning { .. } | Item::Unrecorded { .. } => {}
         }
     }
     out

@@ -63,8 +63,9 @@ type Turn = (bool, usize, usize, bool, bool, (u8, u8, bool));
 
 /// How a random episode starts and ends and what it carries: (open end?, stopped?, tool schemas, opening
 /// system message: 0 none, 1 one ending in a full stop, 2 one ending in a word — the tools' tokens depend on
-/// the first system message, and on how its end joins a newline).
-type Shape = (bool, bool, usize, u8);
+/// the first system message, and on how its end joins a newline); unrecorded context before each call
+/// point: 0 none, 1 the same size every time, 2 growing, with the part read from the cache recorded).
+type Shape = (bool, bool, usize, u8, u8);
 
 /// A random episode: system and task, then turns of text, tool calls with long or short results or
 /// observations, reasoning, user messages in the middle, findings from tool output and probes about them;
@@ -80,7 +81,7 @@ fn episode() -> impl Strategy<Value = Episode> {
     );
     (
         prop::collection::vec(turn, 1..30),
-        (any::<bool>(), any::<bool>(), 0usize..3, 0u8..3),
+        (any::<bool>(), any::<bool>(), 0usize..3, 0u8..3, 0u8..3),
     )
         .prop_map(|(turns, shape)| build(&turns, shape))
 }
@@ -122,7 +123,7 @@ fn finding(t: usize, at: usize, kind: FindingKind) -> (Finding, Probe) {
     )
 }
 
-fn build(turns: &[Turn], (open_end, stopped, schemas, opening): Shape) -> Episode {
+fn build(turns: &[Turn], (open_end, stopped, schemas, opening, unrecorded): Shape) -> Episode {
     let mut items = match opening {
         0 => vec![],
         1 => vec![Item::system("You are a coding agent. Use the tools.")],
@@ -210,7 +211,7 @@ fn build(turns: &[Turn], (open_end, stopped, schemas, opening): Shape) -> Episod
     if !open_end {
         items.push(Item::assistant("Done: the test passes."));
     }
-    Episode {
+    let mut ep = Episode {
         id: "random".into(),
         source: "proptest".into(),
         task: "fix".into(),
@@ -220,7 +221,32 @@ fn build(turns: &[Turn], (open_end, stopped, schemas, opening): Shape) -> Episod
         tools: tools(schemas),
         stopped,
         ..Episode::default()
+    };
+    if unrecorded > 0 {
+        // A block before each call point, from the last: the positions of those before stay as they are.
+        let points = ep.call_points();
+        for (k, &at) in points.iter().enumerate().rev() {
+            let block = if unrecorded == 1 {
+                Item::unrecorded(700, None)
+            } else {
+                // All of it read from the cache at even call points (the prefix after it may be too), part of
+                // it at odd ones.
+                Item::unrecorded(300 + 50 * k, Some(300 + 50 * k - 50 * (k % 2)))
+            };
+            ep.items.insert(at, block);
+            for f in &mut ep.findings {
+                if f.introduced_at >= at {
+                    f.introduced_at += 1;
+                }
+            }
+            for p in &mut ep.probes {
+                if p.after_item >= at {
+                    p.after_item += 1;
+                }
+            }
+        }
     }
+    ep
 }
 
 fn without_timing(mut r: EpisodeReplay) -> EpisodeReplay {
