@@ -142,6 +142,14 @@ pub struct TokenizerArgs {
     /// default: the config's, else o200k_base.
     #[arg(long)]
     pub encoding: Option<crate::tokens::Encoding>,
+    /// The agent model's own Hugging Face tokenizer.json: it counts instead of the encoding (DeepSeek's:
+    /// scripts/fetch_tokenizer.sh deepseek).
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
+    /// The model's chat template (a Jinja file, or its tokenizer_config.json), with --tokenizer; the verified
+    /// ones are in configs/templates/ (deepseek-v3.2.jinja).
+    #[arg(long, value_name = "FILE")]
+    pub chat_template: Option<PathBuf>,
 }
 
 impl TokenizerArgs {
@@ -159,6 +167,14 @@ impl TokenizerArgs {
     pub fn apply(&self, mut base: crate::run::TokenizerConfig) -> crate::run::TokenizerConfig {
         if let Some(e) = self.encoding {
             base.encoding = e;
+            base.file = None;
+            base.chat_template = None;
+        }
+        if let Some(f) = &self.tokenizer {
+            base.file = Some(f.clone());
+        }
+        if let Some(t) = &self.chat_template {
+            base.chat_template = Some(t.clone());
         }
         base
     }

@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::history::{Episode, Item};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{Applied, CallPoint, NamedStrategy, Strategy};
-use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
+use crate::tokens::Tokenizer;
 use calls::Recorder;
 use evidence::Evidence;
 use probe::Probes;
@@ -214,7 +214,7 @@ impl<'a> Replayer<'a> {
         };
         let mut probes = Probes::new(&episode.probes);
         let mut live = LlmRequest::default();
-        let mut tally = Tally::new(evidence, prepared.tools);
+        let mut tally = Tally::new(evidence, prepared.tools, &self.tokenizer);
         let mut steps = Vec::with_capacity(prepared.points.len());
         let mut next = 0;
         for (step, &at) in prepared.points.iter().enumerate() {
@@ -279,8 +279,12 @@ impl<'a> Replayer<'a> {
             let end = crate::history::turn_end(items, at);
             let turn = prepared.at(at)..prepared.at(end);
             let items_sent = live.contents.len();
-            let output_tokens = tally.answer(&mut live, &sent[turn.clone()], &keys.tokens[turn])
-                + prepared.unsent_output(items, at..end, &self.tokenizer);
+            let output_tokens = tally.answer(
+                &mut live,
+                &sent[turn.clone()],
+                &keys.tokens[turn],
+                self.tokenizer.message_overhead(),
+            ) + prepared.unsent_output(items, at..end, &self.tokenizer);
             next = end;
             steps.push(StepRecord {
                 step,
@@ -300,7 +304,7 @@ impl<'a> Replayer<'a> {
                 llm_calls: applied.llm_calls,
                 present: measured.present,
                 present_before: measured.present_before,
-                floor_tokens: TOKENS_PER_REPLY
+                floor_tokens: self.tokenizer.reply_tokens()
                     + received.tool_tokens
                     + prepared.blocks[step].0
                     + prepared.heads[step],
@@ -445,7 +449,11 @@ impl<'e> Prepared<'e> {
         items[turn]
             .iter()
             .filter(|i| matches!(i, Item::Reasoning { .. }) && !i.is_sent())
-            .map(|i| tokenizer.count_item(i).saturating_sub(TOKENS_PER_MESSAGE))
+            .map(|i| {
+                tokenizer
+                    .count_item(i)
+                    .saturating_sub(tokenizer.message_overhead())
+            })
             .sum()
     }
 }

@@ -17,7 +17,7 @@ use crate::history::turn_end;
 use crate::history::{Episode, Item, ItemKind, Probe};
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{CallPoint, NamedStrategy};
-use crate::tokens::{Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
+use crate::tokens::Tokenizer;
 
 /// One part of a request as sent, for comparing two requests: the tool schemas (with the first system
 /// message their count depends on), an instruction or an item.
@@ -136,7 +136,7 @@ pub fn replay(
             .map(|i| {
                 tokenizer
                     .count_item_uncached(i)
-                    .saturating_sub(TOKENS_PER_MESSAGE)
+                    .saturating_sub(tokenizer.message_overhead())
             })
             .sum();
         steps.push(StepRecord {
@@ -145,7 +145,9 @@ pub fn replay(
             items_sent: live.contents.len(),
             instructions_sent: live.instructions.len(),
             tokens_before,
-            tokens_sent: TOKENS_PER_REPLY + block + texts.iter().map(|t| t.1).sum::<usize>(),
+            tokens_sent: tokenizer.reply_tokens()
+                + block
+                + texts.iter().map(|t| t.1).sum::<usize>(),
             cached_tokens,
             output_tokens,
             tokens_by_kind,
@@ -157,7 +159,7 @@ pub fn replay(
             dropped_items: applied.dropped_items,
             present,
             present_before,
-            floor_tokens: TOKENS_PER_REPLY
+            floor_tokens: tokenizer.reply_tokens()
                 + point.tool_tokens
                 + block
                 + items[..at]
@@ -209,7 +211,7 @@ fn first_system(req: &LlmRequest) -> Option<&str> {
 
 /// Tokens of `request` as sent but its tool schemas', every text counted afresh.
 fn count(tokenizer: &Tokenizer, request: &LlmRequest) -> usize {
-    TOKENS_PER_REPLY
+    tokenizer.reply_tokens()
         + request
             .instructions
             .iter()

@@ -18,7 +18,7 @@ use super::Block;
 use crate::history::{Item, ItemKind};
 use crate::llm::LlmRequest;
 use crate::strategy::Change;
-use crate::tokens::{instruction_hash, item_hash, Tokenizer, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY};
+use crate::tokens::{instruction_hash, item_hash, Tokenizer};
 
 /// Each item of an episode's content hash and token count, computed once and shared by the episode's
 /// strategies: an item is tokenized at most once per episode, whatever the tokenizer's cache still holds.
@@ -208,21 +208,24 @@ pub(super) struct Tally {
     /// The tool schemas' tokens in the request as last sent, and the key of what they depended on.
     last_tools: Option<(usize, u128)>,
     tools: ToolTokens,
+    /// What every request costs besides its messages (the reply priming).
+    reply: usize,
     /// The unrecorded context of the call point being measured, and the size of the one sent before.
     block: Block,
     last_block: Option<usize>,
 }
 
 impl Tally {
-    /// A tally for an episode whose tool schemas take `tools` tokens.
-    pub(super) fn new(evidence: &Evidence, tools: usize) -> Self {
+    /// A tally for an episode whose tool schemas take `tools` tokens, counted with `tokenizer`.
+    pub(super) fn new(evidence: &Evidence, tools: usize, tokenizer: &Tokenizer) -> Self {
         Self {
             pass: Pass::new(evidence.words),
             content_tokens: Arc::default(),
             counted: 0,
             counted_at: 0,
             // An empty request: the reply priming alone.
-            last: TOKENS_PER_REPLY,
+            last: tokenizer.reply_tokens(),
+            reply: tokenizer.reply_tokens(),
             last_tools: None,
             tools: ToolTokens::new(tools),
             block: (0, None),
@@ -354,7 +357,7 @@ impl Tally {
         known.extend(pass.entries[pass.instructions + from..].iter().map(|e| e.1));
         self.counted = live.contents.len();
         self.counted_at = at;
-        let sent_tokens = TOKENS_PER_REPLY + pass.tokens_at(pass.entries.len());
+        let sent_tokens = self.reply + pass.tokens_at(pass.entries.len());
         self.last = sent_tokens;
         // The tool schemas come first in the prompt: the cached prefix starts with them, and is lost when they
         // changed (or there was no request before).
@@ -392,17 +395,15 @@ impl Tally {
     }
 
     /// Appends the recorded assistant turn `items` (with their `tokens`) to the live request; returns the
-    /// turn's output tokens (its tokens without the per-message overhead).
+    /// turn's output tokens (its tokens without the per-message `overhead`).
     pub(super) fn answer(
         &mut self,
         live: &mut LlmRequest,
         items: &[Item],
         tokens: &[usize],
+        overhead: usize,
     ) -> usize {
         self.append(live, items, tokens);
-        tokens
-            .iter()
-            .map(|n| n.saturating_sub(TOKENS_PER_MESSAGE))
-            .sum()
+        tokens.iter().map(|n| n.saturating_sub(overhead)).sum()
     }
 }

@@ -30,27 +30,54 @@ pub struct TokenizerConfig {
     pub encoding: Encoding,
     /// The backend.
     pub backend: Backend,
+    /// The agent model's own Hugging Face `tokenizer.json`, which counts instead of the encoding
+    /// (`--tokenizer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<std::path::PathBuf>,
+    /// The model's chat template (a Jinja file, or its `tokenizer_config.json`), with `file`
+    /// (`--chat-template`; `configs/templates/` has the verified ones).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<std::path::PathBuf>,
 }
 
 impl TokenizerConfig {
     /// The tokenizer these settings describe.
     ///
     /// # Errors
-    /// A tokenizer that cannot be built.
+    /// A tokenizer that cannot be built, or a template given without its tokenizer.
     pub fn build(&self) -> Result<crate::tokens::Tokenizer> {
-        crate::tokens::Tokenizer::new(self.encoding, self.backend)
+        match (&self.file, &self.chat_template) {
+            (Some(file), template) => {
+                crate::tokens::Tokenizer::from_model(file, template.as_deref())
+            }
+            (None, Some(t)) => Err(Error::Config(format!(
+                "the chat template '{}' needs the model's tokenizer too (--tokenizer tokenizer.json)",
+                t.display()
+            ))),
+            (None, None) => crate::tokens::Tokenizer::new(self.encoding, self.backend),
+        }
     }
 
-    /// What counts, as reports name it.
+    /// What counts, as reports name it: the encoding, or the model's tokenizer file and its template's.
     #[must_use]
     pub fn describe(&self) -> String {
-        self.encoding.as_str().to_owned()
+        let name = |p: &std::path::Path| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        };
+        match (&self.file, &self.chat_template) {
+            (Some(f), Some(t)) => format!("{} with {}", name(f), name(t)),
+            (Some(f), None) => name(f),
+            _ => self.encoding.as_str().to_owned(),
+        }
     }
 
     /// Whether it is a model's own tokenizer given by the user (a `tokenizer.json`), not an OpenAI encoding.
     #[must_use]
     pub fn is_model_own(&self) -> bool {
-        false
+        self.file.is_some()
     }
 }
 

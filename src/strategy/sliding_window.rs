@@ -27,7 +27,6 @@ use super::{retain_paired, Applied, CallPoint, Change, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 use crate::llm::{Llm, LlmRequest};
-use crate::tokens::TOKENS_PER_REPLY;
 
 /// Parameters of [`SlidingWindow`]; at least one limit must be set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,7 +153,7 @@ impl SlidingWindow {
             .iter()
             .map(|s| tok.count_instruction(s))
             .sum();
-        let head_tokens: usize = TOKENS_PER_REPLY
+        let head_tokens: usize = tok.reply_tokens()
             + state.fixed_tokens()
             + instructions
             + req

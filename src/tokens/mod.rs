@@ -21,6 +21,7 @@ use crate::history::{Item, Role};
 
 mod builtin;
 mod hash;
+pub mod model;
 pub mod tools;
 
 use builtin::{Pretokenizer, Vocabulary};
@@ -120,6 +121,8 @@ enum Engine {
     /// This crate's encoder behind its [`Pretokenizer`], with each thread's table of piece counts.
     Bpe(&'static Vocabulary, &'static Pretokenizer),
     Tiktoken(&'static tiktoken_rs::CoreBPE),
+    /// A model's own tokenizer and chat template.
+    Model(Box<model::ModelTokenizer>),
 }
 
 /// Counts tokens of texts, chat items and requests, caching each item's count.
@@ -186,7 +189,28 @@ impl Tokenizer {
                 Engine::Tiktoken(tiktoken_rs::cl100k_base_singleton())
             }
         };
-        Ok(Self {
+        Ok(Self::with_engine(encoding, backend, engine))
+    }
+
+    /// A tokenizer that counts with a model's own `tokenizer.json` and, when given, its chat template
+    /// ([`model::ModelTokenizer`]).
+    ///
+    /// # Errors
+    /// A file that cannot be read or parsed.
+    pub fn from_model(
+        tokenizer: &std::path::Path,
+        template: Option<&std::path::Path>,
+    ) -> Result<Self> {
+        let model = model::ModelTokenizer::load(tokenizer, template)?;
+        Ok(Self::with_engine(
+            Encoding::default(),
+            Backend::default(),
+            Engine::Model(Box::new(model)),
+        ))
+    }
+
+    fn with_engine(encoding: Encoding, backend: Backend, engine: Engine) -> Self {
+        Self {
             encoding,
             backend,
             engine,
@@ -195,7 +219,7 @@ impl Tokenizer {
             stored: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
-        })
+        }
     }
 
     /// A shared default tokenizer (`o200k_base` on the `bpe` backend).
@@ -209,16 +233,47 @@ impl Tokenizer {
         )?))
     }
 
+    /// The model tokenizer it counts with, when it is one.
+    #[must_use]
+    pub fn model(&self) -> Option<&model::ModelTokenizer> {
+        match &self.engine {
+            Engine::Model(m) => Some(m),
+            _ => None,
+        }
+    }
+
     /// The encoding.
     #[must_use]
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }
 
-    /// What counts, as reports name it (`o200k_base`).
+    /// What counts, as reports name it (`o200k_base`, or a model's `tokenizer.json with its template`).
     #[must_use]
     pub fn name(&self) -> String {
-        self.encoding.as_str().to_owned()
+        match &self.engine {
+            Engine::Model(m) => m.name().to_owned(),
+            _ => self.encoding.as_str().to_owned(),
+        }
+    }
+
+    /// Tokens every request costs besides its messages and tools: OpenAI's reply priming
+    /// ([`TOKENS_PER_REPLY`]), or a chat template's beginning and generation prompt.
+    #[must_use]
+    pub fn reply_tokens(&self) -> usize {
+        match &self.engine {
+            Engine::Model(m) => m.reply_tokens(),
+            _ => TOKENS_PER_REPLY,
+        }
+    }
+
+    /// Tokens a message costs besides its content ([`TOKENS_PER_MESSAGE`] for OpenAI's models).
+    #[must_use]
+    pub fn message_overhead(&self) -> usize {
+        match &self.engine {
+            Engine::Model(m) => m.message_overhead(),
+            _ => TOKENS_PER_MESSAGE,
+        }
     }
 
     /// The backend.
@@ -241,11 +296,12 @@ impl Tokenizer {
         if text.is_empty() {
             return Some(0);
         }
-        let n = match self.engine {
+        let n = match &self.engine {
             Engine::Bpe(vocab, pre) => {
                 builtin::count_while(vocab, pre, self.encoding.slot(), text, limit)
             }
             Engine::Tiktoken(t) => t.encode_ordinary(text).len(),
+            Engine::Model(m) => m.count_text(text),
         };
         (n <= limit).then_some(n)
     }
@@ -253,7 +309,7 @@ impl Tokenizer {
     /// Token ids of `text` (for tests and tools); special-token text is encoded as ordinary text.
     #[must_use]
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        match self.engine {
+        match &self.engine {
             Engine::Bpe(vocab, pre) => {
                 let mut ids = Vec::new();
                 pre.pieces_while(text, |piece| {
@@ -263,12 +319,16 @@ impl Tokenizer {
                 ids
             }
             Engine::Tiktoken(t) => t.encode_ordinary(text).into_iter().collect(),
+            Engine::Model(m) => m.encode(text),
         }
     }
 
     /// Tokens of one chat message as OpenAI accounts it: overhead, role, content and optional name.
     #[must_use]
     pub fn count_chat_message(&self, role: &str, content: &str, name: Option<&str>) -> usize {
+        if let Engine::Model(m) = &self.engine {
+            return m.count_message(role, content);
+        }
         TOKENS_PER_MESSAGE
             + self.count_text(role)
             + self.count_text(content)
@@ -306,7 +366,7 @@ impl Tokenizer {
     /// Tokens of a whole request: instructions, contents and the reply priming.
     #[must_use]
     pub fn count_request(&self, instructions: &[String], contents: &[Item]) -> usize {
-        TOKENS_PER_REPLY
+        self.reply_tokens()
             + instructions
                 .iter()
                 .map(|s| self.count_instruction(s))
@@ -348,6 +408,9 @@ impl Tokenizer {
     /// Tokens of one item, counted afresh (no cache): what [`Tokenizer::count_item`] caches.
     #[must_use]
     pub fn count_item_uncached(&self, item: &Item) -> usize {
+        if let Engine::Model(m) = &self.engine {
+            return m.count_item(item);
+        }
         match item {
             Item::Message { role, content } => {
                 self.count_chat_message(role.as_str(), content, None)

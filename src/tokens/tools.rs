@@ -130,6 +130,9 @@ impl Tokenizer {
     /// without tools).
     #[must_use]
     pub fn count_tools(&self, tools: &[Value]) -> usize {
+        if let Some(m) = self.model() {
+            return m.count_tools(tools);
+        }
         if tools.is_empty() {
             0
         } else {
@@ -143,6 +146,8 @@ impl Tokenizer {
     pub fn tools_in_request(&self, tools: usize, first_system: Option<&str>) -> usize {
         match first_system {
             _ if tools == 0 => 0,
+            // A template renders them as it does whatever the system message says.
+            _ if self.model().is_some() => tools,
             None => tools,
             Some(text) => {
                 let padded = self.count_text(&format!("{text}\n"));

@@ -56,6 +56,23 @@ fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         if let Some(model) = info.pointer("/config/model/model_name") {
             ep.meta.insert("model".into(), model.clone());
         }
+        // The tool-calling models send their one tool with every call; the trajectory does not record it.
+        let model_type = info
+            .pointer("/config/model_type")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let calls_tools = messages
+            .iter()
+            .any(|m| m.get("tool_calls").is_some_and(Value::is_array));
+        if calls_tools && sends_bash_tool(model_type) {
+            ep.tools = vec![bash_tool()];
+            ep.meta.insert(
+                "tools_from".into(),
+                "mini-swe-agent's BASH_TOOL (src/minisweagent/models/utils/actions_toolcall.py, v2.2.7, \
+                 6f1b196), sent with every call by its tool-calling models"
+                    .into(),
+            );
+        }
         if usage.calls.is_empty() {
             if let Some(n) = info
                 .pointer("/model_stats/api_calls")
@@ -72,6 +89,30 @@ fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             .insert("instance_id".into(), Value::String(id.into()));
     }
     Ok(vec![ep])
+}
+
+/// Whether a mini-swe-agent model class sends `BASH_TOOL` with every call (2.0 to 2.4.6: the litellm,
+/// OpenRouter, Portkey and Requesty models; not the text-based ones, and the Responses API ones send another
+/// form).
+fn sends_bash_tool(model_type: &str) -> bool {
+    let class = model_type.rsplit('.').next().unwrap_or("");
+    [
+        "LitellmModel",
+        "OpenRouterModel",
+        "PortkeyModel",
+        "RequestyModel",
+    ]
+    .contains(&class)
+}
+
+/// mini-swe-agent's `BASH_TOOL`, key for key in its order (the order changes its tokens).
+fn bash_tool() -> Value {
+    serde_json::json!({"type": "function", "function": {
+        "name": "bash",
+        "description": "Execute a bash command",
+        "parameters": {"type": "object",
+                       "properties": {"command": {"type": "string", "description": "The bash command to execute"}},
+                       "required": ["command"]}}})
 }
 
 /// The mini-swe-agent format.

@@ -27,7 +27,7 @@ use super::index::{hits, weight, Interest, LineIndex, MAX_LINE_INDEXES};
 use super::terms::{question_terms, terms};
 use crate::history::{Item, Role, Text};
 use crate::llm::LlmRequest;
-use crate::tokens::{Tokenizer, TOKENS_PER_REPLY};
+use crate::tokens::Tokenizer;
 
 /// Entries kept at most per thread, of each kind: whole requests, item token counts, replies (a few
 /// megabytes). They are reused by the strategies of one episode, which run together on one thread, and go
@@ -418,7 +418,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
         let tokens = match cache.heads.get(&head_key) {
             Some(&n) => n,
             None => {
-                let n = TOKENS_PER_REPLY
+                let n = tokenizer.reply_tokens()
                     + request
                         .instructions
                         .iter()
