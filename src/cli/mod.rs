@@ -4,7 +4,10 @@
 mod args;
 mod commands;
 mod console;
+mod import;
 mod progress;
+mod strategies;
+mod usage;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -125,7 +128,7 @@ pub fn run(cli: Cli) -> Result<bool> {
             files,
             out,
             tools,
-        } => commands::cmd_import(&mut stdout, &format, &files, &out, tools.as_deref()),
+        } => import::cmd_import(&mut stdout, &format, &files, &out, tools.as_deref()),
         Command::Show(args) => commands::cmd_show(&mut stdout, args),
         Command::Merge {
             dirs,
@@ -166,31 +169,9 @@ pub fn run(cli: Cli) -> Result<bool> {
             dataset,
             encoding,
             per_call,
-        } => commands::cmd_usage(&mut stdout, &dataset, encoding, per_call),
-        Command::Strategies => {
-            writeln!(stdout, "Built-in strategies (the default comparison):")?;
-            for s in crate::strategy::defaults() {
-                writeln!(
-                    stdout,
-                    "  {:<16} {}",
-                    s.name,
-                    serde_json::to_string(&s.config)?
-                )?;
-            }
-            writeln!(
-                stdout,
-                "\nPeer presets (`--strategies NAME`, or `--strategies presets` for all):"
-            )?;
-            for p in crate::strategy::presets::presets() {
-                writeln!(stdout, "  {}", p.name)?;
-                writeln!(stdout, "      source: {}", p.source)?;
-                writeln!(stdout, "      does:   {}", p.note)?;
-                writeln!(
-                    stdout,
-                    "      config: {}",
-                    serde_json::to_string(&p.config)?
-                )?;
-            }
+        } => usage::cmd_usage(&mut stdout, &dataset, encoding, per_call),
+        Command::Strategies { verbose } => {
+            strategies::list(&mut stdout, verbose)?;
             Ok(true)
         }
     }
