@@ -425,15 +425,18 @@ mod tests {
             "{text}"
         );
         assert_eq!(text, reference_answer(&req));
-        // A question about what comes next, whose words no line holds: where things stand.
+        // A question about what comes next, whose words no line holds: where things stand, the first lines of
+        // the three latest texts (the last call, its result and the one before).
         let mut next = req.clone();
         next.contents.pop();
         next.contents
             .push(Item::user("What is the next thing to do, and why?"));
         assert_eq!(
             mock().respond(&next).text,
-            "{\"order\": \"ORD-1\", \"refund_amount\": 1234}"
+            "edited src/app.py: 2 lines changed\n{\"order\": \"ORD-1\"}\n\
+             {\"order\": \"ORD-1\", \"refund_amount\": 1234}"
         );
+        assert_eq!(mock().respond(&next).text, reference_answer(&next));
         // A question for one value keeps its one line.
         assert!(!answer::is_open(
             "What is the refund_limit of the customer?"
