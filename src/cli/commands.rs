@@ -269,7 +269,17 @@ pub(super) fn print_pages(stdout: &mut impl Write, pages: &[run::show::Page]) ->
     for p in pages {
         #[allow(clippy::cast_precision_loss)]
         let mb = p.bytes as f64 / 1e6;
-        writeln!(stdout, "{} ({mb:.1} MB)", p.path.display())?;
+        let mut line = format!("{} ({mb:.1} MB)", p.path.display());
+        if let Some((names, full)) = &p.narrow {
+            line.push_str(&format!(": {} beside the baseline", names.join(", ")));
+            if let Some(full) = full {
+                line.push_str(&format!(
+                    ", written beside the page with every strategy ({}), which is kept",
+                    full.display()
+                ));
+            }
+        }
+        writeln!(stdout, "{}", super::console::hanging(&line, 100, 2))?;
     }
     Ok(())
 }

@@ -225,7 +225,7 @@ pub(super) fn cmd_import(
     skipped.write(
         &mut err,
         &format!(
-            "skipped {} in no format ctxbench reads (give one with --format):",
+            "skipped {}, not a trace ctxbench reads:",
             count(skipped.len(), "file", "files")
         ),
     )?;

@@ -62,10 +62,14 @@ pub fn recommend(strategies: &[StrategyMetrics], min_retention: f64) -> Recommen
             let acted = s.count(field::EPISODES_ACTED);
             let acted = if acted < s.episodes as u64 {
                 let there = s.number(field::RETENTION_AT_NEED_ACTED);
+                // With no found finding needed where it acted, there is no share to give.
+                let kept = there.map_or_else(
+                    || ", where no finding the agent found was needed".to_owned(),
+                    |r| format!(" and kept {} there", pct(Some(r))),
+                );
                 format!(
-                    " It acted on {acted} of {} episodes (the rest it left as they were) and kept {} there{}.",
+                    " It acted on {acted} of {} episodes (the rest it left as they were){kept}{}.",
                     s.episodes,
-                    pct(there),
                     if there.is_some_and(|r| r < min_retention) {
                         ", below the target: on histories that outgrow the window, expect that"
                     } else {
