@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The episode explorer in headless Chromium: writes the pages of a finished run (`ctxbench show RUN_DIR`, the
-# episodes its report names and its largest episode), then scripts/check_explorer.js opens them in Debian's
+# episodes its report names and its largest episode, and the largest's page of one strategy, beside), then scripts/check_explorer.js opens them in Debian's
 # chromium through playwright-core: sizes (at most 5 MB), time to ready (the largest under 2 s), no script
 # error, no request off the disk; from report.html, the link of a finding lost to masking opens the call point
 # where it was masked with the placeholder and the finding named; a click on a call point, ← →, the strategy
@@ -39,5 +39,8 @@ PY
 )
 "$ctxbench" show "$run_dir" >/dev/null
 "$ctxbench" show "$run_dir" --episode "$largest"
+# A page of one strategy beside the baseline goes beside the page with every strategy, never over it.
+one=$(python3 -c 'import json,sys; print(next(s["name"] for s in json.load(open(sys.argv[1]))["config"]["strategies"] if s["type"] != "none"))' "$run_dir/summary.json")
+"$ctxbench" show "$run_dir" --episode "$largest" --strategies "$one"
 PLAYWRIGHT_CORE="$tools/node_modules/playwright-core" node scripts/check_explorer.js "$run_dir" "$shots" "$largest"
 echo "screenshots: $shots/explorer-1400.png $shots/explorer-900.png"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Opens a run's report.html in headless Chromium, takes screenshots 1400 px and 900 px wide and checks that the
-# rendered page holds what to pick, every table (each in a scrolling box, so a narrow window never cuts one),
-# every chart and the glossary. Installs Debian's chromium when it is missing (CI on a fresh machine).
+# rendered page holds what to pick, every table (each in a scrolling box; at 1400 px the comparison fits, and a
+# table wider than the window says that it scrolls), every chart or the sentence that says why it is left out,
+# the glossary, figures aligned right and text left, no raw backticks outside code, the mock's summaries named
+# as the mock's, and a link to every episode page the run wrote. Installs Debian's chromium when it is missing
+# (CI on a fresh machine).
 # Usage: scripts/check_html.sh RUN_DIR [SCREENSHOT.png]
 set -euo pipefail
 run_dir=$(cd "${1:?usage: scripts/check_html.sh RUN_DIR [SCREENSHOT.png]}" && pwd)
@@ -25,20 +28,51 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --dis
 narrow="${shot%.png}-900.png"
 chromium "${flags[@]}" --window-size=1400,5000 --screenshot="$shot" "file://$html" >/dev/null 2>&1
 chromium "${flags[@]}" --window-size=900,5000 --screenshot="$narrow" "file://$html" >/dev/null 2>&1
-chromium "${flags[@]}" --dump-dom "file://$html" 2>/dev/null > "$profile/dom.html"
+chromium "${flags[@]}" --window-size=1400,5000 --dump-dom "file://$html" 2>/dev/null > "$profile/dom.html"
+chromium "${flags[@]}" --window-size=900,5000 --dump-dom "file://$html" 2>/dev/null > "$profile/dom-900.html"
 
-python3 - "$profile/dom.html" "$shot" "$narrow" <<'PY'
-import sys, zlib, struct
+python3 - "$profile/dom.html" "$shot" "$narrow" "$profile/dom-900.html" "$run_dir" <<'PY'
+import os, re, sys, zlib, struct
 dom = open(sys.argv[1], encoding="utf-8").read()
+dom_900 = open(sys.argv[4], encoding="utf-8").read()
+run_dir = sys.argv[5]
+charts = ["context_tokens", "retention_over_steps", "cumulative_cost", "retention_vs_savings", "llm_calls"]
+
+def wide_tables_say_so(d):
+    # Every table wider than its box at this width has the line above it that says it scrolls, shown.
+    boxes = re.findall(r'(<p class="wider"( hidden="")?>[^<]*</p>)?<div class="scroll( wide)?">', d)
+    return all(not wide or (hint and not hidden) for hint, hidden, wide in boxes)
+
+def figures_right_text_left(d):
+    # A right-aligned cell holds a figure: digits and no word but "of" or a unit.
+    cells = re.findall(r'<td class="n">(.*?)</td>', d)
+    text = [re.sub(r"<[^>]+>", "", c) for c in cells]
+    return all(not any(ch.isalpha() for w in t.split() if w not in ("of", "pts", "pt", "ms", "s") for ch in w) for t in text)
+
+def no_raw_backticks(d):
+    body = re.sub(r"<(pre|script|style|code)\b.*?</\1>", "", d, flags=re.S)
+    return "`" not in re.sub(r"<[^>]+>", "", body)
+
+pages = sorted(f for f in os.listdir(os.path.join(run_dir, "episodes")) if f.endswith(".html")) \
+    if os.path.isdir(os.path.join(run_dir, "episodes")) else []
+mock = '"llm":' not in dom.split("<h2>Configuration</h2>")[-1].split("</pre>")[0]
+examples = re.findall(r"<p><b>[^<]*</b>, episode .*?\(([^()]*)\):</p>\n<pre>", dom)
 checks = {
     "what to pick first": "<h2>What to pick</h2>" in dom
         and dom.index("<h2>What to pick</h2>") < dom.index("<h2>Comparison</h2>"),
-    "every table scrolls": dom.count("<table>") == dom.count('<div class="scroll"><table>'),
+    "every table scrolls": dom.count("<table>") == len(re.findall(r'<div class="scroll( wide)?"><table>', dom)),
     "glossary": "<h2>Glossary</h2>" in dom and dom.count("<dt>") >= 10,
     "comparison table": "<h2>Comparison</h2>" in dom and dom.count("<table>") >= 4,
-    "five inline charts": sum(dom.count(f'id="{c}"') for c in
-        ["context_tokens", "retention_over_steps", "cumulative_cost", "retention_vs_savings", "llm_calls"]) == 5,
-    "chart svgs rendered": dom.count("<svg") >= 5,
+    "every chart drawn, or left out with the reason": all(
+        f'<div class="chart" id="{c}"><svg' in dom or re.search(f'<p class="left-out" id="{c}">[^<]+ is left out: ', dom)
+        for c in charts) if "<h2>Charts</h2>" in dom else True,
+    "chart svgs rendered": dom.count("<svg") == dom.count('<div class="chart"'),
+    "the comparison fits 1400 px": '<h2>Comparison</h2>\n<p class="wider" hidden="">' in dom,
+    "a table wider than the window says it scrolls (1400 and 900 px)": wide_tables_say_so(dom) and wide_tables_say_so(dom_900),
+    "figures right-aligned, text left": figures_right_text_left(dom) and "td a,td code{white-space:nowrap}" in dom,
+    "no raw backticks outside code": no_raw_backticks(dom),
+    "the mock's summaries named as the mock's": not mock or all("mock LLM" in e for e in examples),
+    f"every episode page linked ({len(pages)})": all(f'href="episodes/{p}' in dom for p in pages),
     "configuration": "<h2>Configuration</h2>" in dom,
 }
 sizes = []

@@ -42,6 +42,8 @@
   // --- state ---------------------------------------------------------------------------------------------
   const st = { s: S.findIndex((s, j) => j !== baseline), k: N - 1, f: -1, open: new Set() };
   if (st.s < 0) st.s = baseline;
+  // Where a strategy acted: the call points where it changed the request.
+  const acted = (s) => s.steps.map((x, k) => (x[9] || ACTIONS.some(([, at]) => x[at] > 0) ? k : -1)).filter((k) => k >= 0);
 
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
@@ -82,11 +84,12 @@
     top.append(
       el("h1", {}, "Episode ", el("code", {}, D.episode)),
       el("p", { class: "sub" },
-        `${D.source} · ${fmt(nItems)} items · ${N} call points · run ${D.run} · agent model ${D.model} · window ${fmt(D.window)} tokens`),
+        `${D.source} · ${fmt(nItems)} items · ${N} call point${N === 1 ? "" : "s"} (numbered 0–${N - 1}) · run ${D.run} · agent model ${D.model} · window ${fmt(D.window)} tokens`),
       D.task ? el("p", { class: "task" }, D.task) : null,
       el("p", { class: "hint" },
+        "A call point is a place where the recorded agent called its model: the strategy receives the request as it stands there and sends it, reduced or not. " +
         "Click a call point in a timeline (or use ← →; ↑ ↓ change the strategy) to see the request that strategy sent beside the baseline's. " +
-        "Findings: ◆ introduced, ● kept where needed, ✕ lost where needed, ▼ where it left the request."));
+        "Findings: ◆ introduced, ▼ where one left the request (upper row); ● kept where needed, ✕ lost where needed (lower row)."));
     const lg = document.getElementById("legend");
     D.kinds.forEach((k, i) => lg.append(el("span", {}, el("span", { class: "sw", style: `background:${D.colors[i]}` }), k)));
     for (const [name, , color] of ACTIONS) lg.append(el("span", {}, el("span", { class: "sw", style: `background:${color};height:5px` }), name));
@@ -106,12 +109,14 @@
   }
   function timeline(j, width) {
     const s = S[j];
-    const H = 70, LANE = 18, FL = 16, W = width, bw = W / Math.max(1, N);
+    const H = 70, LANE = 18, FL = 26, W = width, bw = W / Math.max(1, N);
     const total = s.steps.reduce((a, x) => a + x[0], 0);
     const base = S[baseline].steps.reduce((a, x) => a + x[0], 0);
     const lost = s.ledger.filter((r) => !r[3]).length;
-    const note = s.baseline ? `baseline · ${fmt(total)} input tokens · ${s.ledger.length} needs`
-      : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${s.ledger.length} needs kept` +
+    const needs = (n) => `${n} need${n === 1 ? "" : "s"}`;
+    const note = s.baseline ? `baseline · ${fmt(total)} input tokens · ${needs(s.ledger.length)}`
+      : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${needs(s.ledger.length)} kept` +
+        (acted(s).length ? ` · acted at ${acted(s).length} of ${N} call points` : " · never changed a request") +
         (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)})` : "");
     const wrap = el("div", { class: "tl" + (j === st.s ? " sel" : ""), "data-strategy": s.name },
       el("div", { class: "tl-head" },
@@ -145,25 +150,42 @@
       if (v > scaleMax) return;
       svg.append(svgEl("line", { x1: 0, x2: W, y1: y(v), y2: y(v), stroke: D.reference, "stroke-width": 1.5,
         "stroke-dasharray": dash ? "5 4" : "none", "pointer-events": "none" }));
-      const t = svgEl("text", { x: W - 4, y: y(v) - 3, "text-anchor": "end", "font-size": 10, fill: D.reference, "pointer-events": "none" });
+      // A white halo under the letters keeps them readable over bars of any colour.
+      const t = svgEl("text", { x: W - 4, y: y(v) - 3, "text-anchor": "end", "font-size": 10, fill: D.reference, "pointer-events": "none",
+        stroke: "#ffffff", "stroke-width": 3, "stroke-linejoin": "round", "paint-order": "stroke", class: "limit" });
       t.textContent = label;
       svg.append(t);
     };
     line(D.window, false, `window ${fmt(D.window)}`);
     if (s.trigger) line(s.trigger.tokens, true, `${s.trigger.label.split(":")[0]} ${fmt(s.trigger.tokens)}`);
-    // Findings: introduced, needed (kept or lost), where lost.
-    const fy = H + LANE + FL / 2;
-    const glyph = (k, ch, color, title) => {
-      const t = svgEl("text", { x: k * bw + bw / 2, y: fy + 4, "text-anchor": "middle", "font-size": 11, fill: color, "pointer-events": "none" });
+    // Findings, one mark per call point and row, the worse on top: upper row ◆ introduced, ▼ left the request
+    // (over ◆); lower row ● kept where needed, ✕ lost where needed (over ●). Losses are drawn after every other
+    // mark, so that a neighbour's mark never covers one.
+    const rowY = [H + LANE + 8, H + LANE + 20];
+    const marks = new Map(); // "row:k" -> {row, k, worse, titles}
+    const mark = (row, k, worse, title) => {
+      const key = `${row}:${k}`;
+      const m = marks.get(key) || { row, k, worse: false, titles: [] };
+      m.worse = m.worse || worse;
+      m.titles.push(title);
+      marks.set(key, m);
+    };
+    D.findings.forEach((f, fi) => { if (findingStep[fi] < N) mark(0, findingStep[fi], false, `${f.id} introduced`); });
+    for (const [k, rows] of s.lostSteps) for (const r of rows) mark(0, k, true, `${D.findings[r[0]].id} left the request (${r[5]})`);
+    for (const r of s.ledger) mark(1, r[2], !r[3], `${D.findings[r[0]].id} needed: ${r[3] ? "kept" : "lost"}`);
+    const GLYPHS = [[["◆", "#1f77b4", "introduced"], ["▼", "#d62728", "left"]], [["●", "#2ca02c", "kept"], ["✕", "#d62728", "lost"]]];
+    const ordered = [...marks.values()].sort((a, b) => a.worse - b.worse);
+    for (const m of ordered) {
+      const [ch, color, name] = GLYPHS[m.row][m.worse ? 1 : 0];
+      // A loss is drawn larger and bold: ✕ and ▼ are thin beside ● and ◆.
+      const t = svgEl("text", { x: m.k * bw + bw / 2, y: rowY[m.row] + 4, "text-anchor": "middle", "font-size": m.worse ? 14 : 11,
+        "font-weight": m.worse ? 700 : 400, fill: color, "pointer-events": "none", class: "mark", "data-mark": name, "data-step": m.k });
       t.textContent = ch;
       const tt = svgEl("title", {});
-      tt.textContent = title;
+      tt.textContent = m.titles.join("; ");
       t.append(tt);
       svg.append(t);
-    };
-    D.findings.forEach((f, fi) => { if (findingStep[fi] < N) glyph(findingStep[fi], "◆", "#1f77b4", `${f.id} introduced`); });
-    for (const r of s.ledger) glyph(r[2], r[3] ? "●" : "✕", r[3] ? "#2ca02c" : "#d62728", `${D.findings[r[0]].id} needed: ${r[3] ? "kept" : "lost"}`);
-    for (const [k, rows] of s.lostSteps) glyph(k, "▼", "#d62728", rows.map((r) => `${D.findings[r[0]].id} left the request (${r[5]})`).join(", "));
+    }
     if (j === st.s || j === baseline) {
       svg.append(svgEl("rect", { x: st.k * bw, y: 0, width: Math.max(2, bw), height: H + LANE + FL, fill: "none",
         stroke: "#1f5fa0", "stroke-width": 2, "pointer-events": "none", class: "cursor" }));
@@ -293,7 +315,11 @@
     // them, changed at an earlier call point, or left out fold into one line, unless they hold the finding in
     // focus: what stays open is what this call point rewrote.
     const list = rows(s, k);
-    const plain = (r) => {
+    // The newest items stay open (what the agent answers next), so that a request nothing changed is never
+    // one folded line.
+    const newest = Math.max(0, list.length - 3);
+    const plain = (r, n) => {
+      if (n >= newest) return false;
       if (r.w) return r.w[0] < k;
       if (st.f >= 0 && holders[st.f].includes(r.i)) return false;
       const [state, , , since] = stateAt(s, r.i, k);
@@ -301,9 +327,9 @@
     };
     let n = 0;
     while (n < list.length) {
-      if (plain(list[n])) {
+      if (plain(list[n], n)) {
         let m = n;
-        while (m < list.length && plain(list[m])) m++;
+        while (m < list.length && plain(list[m], m)) m++;
         const key = `fold:${st.s}:${n}:${list[n].i ?? "w"}`;
         if (m - n > 3 && !st.open.has(key)) {
           const counts = new Map();
@@ -373,13 +399,13 @@
     const actions = ACTIONS.filter(([, at]) => x[at] > 0).map(([name, at]) => `${name} ${x[at]} item${x[at] > 1 ? "s" : ""}`);
     const lostHere = [...new Set((s.lostSteps.get(k) || []).map((r) => D.findings[r[0]].id))];
     box.replaceChildren(
-      el("h2", {}, `Call point ${k} of ${N - 1}`, el("span", { class: "hint" }, ` — before item #${D.points[k]}`)),
+      el("h2", {}, `Call point ${k} (of 0–${N - 1})`, el("span", { class: "hint" }, ` — before item #${D.points[k]}`)),
       el("div", { class: "bar" },
         el("button", { onclick: () => select(st.s, k - 1), disabled: k === 0 ? "disabled" : null, title: "previous call point (←)" }, "←"),
         el("button", { onclick: () => select(st.s, k + 1), disabled: k === N - 1 ? "disabled" : null, title: "next call point (→)" }, "→"),
         el("label", {}, "strategy ", picker),
         el("span", { class: "stats" },
-          `${s.name} sent ${fmt(x[0])} tokens (handed ${fmt(x[1])}), the baseline ${fmt(bx[0])}` +
+          `${s.name} received a request of ${fmt(x[1])} tokens and sent ${fmt(x[0])}; the baseline sent ${fmt(bx[0])}` +
           (actions.length ? ` · here it ${actions.join(", ")}` : x[9] ? " · here it rewrote the request" : " · here it changed nothing") +
           (x[8] ? ` · ${x[8]} LLM call${x[8] > 1 ? "s" : ""}` : "") +
           (lostHere.length ? ` · lost here: ${lostHere.join(", ")}` : ""))),
@@ -439,7 +465,8 @@
         "Each finding at each call point where the agent needs it (findings.csv). A link opens that call point with the finding's evidence marked."),
       toggle("all", "every strategy"), toggle("kept", "needs kept too")),
       shown ? el("div", { class: "scroll" }, t)
-        : el("p", { class: "hint" }, `${ledgerView.all ? "No strategy" : S[st.s].name} lost a need in this episode${hidden ? ` (${hidden} needs kept)` : ""}.`));
+        : el("p", { class: "hint", id: "ledger-none" }, !hidden ? "No finding the agent found is needed at a call point of this episode: there is no need to lose."
+          : `${ledgerView.all ? "No strategy lost a need" : `${S[st.s].name} lost no need`} in this episode (${hidden} need${hidden === 1 ? "" : "s"} kept; “needs kept too” lists them).`));
   }
   function findingList() {
     const box = document.getElementById("findings");
@@ -469,9 +496,18 @@
       // The call point where the finding left this strategy's request.
       const r = S[st.s].ledger.find((x) => x[0] === f && !x[3] && x[4] >= 0);
       if (r) st.k = r[4];
+    } else if (j < 0) {
+      // No strategy asked for: the one that lost a need first, else the one that acted first, at that call point.
+      const firstLoss = (s) => Math.min(...s.ledger.filter((x) => !x[3] && x[4] >= 0).map((x) => x[4]));
+      const order = S.map((_, i) => i).filter((i) => i !== baseline);
+      const lost = order.filter((i) => Number.isFinite(firstLoss(S[i]))).sort((a, b) => firstLoss(S[a]) - firstLoss(S[b]))[0];
+      const actor = order.filter((i) => acted(S[i]).length).sort((a, b) => acted(S[a])[0] - acted(S[b])[0])[0];
+      if (lost !== undefined) { st.s = lost; st.k = firstLoss(S[lost]); }
+      else if (actor !== undefined) { st.s = actor; st.k = acted(S[actor])[0]; }
     } else {
       const first = S[st.s].ledger.filter((x) => !x[3] && x[4] >= 0).map((x) => x[4]).sort((a, b) => a - b)[0];
       if (first !== undefined) st.k = first;
+      else if (acted(S[st.s]).length) st.k = acted(S[st.s])[0];
     }
     return h.has("f") || h.has("p");
   }

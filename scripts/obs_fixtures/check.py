@@ -66,7 +66,7 @@ for name, (episodes, points, needs_tools) in EXPECTED.items():
     for r in summary:
         if r["recorded calls"] != r["call points"]:
             problems.append(f"{r['episode']}: {r['call points']} call points, {r['recorded calls']} recorded calls")
-    ratios = [int(c["replayed input"]) / int(c["recorded input"]) for table in calls for c in table]
+    ratios = [int(c["replayed"]) / int(c["recorded"]) for table in calls for c in table]
     if len(ratios) != sum(points):
         problems.append(f"{len(ratios)} per-call rows, expected {sum(points)}")
     worst = max(ratios, key=lambda x: abs(1 - x)) if ratios else float("nan")

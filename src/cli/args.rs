@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 /// Replay recorded AI-agent histories through context-reduction strategies and measure savings, cost and
 /// retention of key findings.
 #[derive(Debug, Parser)]
-#[command(name = "ctxbench", version, about)]
+#[command(name = "ctxbench", version, about, max_term_width = 100)]
 pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
@@ -68,8 +68,13 @@ pub enum Command {
         #[arg(long, short, default_value = "datasets/default.jsonl")]
         out: PathBuf,
     },
-    /// List the built-in strategies with their configuration.
-    Strategies,
+    /// List the built-in strategies and the peer presets (`-v`: each one's source, behaviour and
+    /// configuration).
+    Strategies {
+        /// Also print each strategy's source, what it does and its configuration.
+        #[arg(long, short)]
+        verbose: bool,
+    },
     /// Combine the shard runs of one dataset and config (`run --shard I/N`) into the run directory one `run`
     /// would have written.
     Merge {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use super::args::RunArgs;
+use super::console::count;
 use super::progress::{progress_bar, Bar};
 use crate::history::validate::validate_path;
 use crate::run::{self, RunConfig};
@@ -20,18 +21,21 @@ pub(super) fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result
         for w in &v.warnings {
             writeln!(stdout, "warning: {w}")?;
         }
-        writeln!(
-            stdout,
-            "{}: {} files, {} episodes, {} items, {} findings, {} probes, {} problems, {} warnings",
+        let line = format!(
+            "{}: {}",
             path.display(),
-            v.files,
-            v.episodes,
-            v.items,
-            v.findings,
-            v.probes,
-            v.problems.len(),
-            v.warnings.len()
-        )?;
+            [
+                count(v.files, "file", "files"),
+                count(v.episodes, "episode", "episodes"),
+                count(v.items, "item", "items"),
+                count(v.findings, "finding", "findings"),
+                count(v.probes, "probe", "probes"),
+                count(v.problems.len(), "problem", "problems"),
+                count(v.warnings.len(), "warning", "warnings"),
+            ]
+            .join(", ")
+        );
+        writeln!(stdout, "{}", super::console::hanging(&line, 100, 2))?;
         ok &= v.is_ok();
     }
     Ok(ok)
@@ -277,7 +281,17 @@ pub(super) fn print_pages(stdout: &mut impl Write, pages: &[run::show::Page]) ->
     for p in pages {
         #[allow(clippy::cast_precision_loss)]
         let mb = p.bytes as f64 / 1e6;
-        writeln!(stdout, "{} ({mb:.1} MB)", p.path.display())?;
+        let mut line = format!("{} ({mb:.1} MB)", p.path.display());
+        if let Some((names, full)) = &p.narrow {
+            line.push_str(&format!(": {} beside the baseline", names.join(", ")));
+            if let Some(full) = full {
+                line.push_str(&format!(
+                    ", written beside the page with every strategy ({}), which is kept",
+                    full.display()
+                ));
+            }
+        }
+        writeln!(stdout, "{}", super::console::hanging(&line, 100, 2))?;
     }
     Ok(())
 }
@@ -309,386 +323,4 @@ fn previous(out: &std::path::Path) -> String {
     } else {
         String::new()
     }
-}
-
-pub(super) fn cmd_usage(
-    stdout: &mut impl Write,
-    dataset: &std::path::Path,
-    tokens: &super::args::TokenizerArgs,
-    unrecorded: crate::run::UnrecordedMode,
-    per_call: bool,
-) -> Result<bool> {
-    let tokenizer = tokens.tokenizer()?;
-    let rows = crate::run::usage::compare(dataset, &tokenizer, unrecorded)
-        .with_context(|| format!("failed to compare '{}'", dataset.display()))?;
-    if rows.is_empty() {
-        writeln!(
-            stdout,
-            "no episode of '{}' records its provider usage (import traces that do: SWE-agent, mini-swe-agent, \
-             OpenHands, Claude Code, aider, smolagents)",
-            dataset.display()
-        )?;
-        return Ok(true);
-    }
-    writeln!(
-        stdout,
-        "| episode | source | recorded from | call points | recorded calls | replayed input | not recorded | recorded input | replay / recorded |"
-    )?;
-    writeln!(stdout, "|---|---|---|---:|---:|---:|---:|---:|---:|")?;
-    for r in &rows {
-        writeln!(
-            stdout,
-            "| {} | {} | {} | {} | {}{} | {} | {} | {}{} | {} |",
-            r.episode,
-            r.source,
-            r.recorded_from,
-            r.call_points,
-            r.recorded_calls
-                .map_or_else(|| "–".into(), |n| n.to_string()),
-            if r.unrecorded.is_empty() {
-                String::new()
-            } else {
-                format!(" + {} without usage", r.unrecorded.len())
-            },
-            r.replay_input_tokens,
-            if r.unrecorded_tokens > 0 {
-                crate::report::pct(Some(r.unrecorded_share()))
-            } else if r.leaves_out.is_some() {
-                "not added".into()
-            } else {
-                "–".into()
-            },
-            r.recorded_input_tokens
-                .map_or_else(|| "–".into(), |n| n.to_string()),
-            if r.approximate { " (rounded)" } else { "" },
-            r.ratio.map_or_else(|| "–".into(), |x| format!("{x:.3}")),
-        )?;
-    }
-    // What a reader must know to read the table: calls without usage and failed calls, by name.
-    for r in &rows {
-        for u in &r.unrecorded {
-            writeln!(
-                stdout,
-                "\n{}: call point {} has no recorded usage ({})",
-                r.episode, u.call_point, u.why
-            )?;
-        }
-        for why in &r.failed {
-            writeln!(
-                stdout,
-                "\n{}: a failed call, not a call point ({why})",
-                r.episode
-            )?;
-        }
-    }
-    if per_call {
-        write_per_format(stdout, &rows)?;
-        for r in &rows {
-            write_per_call(stdout, r, &tokenizer.name())?;
-        }
-    }
-    Ok(true)
-}
-
-/// `usage --per-call`: per format, call points against the calls the traces show, and the worst per-call
-/// ratio (over every call, and after each episode's first).
-fn write_per_format(
-    stdout: &mut impl Write,
-    rows: &[crate::run::usage::EpisodeUsage],
-) -> Result<()> {
-    writeln!(
-        stdout,
-        "\n| format | episodes | call points = calls shown | call points | recorded calls | without usage | failed calls | worst call (replay / recorded) | worst after the first call |"
-    )?;
-    writeln!(stdout, "|---|---:|---:|---:|---:|---:|---:|---|---|")?;
-    let worst = |w: &Option<(String, usize, f64)>| {
-        w.as_ref().map_or_else(
-            || "–".to_owned(),
-            |(ep, at, r)| format!("{r:.3} ({ep}, call {at})"),
-        )
-    };
-    for (format, f) in crate::run::usage::by_format(rows) {
-        writeln!(
-            stdout,
-            "| {format} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            f.episodes,
-            if f.counted == 0 {
-                "– (totals only)".to_owned()
-            } else {
-                format!("{} of {}", f.matching, f.counted)
-            },
-            f.call_points,
-            f.recorded_calls,
-            f.unrecorded,
-            f.failed,
-            worst(&f.worst),
-            worst(&f.worst_after_first),
-        )?;
-    }
-    Ok(())
-}
-
-/// `usage --per-call`: one episode's calls, replayed against recorded.
-fn write_per_call(
-    stdout: &mut impl Write,
-    r: &crate::run::usage::EpisodeUsage,
-    counted_with: &str,
-) -> Result<()> {
-    if r.calls.is_empty() {
-        writeln!(
-            stdout,
-            "\n{}: no per-call comparison ({})",
-            r.episode,
-            if r.calls_match() == Some(false) {
-                "the trace shows a different number of calls than the replay has call points"
-            } else {
-                "the trace records only the run's totals"
-            }
-        )?;
-        return Ok(());
-    }
-    writeln!(stdout, "\n{} (counted with {counted_with})\n", r.episode)?;
-    writeln!(
-        stdout,
-        "| call | replayed input | recorded input | of which cache read | of which cache write | recorded output | replay / recorded |"
-    )?;
-    writeln!(stdout, "|---:|---:|---:|---:|---:|---:|---:|")?;
-    let dash = |n: Option<u64>| n.map_or_else(|| "–".to_owned(), |n| n.to_string());
-    for c in &r.calls {
-        writeln!(
-            stdout,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            c.call_point,
-            c.replayed,
-            c.recorded.input_tokens,
-            dash(c.recorded.cache_read_tokens),
-            dash(c.recorded.cache_write_tokens),
-            if r.output_unrecorded {
-                "–".to_owned()
-            } else {
-                c.recorded.output_tokens.to_string()
-            },
-            c.ratio()
-                .map_or_else(|| "–".to_owned(), |x| format!("{x:.3}")),
-        )?;
-    }
-    Ok(())
-}
-
-/// The files `import` reads for `paths`: a file as given, a directory's regular files (recursively, sorted,
-/// hidden ones and `*.md` notes named README or MANIFEST left out), each marked whether it came from a
-/// directory (then a file in no known format is skipped with a warning rather than an error).
-fn import_inputs(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
-    let mut out = Vec::new();
-    for path in paths {
-        if !path.is_dir() {
-            out.push((path.clone(), false));
-            continue;
-        }
-        let mut found = Vec::new();
-        let mut dirs = vec![path.clone()];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir)
-                .with_context(|| format!("failed to read the directory '{}'", dir.display()))?
-            {
-                let entry = entry?;
-                let p = entry.path();
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let stem = name.split('.').next().unwrap_or("").to_ascii_uppercase();
-                if name.starts_with('.') || stem == "README" || stem == "MANIFEST" {
-                    continue;
-                }
-                if p.is_dir() {
-                    dirs.push(p);
-                } else {
-                    found.push(p);
-                }
-            }
-        }
-        found.sort();
-        out.extend(found.into_iter().map(|p| (p, true)));
-    }
-    Ok(out)
-}
-
-pub(super) fn cmd_import(
-    stdout: &mut impl Write,
-    format: &str,
-    paths: &[PathBuf],
-    out: &std::path::Path,
-    tools: Option<&std::path::Path>,
-    tokens: &super::args::TokenizerArgs,
-    unrecorded: crate::run::UnrecordedMode,
-) -> Result<bool> {
-    let tokenizer = tokens.tokenizer()?;
-    let mut calibrated = Vec::new();
-    let tools = tools
-        .map(|t| {
-            crate::history::import::read_tools(t)
-                .map(|defs| (t, defs))
-                .context("failed to read the tool definitions")
-        })
-        .transpose()?;
-    let mut episodes = Vec::new();
-    let (mut given_tools, mut skipped, mut without_findings) = (0, 0, 0);
-    // Each file alone, except the files of one OpenTelemetry export (spans, logs), which are read together.
-    for imported in crate::history::import::import_paths(&import_inputs(paths)?, Some(format)) {
-        let (f, in_dir) = (imported.path, imported.in_dir);
-        let mut eps = match imported.episodes {
-            Ok(eps) => eps,
-            Err(e) if in_dir => {
-                writeln!(stdout, "warning: skipped '{}': {e}", f.display())?;
-                skipped += 1;
-                continue;
-            }
-            Err(e) => {
-                return Err(
-                    anyhow::Error::new(e).context(format!("failed to import '{}'", f.display()))
-                )
-            }
-        };
-        for ep in &mut eps {
-            // Tools ctxbench ships for a format (tau-bench's, `meta.tools_from`) give way to the user's.
-            let shipped = ep.meta.contains_key("tools_from");
-            if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty() || shipped) {
-                ep.tools.clone_from(defs);
-                ep.meta.remove("tools_from");
-                given_tools += 1;
-            }
-            if unrecorded == crate::run::UnrecordedMode::Keep {
-                if let Ok(c) = crate::replay::unrecorded::calibrate(ep, &tokenizer)? {
-                    calibrated.push(c);
-                }
-            }
-        }
-        for ep in &eps {
-            if let Some(issue) = crate::history::validate::check_episode(ep)
-                .into_iter()
-                .next()
-            {
-                bail!(
-                    "imported episode '{}' from '{}' is invalid: {}: {}",
-                    ep.id,
-                    f.display(),
-                    issue.field,
-                    issue.message
-                );
-            }
-            let detected = ep
-                .meta
-                .get("format")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or(format);
-            writeln!(
-                stdout,
-                "{}: {detected} trace, episode '{}', {} items, {} findings, {} probes",
-                f.display(),
-                ep.id,
-                ep.items.len(),
-                ep.findings.len(),
-                ep.probes.len()
-            )?;
-            if ep.findings.is_empty() {
-                without_findings += 1;
-                writeln!(
-                    stdout,
-                    "warning: episode '{}' has no findings: none could be found automatically, so retention \
-                     is not measured on it (add findings by hand: README, Dataset format)",
-                    ep.id
-                )?;
-            }
-        }
-        episodes.extend(eps);
-    }
-    if episodes.is_empty() {
-        bail!(
-            "nothing was imported from {}{}; '{}' was not written",
-            paths
-                .iter()
-                .map(|p| format!("'{}'", p.display()))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if skipped > 0 {
-                format!(" ({skipped} files in no known format)")
-            } else {
-                String::new()
-            },
-            out.display()
-        );
-    }
-    if let Some((path, defs)) = &tools {
-        writeln!(
-            stdout,
-            "gave the {} tool definitions of {} to {given_tools} of {} episodes (the others record their own)",
-            defs.len(),
-            path.display(),
-            episodes.len()
-        )?;
-    }
-    write_calibrated(stdout, &calibrated, &tokenizer)?;
-    let mut bytes = Vec::new();
-    crate::history::dataset::write_episodes(&mut bytes, &episodes)?;
-    crate::files::write_atomic(out, &bytes)?;
-    writeln!(
-        stdout,
-        "wrote {} episodes to {} ({without_findings} without findings{})",
-        episodes.len(),
-        out.display(),
-        if skipped > 0 {
-            format!(", {skipped} files skipped")
-        } else {
-            String::new()
-        }
-    )?;
-    Ok(true)
-}
-
-/// What import added of the context the traces did not record: per episode, its share of the input.
-fn write_calibrated(
-    stdout: &mut impl Write,
-    calibrated: &[crate::replay::unrecorded::Calibration],
-    tokenizer: &crate::tokens::Tokenizer,
-) -> Result<()> {
-    if calibrated.is_empty() {
-        return Ok(());
-    }
-    writeln!(
-        stdout,
-        "{} of the episodes record each call's prompt tokens but not all of each prompt: before each call \
-         point, a block of unrecorded context (its size, no text) now makes up the difference, counted with {}; \
-         every strategy keeps it (`run --unrecorded ignore` leaves it out):",
-        calibrated.len(),
-        tokenizer.name()
-    )?;
-    for c in calibrated {
-        writeln!(
-            stdout,
-            "  {}: {} of the input was not recorded ({} tokens over {} call point{}: {}){}{}",
-            c.episode,
-            crate::report::pct(Some(c.unrecorded_share())),
-            c.unrecorded_tokens,
-            c.call_points,
-            if c.call_points == 1 { "" } else { "s" },
-            c.leaves_out,
-            if c.estimated > 0 {
-                format!(
-                    "; {} call point{} without usage took the nearest recorded call's block",
-                    c.estimated,
-                    if c.estimated == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            },
-            if c.over > 0 {
-                format!(
-                    "; at {} call point{} the replay already exceeds the record (the tokenizer counts more)",
-                    c.over,
-                    if c.over == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            }
-        )?;
-    }
-    Ok(())
 }

@@ -4,7 +4,10 @@
 mod args;
 mod commands;
 mod console;
+mod import;
 mod progress;
+mod strategies;
+mod usage;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -127,7 +130,7 @@ pub fn run(cli: Cli) -> Result<bool> {
             tools,
             tokens,
             unrecorded,
-        } => commands::cmd_import(
+        } => import::cmd_import(
             &mut stdout,
             &format,
             &files,
@@ -177,31 +180,9 @@ pub fn run(cli: Cli) -> Result<bool> {
             tokens,
             unrecorded,
             per_call,
-        } => commands::cmd_usage(&mut stdout, &dataset, &tokens, unrecorded, per_call),
-        Command::Strategies => {
-            writeln!(stdout, "Built-in strategies (the default comparison):")?;
-            for s in crate::strategy::defaults() {
-                writeln!(
-                    stdout,
-                    "  {:<16} {}",
-                    s.name,
-                    serde_json::to_string(&s.config)?
-                )?;
-            }
-            writeln!(
-                stdout,
-                "\nPeer presets (`--strategies NAME`, or `--strategies presets` for all):"
-            )?;
-            for p in crate::strategy::presets::presets() {
-                writeln!(stdout, "  {}", p.name)?;
-                writeln!(stdout, "      source: {}", p.source)?;
-                writeln!(stdout, "      does:   {}", p.note)?;
-                writeln!(
-                    stdout,
-                    "      config: {}",
-                    serde_json::to_string(&p.config)?
-                )?;
-            }
+        } => usage::cmd_usage(&mut stdout, &dataset, &tokens, unrecorded, per_call),
+        Command::Strategies { verbose } => {
+            strategies::list(&mut stdout, verbose)?;
             Ok(true)
         }
     }

@@ -248,8 +248,18 @@ fn quote(line: &str, at: usize, word: &str) -> Option<(String, String)> {
         }
         let skip = s.chars().count() - 60;
         let tail: String = s.chars().skip(skip).collect();
-        tail.split_once(' ')
-            .map_or(tail.clone(), |(_, t)| t.to_owned())
+        // A record's fields (`"a": 1, "b": 2`) are cut between fields, a sentence between words.
+        let field = tail
+            .find(", ")
+            .filter(|&at| at < tail.len() / 2)
+            .map(|at| &tail[at + 2..]);
+        field.map_or_else(
+            || {
+                tail.split_once(' ')
+                    .map_or(tail.clone(), |(_, t)| t.to_owned())
+            },
+            str::to_owned,
+        )
     };
     let cut_right = |s: &str| -> String {
         if s.chars().count() <= 60 {
@@ -267,6 +277,18 @@ fn quote(line: &str, at: usize, word: &str) -> Option<(String, String)> {
         .filter(|w| w.len() >= 3)
         .count();
     (words >= 2).then_some((left, right))
+}
+
+/// A probe's quote between marks it does not hold, so that the question reads as one: `"…"`, else `` `…` ``,
+/// else `«…»`.
+fn delimited(quote: &str) -> String {
+    if !quote.contains('"') {
+        format!("\"{quote}\"")
+    } else if !quote.contains('`') {
+        format!("`{quote}`")
+    } else {
+        format!("«{quote}»")
+    }
 }
 
 /// The fillers of `left ____ right` in `line`: for each place the quote fits, what stands in the blank (the
@@ -409,7 +431,10 @@ pub fn extract(ep: &mut Episode) {
             probes.push(Probe {
                 id: format!("auto{n}"),
                 after_item: last_need - 1,
-                question: format!("From {source}: what fills the blank in \"{left}____{right}\"?"),
+                question: format!(
+                    "From {source}: what fills the blank in {}?",
+                    delimited(&format!("{left}____{right}"))
+                ),
                 answers: vec![w.to_owned()],
                 finding: Some(format!("auto{n}")),
                 kind,
@@ -586,6 +611,24 @@ mod tests {
         );
         assert!(ep.findings.iter().all(|f| f.from_task));
         assert!(ep.probes[0].question.starts_with("From the task:"));
+    }
+
+    #[test]
+    fn a_quote_with_quotation_marks_is_delimited_by_others_and_cut_between_fields() {
+        let record = r#"{"reservation_id": "ABC123", "user": "mia_kim_4397", "cabin": "economy", "refund_amount": 1234}"#;
+        let ep = episode(vec![
+            Item::user("refund the reservation"),
+            Item::tool_call("1", "get_reservation_details", "{}"),
+            Item::tool_result("1", "get_reservation_details", record),
+            Item::assistant("Your refund of 1234 is confirmed."),
+        ]);
+        let question = &ep.probes[0].question;
+        assert_eq!(
+            question,
+            "From the output of `get_reservation_details`: what fills the blank in \
+             `\"cabin\": \"economy\", \"refund_amount\": ____}`?"
+        );
+        assert_eq!(delimited("a `b` \"c\""), "«a `b` \"c\"»");
     }
 
     #[test]

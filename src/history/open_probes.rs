@@ -9,6 +9,10 @@
 //!   call that produced it;
 //! - **continuation**, at the last call point: what the agent does next — its recorded last turn (its text, its
 //!   tool calls).
+//!
+//! A probe whose reference names things (paths, identifiers, numbers: its identifying tokens) none of which the
+//! history before it holds is left out: no request could answer it, whatever a strategy kept (a greeting's
+//! reply, a turn that invents a value).
 
 use crate::history::{turn_end, Episode, FindingKind, Item, Probe};
 
@@ -53,8 +57,35 @@ fn reports_failure(line: &str) -> bool {
     })
 }
 
+/// Whether the reference of a probe asked after `items` is grounded in them: it names nothing (its content
+/// words are what a judge compares), or the items hold one of the things it names.
+fn grounded(items: &[Item], reference: &str) -> bool {
+    let needle = crate::history::evidence::Needle::new(reference);
+    if needle.keys.is_empty() {
+        return true;
+    }
+    let keys = crate::history::evidence::identifying_tokens(reference);
+    let history: Vec<String> = items.iter().map(Item::searchable_text).collect();
+    crate::history::evidence::token_share(&keys, &history.join("\n")) > 0.0
+}
+
 /// Adds the open probes the trace supports to `ep.probes` (see the module's documentation).
 pub fn add(ep: &mut Episode) {
+    let before = ep.probes.len();
+    add_all(ep);
+    let items = &ep.items;
+    let mut at = 0;
+    ep.probes.retain(|p| {
+        at += 1;
+        at <= before
+            || p.reference
+                .as_deref()
+                .is_none_or(|r| grounded(&items[..=p.after_item.min(items.len() - 1)], r))
+    });
+}
+
+/// Every open probe the trace supports, grounded or not.
+fn add_all(ep: &mut Episode) {
     let Some(last_item) = ep.items.len().checked_sub(1) else {
         return;
     };
@@ -73,7 +104,8 @@ pub fn add(ep: &mut Episode) {
         ep.probes.push(Probe {
             id: "open-failure".into(),
             after_item: last_item,
-            question: "What was the last failure the agent saw, and from what command?".into(),
+            question: "What was the last error or failure the agent saw, and from what command?"
+                .into(),
             answers: Vec::new(),
             finding: None,
             kind: FindingKind::Continuation,
@@ -314,5 +346,18 @@ mod tests {
         let mut empty = Episode::default();
         add(&mut empty);
         assert!(empty.probes.is_empty());
+        // A next turn that names what the history never showed asks for what no request holds.
+        let mut invented = Episode {
+            items: vec![
+                Item::user("look"),
+                Item::tool_call("1", "bash", r#"{"command": "ls"}"#),
+                Item::tool_result("1", "bash", "a.py"),
+                Item::assistant("The server listens on port 8443."),
+            ],
+            stopped: true,
+            ..Episode::default()
+        };
+        add(&mut invented);
+        assert!(invented.probes.is_empty(), "{:?}", invented.probes);
     }
 }

@@ -23,6 +23,59 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// Text as HTML, escaped, its `code` spans (between backticks) set as code.
+#[must_use]
+pub fn inline(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    // An odd number of backticks leaves the last one as it is.
+    let pairs = (parts.len() - 1) / 2 * 2;
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        if i > pairs {
+            out.push('`');
+            out.push_str(&escape(part));
+        } else if i % 2 == 1 {
+            let _ = write!(out, "<code>{}</code>", escape(part));
+        } else {
+            out.push_str(&escape(part));
+        }
+    }
+    out
+}
+
+/// Words a figure may hold: `30 of 42`, `-4.5 pts`, `12 ms`.
+const FIGURE_WORDS: [&str; 5] = ["of", "pts", "pt", "ms", "s"];
+
+/// Whether a table cell is a figure: it holds digits and no letters but [`FIGURE_WORDS`] (`30 of 42`,
+/// `83.0% [76.6%, 89.2%]`, `$0.0120`, `-4.5 pts`); an empty cell or a dash is neither.
+fn is_figure(cell: &str) -> Option<bool> {
+    let cell = cell.trim();
+    if cell.is_empty() || cell == "–" || cell == "-" {
+        return None;
+    }
+    let letters = cell
+        .split_whitespace()
+        .filter(|w| !FIGURE_WORDS.contains(w))
+        .any(|w| w.chars().any(char::is_alphabetic));
+    Some(!letters && cell.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// Per column of `table`, whether it holds figures (aligned to the right) rather than text; a column of dashes
+/// alone is one of figures not given.
+#[must_use]
+pub fn figure_columns(table: &super::table::Table) -> Vec<bool> {
+    (0..table.headers.len())
+        .map(|c| {
+            let cells: Vec<bool> = table
+                .rows
+                .iter()
+                .filter_map(|r| r.get(c).and_then(|cell| is_figure(cell)))
+                .collect();
+            cells.iter().all(|&f| f)
+        })
+        .collect()
+}
+
 /// An episode as HTML: its id in code, linked to its page when there is one.
 fn link(at: &EpisodeRef) -> String {
     match &at.link {
@@ -35,13 +88,20 @@ fn link(at: &EpisodeRef) -> String {
     }
 }
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:1100px;margin:2em auto;\
-padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;\
-padding:4px 8px}td:not(:first-child),th:not(:first-child){text-align:right}th{background:#f3f3f3}\
-tr:nth-child(even){background:#fafafa}.chart{margin:1em 0}.chart svg{max-width:100%;height:auto}\
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:1340px;margin:2em auto;\
+padding:0 1em;color:#222}p,ul,dl{max-width:1100px}table{border-collapse:collapse;margin:1em 0;font-size:13px}\
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}th.n,td.n{text-align:right}td a,td code{white-space:nowrap}\
+th{background:#f3f3f3}tr:nth-child(even){background:#fafafa}.chart{margin:1em 0}.chart svg{max-width:100%;height:auto}\
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.warn{background:#fff3cd;padding:.5em 1em}\
 .pick{background:#e7f3ea;border-left:4px solid #2e7d32;padding:.6em 1em;font-size:16px}.scroll{overflow-x:auto}\
-dt{font-weight:bold}dd{margin:0 0 .5em 1.5em}.hint{color:#555;font-size:13px}";
+.scroll.wide{border-right:3px solid #bbb}.wider{color:#555;font-size:13px;margin:.6em 0 -.6em}\
+dt{font-weight:bold}dd{margin:0 0 .5em 1.5em}.hint{color:#555;font-size:13px}.left-out{color:#555;font-style:italic}";
+
+/// Marks each table wider than its box (a narrow window) and says above it that it scrolls sideways.
+const SCRIPT: &str = "for(const s of document.querySelectorAll('.scroll')){const h=document.createElement('p');\
+h.className='wider';h.textContent='\u{2194} This table is wider than the page: scroll it sideways for the columns on the right.';\
+s.before(h);const f=()=>{const w=s.scrollWidth>s.clientWidth+1;h.hidden=!w;s.classList.toggle('wide',w)};f();\
+addEventListener('resize',f)}";
 
 /// The HTML report.
 pub struct HtmlReport;
@@ -88,7 +148,7 @@ impl Exporter for HtmlReport {
             let _ = writeln!(
                 out,
                 "<h2>What to pick</h2>\n<p class=\"pick\">{}</p>",
-                escape(&r.text.replace('`', ""))
+                inline(&r.text)
             );
         }
         let reading = super::table::reading(run);
@@ -96,7 +156,7 @@ impl Exporter for HtmlReport {
             out.push_str("<h2>Reading</h2>\n<ul>");
             let worst = explorer::worst(run);
             for line in reading {
-                let _ = write!(out, "<li>{}", escape(&line.replace('`', "")));
+                let _ = write!(out, "<li>{}", inline(&line));
                 if let Some((_, at, what)) = worst
                     .iter()
                     .find(|(s, _, _)| line.starts_with(&format!("`{s}`")))
@@ -107,12 +167,22 @@ impl Exporter for HtmlReport {
             }
             out.push_str("</ul>\n");
             if explorer::pages_missing(run) {
-                let _ = writeln!(
+                let _ = writeln!(out, "<p class=\"hint\">{}</p>", inline(explorer::SHOW_HINT));
+            }
+        }
+        let pages = super::page_list(run);
+        if !pages.is_empty() {
+            out.push_str("<h2>Episode pages</h2>\n<p>What each strategy sent, call point by call point:</p>\n<ul>");
+            for (episode, href, shows) in &pages {
+                let _ = write!(
                     out,
-                    "<p class=\"hint\">{}</p>",
-                    escape(&explorer::SHOW_HINT.replace('`', ""))
+                    "<li><a href=\"{}\"><code>{}</code></a>: {}</li>",
+                    escape(href),
+                    escape(episode),
+                    escape(shows)
                 );
             }
+            out.push_str("</ul>\n");
         }
         let rendered = if run.charts.series.is_empty() {
             Vec::new()
@@ -125,39 +195,56 @@ impl Exporter for HtmlReport {
                 "<h2>{}</h2>\n<div class=\"scroll\"><table><thead><tr>",
                 escape(&t.title)
             );
-            for h in &t.headers {
-                let _ = write!(out, "<th>{}</th>", escape(h));
+            let figures = figure_columns(t);
+            let class = |c: usize| if figures[c] { " class=\"n\"" } else { "" };
+            for (c, h) in t.headers.iter().enumerate() {
+                let _ = write!(out, "<th{}>{}</th>", class(c), escape(h));
             }
             out.push_str("</tr></thead><tbody>\n");
             let col = |name: &str| t.headers.iter().position(|h| h == name);
             let (episode, strategy, finding) = (col("episode"), col("strategy"), col("finding"));
             for row in &t.rows {
                 out.push_str("<tr>");
-                for (i, c) in row.iter().enumerate() {
-                    if Some(i) == episode {
-                        let cell = |c: Option<usize>| {
+                for (c, cell) in row.iter().enumerate() {
+                    if Some(c) == episode {
+                        let at_col = |c: Option<usize>| {
                             c.and_then(|c| row.get(c)).map_or("", String::as_str)
                         };
-                        let at = EpisodeRef::new(run, c, cell(strategy), cell(finding));
+                        let at = EpisodeRef::new(run, cell, at_col(strategy), at_col(finding));
                         let _ = write!(out, "<td>{}</td>", link(&at));
                     } else {
-                        let _ = write!(out, "<td>{}</td>", escape(c));
+                        let _ = write!(out, "<td{}>{}</td>", class(c), inline(cell));
                     }
                 }
                 out.push_str("</tr>\n");
             }
             out.push_str("</tbody></table></div>\n");
             if let Some(n) = &t.note {
-                let _ = writeln!(out, "<p>{}</p>", escape(n));
+                let _ = writeln!(out, "<p>{}</p>", inline(n));
             }
-            if i == 0 && !rendered.is_empty() {
-                let _ = writeln!(out, "<h2>Charts</h2>\n<p>Per call point of <code>{}</code>, the episode with the largest baseline context, then over the dataset.</p>", escape(&run.charts.episode));
-                for (name, svg) in &rendered {
-                    let _ = writeln!(
-                        out,
-                        "<div class=\"chart\" id=\"{}\">{svg}</div>",
-                        name.trim_end_matches(".svg")
-                    );
+            if i == 0 && !run.charts.series.is_empty() {
+                let episode = EpisodeRef::new(run, &run.charts.episode, "", "");
+                let _ = writeln!(
+                    out,
+                    "<h2>Charts</h2>\n<p>Per call point of {}, the episode with the largest baseline context, then over \
+                     the dataset.</p>",
+                    link(&episode)
+                );
+                for name in charts::CHARTS {
+                    let file = format!("{name}.svg");
+                    match rendered.iter().find(|(f, _)| *f == file) {
+                        Some((_, svg)) => {
+                            let _ = writeln!(out, "<div class=\"chart\" id=\"{name}\">{svg}</div>");
+                        }
+                        None => {
+                            let why = charts::left_out(name, run, &run.charts).unwrap_or_default();
+                            let _ = writeln!(
+                                out,
+                                "<p class=\"left-out\" id=\"{name}\">{}</p>",
+                                inline(&why)
+                            );
+                        }
+                    }
                 }
             }
         }
@@ -173,7 +260,7 @@ impl Exporter for HtmlReport {
                         || "after the last call point".to_owned(),
                         |s| format!("call point {s}")
                     ),
-                    escape(&e.model),
+                    escape(&super::example_model(run, &e.model)),
                     escape(&e.text)
                 );
             }
@@ -184,7 +271,7 @@ impl Exporter for HtmlReport {
                 out,
                 "<dt>{}</dt><dd>{}</dd>",
                 escape(term),
-                escape(definition)
+                inline(definition)
             );
         }
         out.push_str("</dl>\n");
@@ -194,9 +281,48 @@ impl Exporter for HtmlReport {
             escape(&serde_json::to_string_pretty(&run.config).unwrap_or_default())
         );
         for n in &run.notes {
-            let _ = write!(out, "<li>{}</li>", escape(n));
+            let _ = write!(out, "<li>{}</li>", inline(n));
         }
-        out.push_str("</ul>\n</body></html>\n");
+        let _ = write!(out, "</ul>\n<script>{SCRIPT}</script>\n</body></html>\n");
         Ok(out.into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_are_set_as_code_and_figures_found_by_column() {
+        assert_eq!(
+            inline("add `[llm]` to <the> config"),
+            "add <code>[llm]</code> to &lt;the&gt; config"
+        );
+        assert_eq!(inline("a ` alone"), "a ` alone");
+        let t = super::super::table::Table {
+            title: String::new(),
+            headers: vec![
+                "strategy".into(),
+                "lost".into(),
+                "how".into(),
+                "cost".into(),
+            ],
+            rows: vec![
+                vec![
+                    "none".into(),
+                    "1 of 2".into(),
+                    "dropped".into(),
+                    "$0.0120".into(),
+                ],
+                vec![
+                    "x".into(),
+                    "–".into(),
+                    "masked 3".into(),
+                    "83.0% [76.6%, 89.2%]".into(),
+                ],
+            ],
+            note: None,
+        };
+        assert_eq!(figure_columns(&t), [false, true, false, true]);
     }
 }

@@ -58,19 +58,48 @@ impl Exporter for MarkdownReport {
                 let _ = writeln!(out, "{}\n", explorer::SHOW_HINT);
             }
         }
+        let pages = super::page_list(run);
+        if !pages.is_empty() {
+            out.push_str(
+                "## Episode pages\n\nWhat each strategy sent, call point by call point:\n\n",
+            );
+            for (episode, href, shows) in &pages {
+                let _ = writeln!(out, "- [`{episode}`]({href}): {shows}");
+            }
+            out.push('\n');
+        }
         for (i, t) in tables(run).iter().enumerate() {
-            let _ = writeln!(out, "## {}\n\n{}", t.title, linked(run, t).to_markdown());
+            let _ = writeln!(out, "## {}\n\n{}", t.title, aligned(&linked(run, t)));
             if let Some(n) = &t.note {
                 let _ = writeln!(out, "{n}\n");
             }
             if i == 0 && !run.charts.series.is_empty() {
+                let episode = EpisodeRef::new(run, &run.charts.episode, "", "");
                 let _ = writeln!(
                     out,
-                    "## Charts\n\nPer call point of the episode with the largest baseline context, `{}`:\n\n\
-                     ![context tokens](charts/context_tokens.svg)\n\n![retention over steps](charts/retention_over_steps.svg)\n\n\
-                     ![cumulative cost](charts/cumulative_cost.svg)\n\nOver the dataset:\n\n![retention against savings](charts/retention_vs_savings.svg)\n\n![strategy LLM calls](charts/llm_calls.svg)\n",
-                    run.charts.episode
+                    "## Charts\n\nPer call point of the episode with the largest baseline context, {}:\n",
+                    link(&episode)
                 );
+                let charts = [
+                    ("context_tokens", "context tokens"),
+                    ("retention_over_steps", "retention over steps"),
+                    ("cumulative_cost", "cumulative cost"),
+                    ("retention_vs_savings", "retention against savings"),
+                    ("llm_calls", "strategy LLM calls"),
+                ];
+                for (k, (name, alt)) in charts.iter().enumerate() {
+                    if k == 3 {
+                        out.push_str("Over the dataset:\n\n");
+                    }
+                    match super::charts::left_out(name, run, &run.charts) {
+                        Some(why) => {
+                            let _ = writeln!(out, "{why}\n");
+                        }
+                        None => {
+                            let _ = writeln!(out, "![{alt}](charts/{name}.svg)\n");
+                        }
+                    }
+                }
             }
         }
         if !run.examples.is_empty() {
@@ -97,7 +126,7 @@ impl Exporter for MarkdownReport {
                         || "after the last call point".to_owned(),
                         |s| format!("call point {s}")
                     ),
-                    e.model,
+                    super::example_model(run, &e.model),
                 );
             }
         }
@@ -110,6 +139,20 @@ impl Exporter for MarkdownReport {
         }
         Ok(out.into_bytes())
     }
+}
+
+/// `table` as Markdown, its columns of figures aligned to the right and the others to the left.
+fn aligned(table: &Table) -> String {
+    let figures = super::html::figure_columns(table);
+    let mut out = format!("| {} |\n|", table.headers.join(" | "));
+    for f in figures {
+        out.push_str(if f { "---:|" } else { "---|" });
+    }
+    out.push('\n');
+    for row in &table.rows {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    out
 }
 
 /// An episode as Markdown: its id in code, linked to its page when there is one.

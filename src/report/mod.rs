@@ -86,9 +86,10 @@ pub struct RunReport {
     /// Per-step series for the charts (of the episode with the largest baseline context).
     #[serde(skip)]
     pub charts: ChartData,
-    /// The episodes whose explorer page is in the run directory (`episodes/`), which the reports link.
+    /// The explorer pages in the run directory (`episodes/`), which the reports link: an episode named in them
+    /// links to its page with every strategy, and every page is listed.
     #[serde(skip)]
-    pub pages: Vec<String>,
+    pub pages: Vec<explorer::PageFile>,
 }
 
 /// What counted a run's tokens.
@@ -488,6 +489,17 @@ fn draw_charts(dir: &Path, run: &RunReport, writes: &Writes<'_, '_>) -> Result<(
     }
     let dir = dir.join("charts");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+    // A chart left out now may have been drawn before (`ctxbench report` of an older run): it goes.
+    for name in charts::CHARTS {
+        if charts::left_out(name, run, &run.charts).is_some() {
+            for ext in ["svg", "png"] {
+                let file = dir.join(format!("{name}.{ext}"));
+                if file.exists() {
+                    std::fs::remove_file(&file).map_err(|e| Error::io("remove", &file, e))?;
+                }
+            }
+        }
+    }
     let (svg, png) = rayon::join(
         || {
             for (name, svg) in charts::render(run, &run.charts)? {
@@ -563,6 +575,33 @@ pub fn dataset_line(run: &RunReport) -> String {
         &run.dataset.sha256[..run.dataset.sha256.len().min(16)],
         run.tool_version
     )
+}
+
+/// The model an example summary names: the mock's name is the model it is priced as, not what wrote it.
+#[must_use]
+pub fn example_model(run: &RunReport, model: &str) -> String {
+    if run.config.get("llm").is_none_or(serde_json::Value::is_null) {
+        format!("the mock LLM, priced as {model}")
+    } else {
+        model.to_owned()
+    }
+}
+
+/// The explorer pages of `run` as the reports list them: (episode, link, what the page shows).
+#[must_use]
+pub fn page_list(run: &RunReport) -> Vec<(String, String, String)> {
+    run.pages
+        .iter()
+        .map(|p| {
+            let shows = if p.every {
+                "every strategy".to_owned()
+            } else {
+                let others: Vec<&str> = p.strategies.iter().skip(1).map(String::as_str).collect();
+                format!("{} beside the baseline", others.join(", "))
+            };
+            (p.episode.clone(), format!("episodes/{}", p.file), shows)
+        })
+        .collect()
 }
 
 /// Formats an optional share as a percentage with one decimal, or `–`.

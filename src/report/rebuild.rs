@@ -87,15 +87,44 @@ pub fn load(dir: &Path) -> Result<RunReport> {
                 .collect(),
         };
     }
-    run.pages = super::explorer::named_episodes(&run)
-        .into_iter()
-        .filter(|id| {
-            dir.join("episodes")
-                .join(super::explorer::page_file(id))
-                .is_file()
+    run.pages = pages(dir, &run);
+    Ok(run)
+}
+
+/// The explorer pages in `dir/episodes/`, by file name: each as it describes itself, or, for a page an earlier
+/// version wrote, the page of an episode the report names with every strategy.
+fn pages(dir: &Path, run: &RunReport) -> Vec<super::explorer::PageFile> {
+    use std::io::Read as _;
+    let Ok(entries) = std::fs::read_dir(dir.join("episodes")) else {
+        return Vec::new();
+    };
+    let named = super::explorer::named_episodes(run);
+    let mut out: Vec<super::explorer::PageFile> = entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let file = path.file_name()?.to_str()?.to_owned();
+            if !file.ends_with(".html") {
+                return None;
+            }
+            let mut head = vec![0u8; 4096];
+            let n = std::fs::File::open(&path).ok()?.read(&mut head).ok()?;
+            let head = String::from_utf8_lossy(&head[..n]);
+            super::explorer::read_page_file(&file, &head).or_else(|| {
+                let episode = named
+                    .iter()
+                    .find(|id| super::explorer::page_file(id) == file)?;
+                Some(super::explorer::PageFile {
+                    file,
+                    episode: episode.clone(),
+                    strategies: Vec::new(),
+                    every: true,
+                })
+            })
         })
         .collect();
-    Ok(run)
+    // By episode, its page with every strategy first.
+    out.sort_by(|a, b| (&a.episode, !a.every, &a.file).cmp(&(&b.episode, !b.every, &b.file)));
+    out
 }
 
 /// Rewrites `report.md` and `report.html` of the run in `dir` (and not its charts), so that they link the

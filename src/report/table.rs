@@ -214,16 +214,22 @@ pub fn reading(run: &RunReport) -> Vec<String> {
                     s.strategy, s.episodes
                 );
             }
+            // Where no found finding was needed on the episodes it acted on, there is no share to give.
+            let kept = match s.number(field::RETENTION_AT_NEED_ACTED) {
+                Some(r) => format!(
+                    "kept {} of found findings where they were needed, {} at their first need",
+                    pct(Some(r)),
+                    pct(s.number(field::RETENTION_FIRST_NEED_ACTED)),
+                ),
+                None => "no finding the agent found was needed there".to_owned(),
+            };
             format!(
                 "`{}` acted on {acted} of {} episodes; there it saved {} of input tokens and {} of cost, and \
-                 kept {} of found findings where they were needed, {} at their first need (over all episodes: \
-                 {} saved, {} kept).",
+                 {kept} (over all episodes: {} saved, {} kept).",
                 s.strategy,
                 s.episodes,
                 pct(s.number(field::SAVINGS_ACTED)),
                 pct(s.number(field::COST_SAVINGS_ACTED)),
-                pct(s.number(field::RETENTION_AT_NEED_ACTED)),
-                pct(s.number(field::RETENTION_FIRST_NEED_ACTED)),
                 pct(s.number(field::SAVINGS)),
                 pct(s.number(field::RETENTION_AT_NEED)),
             )

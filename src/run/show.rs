@@ -5,7 +5,8 @@
 //! answers as it did in the run. A run with a real model is answered from its own record of every call
 //! (`llm_calls.jsonl`), call by call, so nothing is sent; `call_llm` sends the requests through the run's
 //! client instead (its response cache first, as `run` does). Pages go to `RUN_DIR/episodes/ID.html`, and the
-//! run's report.md and report.html are rewritten to link them.
+//! run's report.md and report.html are rewritten to link them. A page of some of the run's strategies only
+//! (`--strategies`) goes beside, to `ID+NAME….html`: it never replaces the page with every strategy.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -46,6 +47,9 @@ pub struct Page {
     pub path: PathBuf,
     /// Its size in bytes.
     pub bytes: usize,
+    /// For a page of some of the run's strategies: those strategies, and the page with every strategy when
+    /// there is one (it is left as it was).
+    pub narrow: Option<(Vec<String>, Option<PathBuf>)>,
 }
 
 /// The `n` most informative episodes of the run in `dir`: those where the strategies lost the most needs
@@ -173,6 +177,7 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
         .find(|s| s.config == StrategyConfig::None)
         .cloned()
         .unwrap_or_else(|| NamedStrategy::new("(baseline)", StrategyConfig::None));
+    let all: Vec<String> = config.strategies.iter().map(|s| s.name.clone()).collect();
     if !options.strategies.is_empty() {
         config.select(&options.strategies)?;
     }
@@ -200,8 +205,18 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
     let answers = Answers::new(dir, &config, &tokenizer, options.call_llm)?;
     let out = dir.join("episodes");
     std::fs::create_dir_all(&out).map_err(|e| Error::io("create", &out, e))?;
+    // Every strategy of the run shown (the baseline is always): the page of the episode; else one beside it.
+    let every = all
+        .iter()
+        .all(|name| strategies.iter().any(|s| s.name == *name));
+    let shown_names: Vec<&str> = strategies
+        .iter()
+        .filter(|s| s.config != StrategyConfig::None)
+        .map(|s| s.name.as_str())
+        .collect();
     let info = RunInfo {
         name: &run.run,
+        every,
         context_window: config.context_window,
         model: &config.pricing.agent_model,
     };
@@ -230,12 +245,20 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
             })
             .collect();
         let html = explorer::page(&info, episode, &tokenizer, &shown, &texts)?;
-        let path = out.join(explorer::page_file(&episode.id));
+        let full = out.join(explorer::page_file(&episode.id));
+        let (path, narrow) = if every {
+            (full, None)
+        } else {
+            let path = out.join(explorer::narrow_page_file(&episode.id, &shown_names));
+            let names = shown_names.iter().map(|s| (*s).to_owned()).collect();
+            (path, Some((names, full.is_file().then_some(full))))
+        };
         crate::files::write_atomic(&path, html.as_bytes())?;
         pages.push(Page {
             episode: episode.id.clone(),
             path,
             bytes: html.len(),
+            narrow,
         });
     }
     crate::report::rebuild::relink(dir)?;

@@ -234,7 +234,11 @@ fn a_raw_trace_points_to_import() {
         assert!(
             stdout.contains(&format!("(format {format})"))
                 && stdout.contains(&format!("ctxbench import {path} -o out.jsonl"))
-                && stdout.contains("1 problems"),
+                && stdout
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .contains("1 problem,"),
             "{stdout}"
         );
         let out = crate::ctxbench_run(

@@ -544,8 +544,9 @@ fn swe_agent_text_mode_observations_are_masked() {
     );
 }
 
-/// `ctxbench import DIR` reads every trace under it, names each one's format, warns about episodes without
-/// findings and skips files in no known format; a run of it that imports nothing fails and writes nothing.
+/// `ctxbench import DIR` reads every trace under it, names each one's format, warns on stderr about episodes
+/// without findings and skips files in no known format; a run of it that imports nothing fails and writes
+/// nothing.
 #[test]
 fn import_reads_a_directory_and_fails_when_nothing_is_imported() {
     let dir = tempfile::tempdir().unwrap();
@@ -565,15 +566,17 @@ fn import_reads_a_directory_and_fails_when_nothing_is_imported() {
         ],
         None,
     );
-    let stdout = crate::text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", crate::text(&out.stderr));
+    let (stdout, stderr) = (crate::text(&out.stdout), crate::text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
     assert!(
         stdout.contains("a.jsonl: claude-code trace")
             && stdout.contains("b.traj: swe-agent trace")
-            && stdout.contains("skipped")
-            && stdout.contains("notes.txt")
+            && !stdout.contains("warning")
+            && stderr.contains("warning: skipped 1 file")
+            && stderr.contains("notes.txt: cannot detect the format")
+            && !stderr.contains("README.md")
             && !stdout.contains("README.md"),
-        "{stdout}"
+        "{stdout}{stderr}"
     );
     assert!(stdout.contains("wrote 2 episodes"), "{stdout}");
     assert_eq!(
@@ -597,4 +600,78 @@ fn import_reads_a_directory_and_fails_when_nothing_is_imported() {
     assert_eq!(out.status.code(), Some(2));
     assert!(crate::text(&out.stderr).contains("nothing was imported"));
     assert!(!none.exists());
+}
+
+/// The README's sample import: every fixture is detected (each file named with its format and its own
+/// episodes, the files of one OpenTelemetry folder each with theirs) or refused with the reason; warnings go
+/// to stderr, one per cause with a line per file, and counts are singular where they are one.
+#[test]
+fn the_fixture_folder_imports_every_file_or_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("mine.jsonl");
+    let folder = root_fixture_dir();
+    let out = crate::ctxbench(
+        &[
+            "import",
+            folder.to_str().unwrap(),
+            "-o",
+            out_file.to_str().unwrap(),
+        ],
+        None,
+    );
+    let (stdout, stderr) = (crate::text(&out.stdout), crate::text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let mut files = Vec::new();
+    let mut stack = vec![folder.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    for f in &files {
+        let name = f.strip_prefix(&folder).unwrap().display().to_string();
+        let imported = stdout.contains(&format!("{name}: "));
+        let refused = stderr.contains(&format!("{name}: not a trace: "));
+        // The spans, logs and metrics of one export are read together: their episodes are the spans file's.
+        let joined = name.starts_with("obs/otel_legacy/") && !name.ends_with("traces.jsonl");
+        assert!(
+            imported || refused || joined,
+            "{name} neither imported nor refused\n{stdout}{stderr}"
+        );
+    }
+    assert!(stderr.contains("openhands_session_expected.json: not a trace"));
+    assert!(stdout.contains("aider_run_instructions.md: aider trace"));
+    // Each episode under the file it came from.
+    let span = stdout.find("otel_latest_span.jsonl: otel trace").unwrap();
+    let event = stdout.find("otel_latest_event.jsonl: otel trace").unwrap();
+    let span_episode = stdout
+        .find("'otel_latest_span.jsonl#latest-span-build'")
+        .unwrap();
+    assert!(
+        span < span_episode && (event < span || event > span_episode),
+        "{stdout}"
+    );
+    assert!(stdout.contains("otel_legacy/traces.jsonl: otel trace, 2 episodes"));
+    // Plurals, and every warning on stderr, grouped.
+    assert!(
+        stdout.contains(", 1 probe\n") && stdout.contains(", 1 finding, "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(" 1 probes") && !stdout.contains(" 1 findings"));
+    assert!(!stdout.contains("warning"), "{stdout}");
+    assert_eq!(
+        stderr.matches("episodes without findings:").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("  ") && stderr.lines().all(|l| l.chars().count() <= 100));
+}
+
+fn root_fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import")
 }

@@ -1,6 +1,7 @@
 //! The one integration test binary: the CLI end to end, plus property tests of the strategies.
 
 mod bad_inputs;
+mod console;
 mod import;
 mod import_fidelity;
 mod layout;
@@ -269,21 +270,28 @@ fn unknown_strategy_is_a_clear_error() {
     );
 }
 
-/// `--strategies presets` runs every peer preset by name; `ctxbench strategies` lists each with its source.
+/// `--strategies presets` runs every peer preset by name; `ctxbench strategies` lists each with its source, and
+/// `-v` adds what it does and its configuration.
 #[test]
 fn every_peer_preset_runs_by_name_and_is_listed() {
     let listing = text(&ctxbench(&["strategies"], None).stdout);
-    let names: Vec<String> = listing
+    let listed: Vec<(String, String)> = listing
         .lines()
         .skip_while(|l| !l.starts_with("Peer presets"))
         .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
-        .map(|l| l.trim().to_owned())
+        .map(|l| {
+            let (name, source) = l.trim().split_once(' ').unwrap_or((l.trim(), ""));
+            (name.to_owned(), source.trim().to_owned())
+        })
         .collect();
+    let names: Vec<String> = listed.iter().map(|(n, _)| n.clone()).collect();
     assert!(names.len() >= 16, "{listing}");
     assert!(
-        listing.matches("source: ").count() == names.len(),
+        listed.iter().all(|(_, source)| !source.is_empty()),
         "{listing}"
     );
+    let verbose = text(&ctxbench(&["strategies", "-v"], None).stdout);
+    assert_eq!(verbose.matches("does: ").count(), names.len(), "{verbose}");
     let dir = tempfile::tempdir().unwrap();
     let data = subset(dir.path(), 4);
     let out_dir = dir.path().join("r");

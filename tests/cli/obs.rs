@@ -119,10 +119,7 @@ fn check(inputs: &[PathBuf], tools: bool, expected: &[(&str, usize)]) -> (Vec<Ep
         .iter()
         .filter(|t| t.first().is_some_and(|row| row.contains_key("call")))
         .flatten()
-        .map(|c| {
-            c["replayed input"].parse::<f64>().unwrap()
-                / c["recorded input"].parse::<f64>().unwrap()
-        })
+        .map(|c| c["replayed"].parse::<f64>().unwrap() / c["recorded"].parse::<f64>().unwrap())
         .collect();
     let calls: usize = expected.iter().map(|(_, n)| n).sum();
     assert_eq!(ratios.len(), calls, "{usage}");

@@ -144,6 +144,71 @@ fn show_writes_the_pages_the_report_links() {
         .contains(&link));
 }
 
+/// `show --strategies` writes its narrower page beside the one with every strategy, says so, and never replaces
+/// it; the report lists both, and links the episode of its charts to its page.
+#[test]
+fn a_page_of_some_strategies_goes_beside_the_page_of_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, _) = small_run(dir.path(), &[]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let episode = summary["most_lost"][0]["episode"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let full = run.join(format!("episodes/{episode}.html"));
+    let narrow = run.join(format!("episodes/{episode}+compaction.html"));
+    let dir_arg = run.to_str().unwrap();
+    let out = ctxbench(&["show", dir_arg, "--episode", &episode], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let before = std::fs::read(&full).unwrap();
+    let out = ctxbench(
+        &[
+            "show",
+            dir_arg,
+            "--episode",
+            &episode,
+            "--strategies",
+            "compaction",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        stdout.contains(
+            "compaction beside the baseline, written beside the page with every strategy"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read(&full).unwrap(),
+        before,
+        "the page of every strategy is kept"
+    );
+    let names = |page: &Path| -> Vec<String> {
+        page_data(page)["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&narrow).len(), 2);
+    assert!(names(&full).len() > 2);
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains(&format!("(episodes/{episode}.html): every strategy"))
+            && report.contains(&format!(
+                "(episodes/{episode}+compaction.html): compaction beside the baseline"
+            )),
+        "{report}"
+    );
+}
+
 /// A dataset that changed since the run, and an episode it does not hold, are refused, naming what to do.
 #[test]
 fn show_checks_the_dataset_and_the_episode() {

@@ -458,10 +458,15 @@ impl Importer for Aider {
 
     fn sniff(&self, s: &Sniff<'_>) -> Option<u8> {
         let t = s.text;
-        (t.starts_with("# aider chat started at")
+        if t.starts_with("# aider chat started at")
             || t.contains("\n# aider chat started at")
-            || t.contains("class=\"chat-transcript\""))
-        .then_some(sure::CERTAIN)
+            || t.contains("class=\"chat-transcript\"")
+        {
+            return Some(sure::CERTAIN);
+        }
+        // A transcript cut out of a session, without its header: it opens on a prompt (`#### `) and holds
+        // aider's console lines (`> `).
+        (t.starts_with("#### ") && t.lines().any(|l| l.starts_with("> "))).then_some(sure::LIKELY)
     }
 
     fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {

@@ -101,6 +101,12 @@ pub trait Importer: Sync {
     /// Names the file and the position of what is malformed.
     fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>>;
 
+    /// Why a text that no importer reads, but that this format's tools wrote, is not a trace (a file of
+    /// expected messages, say), so that detection can say so instead of "cannot detect". Default: never.
+    fn refuse(&self, _sniff: &Sniff<'_>) -> Option<String> {
+        None
+    }
+
     /// How sure it is that a file that is not UTF-8 text (a zip archive, say) is its format. Text formats
     /// keep the default: never.
     fn sniff_binary(&self, _bytes: &[u8]) -> Option<u8> {
@@ -197,18 +203,22 @@ pub fn detect(text: &str, origin: &Path) -> Result<&'static dyn Importer> {
             }
         }
     }
-    best.map(|(_, i)| i).ok_or_else(|| {
-        let what = if sniff.document.is_some() || sniff.first_line.is_some() {
-            "cannot detect the format of this JSON"
-        } else {
-            "cannot detect the format: not JSON, JSONL, or aider markdown"
-        };
-        bad(
-            origin,
-            1,
-            format!("{what} (use --format: {})", format_names()[1..].join(", ")),
-        )
-    })
+    if let Some((_, importer)) = best {
+        return Ok(importer);
+    }
+    if let Some(why) = IMPORTERS.iter().find_map(|i| i.refuse(&sniff)) {
+        return Err(bad(origin, 1, format!("not a trace: {why}")));
+    }
+    let what = if sniff.document.is_some() || sniff.first_line.is_some() {
+        "cannot detect the format of this JSON"
+    } else {
+        "cannot detect the format: not JSON, JSONL, or aider markdown"
+    };
+    Err(bad(
+        origin,
+        1,
+        format!("{what} (give it with --format; `ctxbench import --help` lists the formats)"),
+    ))
 }
 
 /// When the file at `path` is an agent's trace in a format ctxbench imports (not a ctxbench dataset), the
@@ -468,9 +478,17 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
+        assert!(err.contains("--format"), "{err}");
+        // A file the project's own scripts write next to a trace is refused with the reason.
+        let expected =
+            r#"{"openhands_ai":"0.62.0","events":"openhands_session.json","native":[],"text":[]}"#;
+        let err = detect(expected, Path::new("t")).err().unwrap().to_string();
         assert!(
-            err.contains("--format") && err.contains("claude-code"),
+            err.contains("not a trace") && err.contains("openhands_session.json"),
             "{err}"
         );
+        // An aider transcript cut without its session header is still aider's.
+        let cut = "#### /run ./test.py  \n> ok  \n\nThe test passes.\n";
+        assert_eq!(detect(cut, Path::new("t")).unwrap().name(), "aider");
     }
 }

@@ -532,6 +532,17 @@ impl Importer for OpenHands {
             .then_some(sure::LIKELY)
     }
 
+    fn refuse(&self, s: &Sniff<'_>) -> Option<String> {
+        let o = s.object()?;
+        let events = o.get("events")?.as_str()?;
+        (o.contains_key("openhands_ai") && o.contains_key("native")).then(|| {
+            format!(
+                "the messages openhands-ai builds from the events in '{events}' \
+                 (scripts/make_openhands_fixture.sh writes them to check the import against); import '{events}'"
+            )
+        })
+    }
+
     fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
         import(text, origin)
     }

@@ -12,6 +12,12 @@
 //! the question, nothing else: a question that names its subject in other words than the line that answers it
 //! is answered when their stems, the parts of an identifier or the tool call meet, and not otherwise.
 //!
+//! An *open* question ([`is_open`]: two asks joined, "…, and why?", or one about what comes next, what is left
+//! to do, or what happened so far) asks for an account, not a value: its answer is the [`OPEN_LINES`] lines
+//! with the highest scores (the latest on ties) and where things stand, the first [`RECENT_LINES`] lines that
+//! are not blank of each of the request's [`RECENT_TEXTS`] latest texts (a tool output's head, a message's
+//! gist), in the request's order, one a line.
+//!
 //! Every cache is keyed by what a text *is*, never by where it came from: an item's text is known by its
 //! shared allocation ([`Text`]), which the cache keeps alive while it holds the key (so the address cannot be
 //! reused by another text), and an instruction by a hash of its content. The replay clones each episode item
@@ -70,10 +76,29 @@ pub(super) struct AnswerCache {
     pub(super) replies: FxHashMap<u128, (String, usize, usize)>,
 }
 
-/// A question's terms and their hashes.
+/// A question's terms and their hashes, and whether it is open ([`is_open`]).
 struct Question {
     terms: Vec<String>,
     wanted: Vec<u64>,
+    open: bool,
+}
+
+/// How many of the best lines an open question's answer quotes (besides where things stand).
+pub(super) const OPEN_LINES: usize = 3;
+
+/// How many of the request's latest texts an open question's answer quotes the first lines of.
+pub(super) const RECENT_TEXTS: usize = 3;
+
+/// How many lines of each of those texts it quotes.
+pub(super) const RECENT_LINES: usize = 3;
+
+/// Whether `question` asks for an account rather than a value: two asks joined (`…, and why?`, `…, and how?`),
+/// or what comes next, what is left to do, or what happened so far.
+#[must_use]
+pub(super) fn is_open(question: &str) -> bool {
+    let q = question.to_lowercase();
+    let has = |w: &str| q.split(|c: char| !c.is_alphanumeric()).any(|x| x == w);
+    q.contains(", and ") || has("next") || q.contains("left to do") || q.contains("so far")
 }
 
 /// Where a text of a request stands: its key, the shared text that holds it alive (an item's), and for a tool's
@@ -89,9 +114,9 @@ thread_local! {
     pub(super) static ANSWER_CACHE: RefCell<AnswerCache> = RefCell::default();
 }
 
-/// What is known of a request already answered: the answer (text, line), the request's tokens but its last
-/// item's, and the answer's tokens.
-type Known = (Option<(usize, u32)>, usize, usize);
+/// What is known of a request already answered: the answer's lines (text, line), the request's tokens but its
+/// last item's, and the answer's tokens.
+type Known = (Vec<(usize, u32)>, usize, usize);
 
 /// The key of an item's text: its address and length, tagged apart from instruction keys.
 fn item_key(text: &Text) -> u128 {
@@ -133,7 +158,11 @@ impl AnswerCache {
         Rc::clone(self.questions.entry(key).or_insert_with(|| {
             let terms = question_terms(question);
             let wanted = terms.iter().map(|w| xxh3_64(w.as_bytes())).collect();
-            Rc::new(Question { terms, wanted })
+            Rc::new(Question {
+                terms,
+                wanted,
+                open: is_open(question),
+            })
         }))
     }
 
@@ -152,9 +181,9 @@ impl AnswerCache {
         n
     }
 
-    /// The line that answers the question `wanted` in a request of `texts`, by the rule of the module: (text,
-    /// line).
-    fn answer(&mut self, wanted: &[u64], texts: &[Source<'_>]) -> Option<(usize, u32)> {
+    /// The `n` lines that answer the question `wanted` in a request of `texts`, by the rule of the module:
+    /// (text, line), the best first.
+    fn answer(&mut self, wanted: &[u64], texts: &[Source<'_>], n: usize) -> Vec<(usize, u32)> {
         let interest = self
             .interest
             .as_ref()
@@ -179,21 +208,22 @@ impl AnswerCache {
             spans.push(all.len());
         }
         let found = |t: usize| &all[spans[t]..spans[t + 1]];
-        let best = best_line(wanted, lines, texts, found);
+        let best = best_lines(wanted, lines, texts, found, n);
         self.hits = all;
         self.spans = spans;
         best
     }
 }
 
-/// The line that answers the question `wanted` in a request of `texts` of `lines` lines, given each text's
-/// hits ([`hits`]), by the rule of the module: (text, line).
-fn best_line<'h>(
+/// The `n` lines that answer the question `wanted` in a request of `texts` of `lines` lines, given each text's
+/// hits ([`hits`]), by the rule of the module: (text, line), the best first (the latest among equals).
+fn best_lines<'h>(
     wanted: &[u64],
     lines: u64,
     texts: &[Source<'_>],
     found: impl Fn(usize) -> &'h [(u32, u16)],
-) -> Option<(usize, u32)> {
+    n: usize,
+) -> Vec<(usize, u32)> {
     let mut df = vec![0u64; wanted.len()];
     for t in 0..texts.len() {
         for &(_, k) in found(t) {
@@ -204,7 +234,8 @@ fn best_line<'h>(
     let mut in_call = vec![false; wanted.len()];
     // The question's terms in each tool name met, by name.
     let mut names: Vec<(&str, Vec<usize>)> = Vec::new();
-    let mut best: Option<(u64, usize, u32)> = None;
+    // The best so far, best first; a line as good as one kept goes before it (the latest wins ties).
+    let mut best: Vec<(u64, usize, u32)> = Vec::with_capacity(n + 1);
     for (t, source) in texts.iter().enumerate() {
         let hits = found(t);
         if hits.is_empty() {
@@ -244,12 +275,14 @@ fn best_line<'h>(
                 (own + w, both + if in_call[usize::from(k)] { w } else { 0 })
             });
             let score = 2 * own + context - both;
-            if best.is_none_or(|(b, _, _)| score >= b) {
-                best = Some((score, t, run[0].0));
+            let at = best.partition_point(|&(b, _, _)| b > score);
+            if at < n {
+                best.insert(at, (score, t, run[0].0));
+                best.truncate(n);
             }
         }
     }
-    best.map(|(_, t, line)| (t, line))
+    best.into_iter().map(|(_, t, line)| (t, line)).collect()
 }
 
 impl AnswerCache {
@@ -402,19 +435,41 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
         None => request.instructions[t].as_str(),
         Some(i) => head[i].text(),
     };
-    let line_of = |(t, line): (usize, u32)| text_at(t).lines().nth(line as usize);
+    let reply = |found: &[(usize, u32)]| {
+        let lines: Vec<&str> = found
+            .iter()
+            .filter_map(|&(t, line)| text_at(t).lines().nth(line as usize))
+            .collect();
+        quote_lines(&lines, &asked.terms)
+    };
     let last_tokens = last.map_or(0, |i| tokenizer.count_item(i));
     let (text, tokens, output) = ANSWER_CACHE.with_borrow_mut(|cache| {
-        if let Some(&(found, tokens, output)) = cache.requests.get(&request_key) {
-            return (quote(found.and_then(line_of), &asked.terms), tokens, output);
+        if let Some((found, tokens, output)) = cache.requests.get(&request_key) {
+            return (reply(found), *tokens, *output);
         }
         let texts = sources(request, head, &instruction_keys, &item_keys);
         cache.make_room(texts.len());
-        let found = if wanted.is_empty() {
-            None
+        let n = if asked.open { OPEN_LINES } else { 1 };
+        let mut found = if wanted.is_empty() {
+            Vec::new()
         } else {
-            cache.answer(wanted, &texts)
+            cache.answer(wanted, &texts, n)
         };
+        if asked.open {
+            // Where things stand: the first lines of each of the latest texts.
+            let from = texts.len().saturating_sub(RECENT_TEXTS);
+            for (t, source) in texts.iter().enumerate().skip(from) {
+                let first = source
+                    .text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                    .take(RECENT_LINES);
+                found.extend(first.filter_map(|(l, _)| Some((t, u32::try_from(l).ok()?))));
+            }
+            found.sort_unstable();
+            found.dedup();
+        }
         let tokens = match cache.heads.get(&head_key) {
             Some(&n) => n,
             None => {
@@ -433,7 +488,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
                 n
             }
         };
-        let text = quote(found.and_then(line_of), &asked.terms);
+        let text = reply(&found);
         let output = tokenizer.count_text(&text);
         cache.requests.insert(request_key, (found, tokens, output));
         (text, tokens, output)
@@ -444,10 +499,23 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
 /// The most characters an answer quotes of a line.
 const ANSWER_CHARS: usize = 300;
 
-/// [`quote`] of `question`'s terms.
+/// [`quote_lines`] of `question`'s terms.
 #[cfg(test)]
-pub(super) fn reply(line: Option<&str>, question: &str) -> String {
-    quote(line, &question_terms(question))
+pub(super) fn reply(lines: &[&str], question: &str) -> String {
+    quote_lines(lines, &question_terms(question))
+}
+
+/// The answer that `lines` make to a question of the terms `wanted`: each [`quote`]d, one a line, or "I don't
+/// know." when there is none.
+fn quote_lines(lines: &[&str], wanted: &[String]) -> String {
+    if lines.is_empty() {
+        return "I don't know.".into();
+    }
+    lines
+        .iter()
+        .map(|l| quote(Some(l), wanted))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The answer that `line` makes to a question of the terms `wanted`: the line trimmed, or "I don't know." when

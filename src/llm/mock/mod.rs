@@ -214,9 +214,7 @@ mod tests {
             .find(|i| i.is_role(Role::User))
             .map_or("", Item::text);
         let wanted = question_terms(question);
-        if wanted.is_empty() {
-            return "I don't know.".into();
-        }
+        let open = answer::is_open(question);
         let n = request.contents.len() - 1;
         let head = &request.contents[..n];
         // Each text with the terms its tool call holds (name and arguments), for a tool's output.
@@ -265,9 +263,11 @@ mod tests {
                 super::index::weight(lines, df as u64)
             })
             .collect();
-        let mut best: Option<(u64, &str)> = None;
-        for ((text, call), lines) in texts.iter().zip(&line_terms) {
-            for (line, found) in text.lines().zip(lines) {
+        // (score, text, line) of the best lines, the best first, the latest first among equals.
+        let mut best: Vec<(u64, usize, usize)> = Vec::new();
+        let keep = if open { answer::OPEN_LINES } else { 1 };
+        for (t, ((text, call), lines)) in texts.iter().zip(&line_terms).enumerate() {
+            for (l, (_, found)) in text.lines().zip(lines).enumerate() {
                 let own: u64 = (0..wanted.len())
                     .filter(|&k| found.contains(&wanted[k]))
                     .map(|k| weights[k])
@@ -280,13 +280,32 @@ mod tests {
                     .map(|k| weights[k])
                     .sum();
                 let score = 2 * own + context;
-                if best.is_none_or(|(b, _)| score >= b) {
-                    best = Some((score, line));
-                }
+                let at = best.iter().take_while(|b| b.0 > score).count();
+                best.insert(at, (score, t, l));
+                best.truncate(keep);
             }
         }
+        let mut found: Vec<(usize, usize)> = best.into_iter().map(|(_, t, l)| (t, l)).collect();
+        if open {
+            // The first lines that are not blank of each of the latest texts.
+            let from = texts.len().saturating_sub(answer::RECENT_TEXTS);
+            for (t, (text, _)) in texts.iter().enumerate().skip(from) {
+                let first = text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                    .take(answer::RECENT_LINES);
+                found.extend(first.map(|(l, _)| (t, l)));
+            }
+            found.sort_unstable();
+            found.dedup();
+        }
+        let lines: Vec<&str> = found
+            .iter()
+            .map(|&(t, l)| texts[t].0.lines().nth(l).unwrap_or(""))
+            .collect();
         // How a long line is quoted is the reply's own rule, shared.
-        super::answer::reply(best.map(|(_, line)| line), question)
+        super::answer::reply(&lines, question)
     }
 
     #[test]
@@ -385,6 +404,45 @@ mod tests {
             Item::user("What is the refund_limit of the customer?"),
         ]);
         assert_eq!(mock().respond(&req).text, "refund_limit: 250 USD");
+    }
+
+    #[test]
+    fn open_questions_are_answered_with_the_best_lines_and_where_things_stand() {
+        let req = LlmRequest::from_contents(vec![
+            Item::tool_call("1", "edit_file", r#"{"path": "src/app.py"}"#),
+            Item::tool_result("1", "edit_file", "edited src/app.py: 2 lines changed"),
+            Item::tool_call("2", "get_refund", r#"{"order": "ORD-1"}"#),
+            Item::tool_result(
+                "2",
+                "get_refund",
+                "{\"order\": \"ORD-1\", \"refund_amount\": 1234}",
+            ),
+            Item::user("Which files did the agent change, and how?"),
+        ]);
+        let text = mock().respond(&req).text;
+        assert!(
+            text.contains("edited src/app.py") && text.contains("1234"),
+            "{text}"
+        );
+        assert_eq!(text, reference_answer(&req));
+        // A question about what comes next, whose words no line holds: where things stand, the first lines of
+        // the three latest texts (the last call, its result and the one before).
+        let mut next = req.clone();
+        next.contents.pop();
+        next.contents
+            .push(Item::user("What is the next thing to do, and why?"));
+        assert_eq!(
+            mock().respond(&next).text,
+            "edited src/app.py: 2 lines changed\n{\"order\": \"ORD-1\"}\n\
+             {\"order\": \"ORD-1\", \"refund_amount\": 1234}"
+        );
+        assert_eq!(mock().respond(&next).text, reference_answer(&next));
+        // A question for one value keeps its one line.
+        assert!(!answer::is_open(
+            "What is the refund_limit of the customer?"
+        ));
+        assert!(answer::is_open("What happens next in this case?"));
+        assert!(answer::is_open("What is left to do?"));
     }
 
     #[test]

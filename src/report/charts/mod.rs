@@ -6,6 +6,10 @@
 //! - `cumulative_cost.svg`: the cumulative cost of the same episode;
 //! - `retention_vs_savings.svg`: every strategy's savings against its retention at need, Pareto frontier marked;
 //! - `llm_calls.svg`: the strategies' LLM calls and LLM time over the dataset.
+//!
+//! A chart with nothing to show (no finding in the episode, no price, no LLM call, no retention at need) is
+//! left out, and the reports say why in its place ([`left_out`]). Shares are drawn on 0–100%, dollars with
+//! the digits their ticks need.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -61,6 +65,50 @@ pub const CHARTS: [&str; 5] = [
     "llm_calls",
 ];
 
+/// Why chart `name` (one of [`CHARTS`]) has nothing to show for `run`, whose per-step charts draw `data`; `None`
+/// when it is drawn.
+#[must_use]
+pub fn left_out(name: &str, run: &RunReport, data: &ChartData) -> Option<String> {
+    use crate::metrics::fields as field;
+    let none = |values: &dyn Fn(&StepSeries) -> bool| !data.series.iter().any(values);
+    match name {
+        "retention_over_steps" if none(&|s| s.retention.iter().any(Option::is_some)) => Some(format!(
+            "Findings retained per call point is left out: `{}`, the episode the per-call-point charts show, \
+             introduces no finding, so there is no retention to draw.",
+            data.episode
+        )),
+        "cumulative_cost" if none(&|s| s.cumulative_cost_usd.iter().any(Option::is_some)) => Some(
+            "Cumulative cost is left out: the models' prices are not in pricing.toml, so there is no cost to \
+             draw."
+                .to_owned(),
+        ),
+        "llm_calls" if run.strategies.iter().all(|s| s.count(field::STRATEGY_CALLS) == 0) => Some(
+            "Strategy LLM calls is left out: no strategy called an LLM.".to_owned(),
+        ),
+        "retention_vs_savings"
+            if run
+                .strategies
+                .iter()
+                .all(|s| s.number(field::RETENTION_AT_NEED).is_none()) =>
+        {
+            Some(
+                "Retention at need against savings is left out: no finding the agent found was needed at a \
+                 call point, so retention at need measured nothing."
+                    .to_owned(),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The charts of `run` that have something to show, by file stem.
+fn drawn<'a>(run: &'a RunReport, data: &'a ChartData) -> impl Iterator<Item = &'static str> + 'a {
+    CHARTS
+        .iter()
+        .copied()
+        .filter(move |name| left_out(name, run, data).is_none())
+}
+
 /// Draws chart `name` (one of [`CHARTS`]) on any backend.
 fn draw<DB: DrawingBackend>(
     name: &str,
@@ -82,16 +130,16 @@ fn draw<DB: DrawingBackend>(
             data,
             &tokens,
             Some((window, "context window")),
-            true,
+            steps::Axis::Count,
         ),
         "retention_over_steps" => steps::step_lines(
             root,
             "Findings retained per call point",
-            "retained (%)",
+            "retained (% of findings so far)",
             data,
             &retention,
             None,
-            false,
+            steps::Axis::Percent,
         ),
         "cumulative_cost" => steps::step_lines(
             root,
@@ -100,20 +148,21 @@ fn draw<DB: DrawingBackend>(
             data,
             &cost,
             None,
-            true,
+            steps::Axis::Dollars,
         ),
         "llm_calls" => llm_calls::llm_calls(root, run),
         _ => frontier::retention_vs_savings(root, run),
     }
 }
 
-/// Every chart of a run as SVG: (file name, SVG text).
+/// Every chart of a run that has something to show ([`left_out`]) as SVG: (file name, SVG text).
 ///
 /// # Errors
 /// When drawing fails.
 pub fn render(run: &RunReport, data: &ChartData) -> Result<Vec<(String, String)>> {
     register_font()?;
-    CHARTS
+    drawn(run, data)
+        .collect::<Vec<_>>()
         .par_iter()
         .map(|name| {
             let mut svg = String::new();
@@ -127,8 +176,8 @@ pub fn render(run: &RunReport, data: &ChartData) -> Result<Vec<(String, String)>
         .collect()
 }
 
-/// Every chart of a run as PNG, each handed to `done` (file name, PNG bytes) as soon as it is encoded, so
-/// that it can be written while the others are drawn.
+/// Every chart of a run that has something to show as PNG, each handed to `done` (file name, PNG bytes) as soon
+/// as it is encoded, so that it can be written while the others are drawn.
 ///
 /// # Errors
 /// When drawing or encoding fails.
@@ -138,22 +187,71 @@ pub fn render_png(
     done: &(dyn Fn(String, Vec<u8>) + Sync),
 ) -> Result<()> {
     register_font()?;
-    CHARTS.par_iter().try_for_each(|name| {
-        let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
-        {
-            let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-            draw(name, &root, run, data)?;
-            root.present().map_err(err("chart"))?;
+    drawn(run, data)
+        .collect::<Vec<_>>()
+        .par_iter()
+        .try_for_each(|name| {
+            let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+                draw(name, &root, run, data)?;
+                root.present().map_err(err("chart"))?;
+            }
+            let mut bytes = Vec::new();
+            {
+                let mut enc = png::Encoder::new(&mut bytes, SIZE.0, SIZE.1);
+                enc.set_color(png::ColorType::Rgb);
+                enc.set_depth(png::BitDepth::Eight);
+                let mut w = enc.write_header().map_err(err("png"))?;
+                w.write_image_data(&rgb).map_err(err("png"))?;
+            }
+            done(format!("{name}.png"), bytes);
+            Ok(())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Exporter as _;
+
+    #[test]
+    fn a_chart_with_nothing_to_show_is_left_out_and_the_reports_say_why() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/example");
+        let mut run = crate::report::rebuild::load(&dir).expect("reports/example is a run");
+        assert!(CHARTS
+            .iter()
+            .all(|c| left_out(c, &run, &run.charts).is_none()));
+        // An episode without findings, and models without prices.
+        for s in &mut run.charts.series {
+            s.retention.iter_mut().for_each(|r| *r = None);
+            s.cumulative_cost_usd.iter_mut().for_each(|c| *c = None);
         }
-        let mut bytes = Vec::new();
-        {
-            let mut enc = png::Encoder::new(&mut bytes, SIZE.0, SIZE.1);
-            enc.set_color(png::ColorType::Rgb);
-            enc.set_depth(png::BitDepth::Eight);
-            let mut w = enc.write_header().map_err(err("png"))?;
-            w.write_image_data(&rgb).map_err(err("png"))?;
-        }
-        done(format!("{name}.png"), bytes);
-        Ok(())
-    })
+        let drawn: Vec<String> = render(&run, &run.charts)
+            .unwrap()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(
+            drawn,
+            [
+                "context_tokens.svg",
+                "retention_vs_savings.svg",
+                "llm_calls.svg"
+            ]
+        );
+        let why = left_out("retention_over_steps", &run, &run.charts).unwrap();
+        assert!(why.contains("introduces no finding"), "{why}");
+        let html =
+            String::from_utf8(crate::report::html::HtmlReport.serialize(&run).unwrap()).unwrap();
+        assert!(html.contains("<p class=\"left-out\" id=\"retention_over_steps\">"));
+        assert!(html.contains("<p class=\"left-out\" id=\"cumulative_cost\">"));
+        let md = String::from_utf8(
+            crate::report::markdown::MarkdownReport
+                .serialize(&run)
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(md.contains("Cumulative cost is left out") && !md.contains("cumulative_cost.svg"));
+    }
 }

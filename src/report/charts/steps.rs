@@ -9,8 +9,37 @@ use super::style::{dash, draw_marker, legend, style, thousands, Entry, LEGEND_WI
 use crate::error::Result;
 use crate::metrics::series::{ChartData, StepSeries};
 
-/// A line chart of one value per call point and strategy, the legend beside it. `from_zero`: the y axis starts
-/// at 0 (tokens, cost); otherwise it fits the values (retention).
+/// What a step chart's y axis holds, which sets its range and its labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Axis {
+    /// A count from 0 (tokens), with thousands separators.
+    Count,
+    /// A share in percent: always 0–100%.
+    Percent,
+    /// Dollars from 0, with as many decimals as the ticks need to differ.
+    Dollars,
+}
+
+/// The decimals that tell apart ticks about `step` apart (a tenth of the range): 2 at least, for cents.
+fn dollar_digits(step: f64) -> usize {
+    if step <= 0.0 || !step.is_finite() {
+        return 2;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let digits = (-step.log10()).ceil().max(0.0) as usize;
+    digits.clamp(2, 8)
+}
+
+/// An axis label of `v` for `axis`, `digits` decimals for dollars.
+fn label(axis: Axis, v: f64, digits: usize) -> String {
+    match axis {
+        Axis::Count => thousands(v),
+        Axis::Percent => format!("{v:.0}%"),
+        Axis::Dollars => format!("${v:.digits$}"),
+    }
+}
+
+/// A line chart of one value per call point and strategy, the legend beside it, on an `axis`.
 pub(super) fn step_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -18,15 +47,16 @@ pub(super) fn step_lines<DB: DrawingBackend>(
     data: &ChartData,
     values: &dyn Fn(&StepSeries) -> Vec<Option<f64>>,
     hline: Option<(f64, &str)>,
-    from_zero: bool,
+    axis: Axis,
 ) -> Result<()> {
     root.fill(&WHITE).map_err(err("chart"))?;
     let (width, _) = root.dim_in_pixel();
     let (plot, side) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+    // The last call point, so that the x axis ends where the data does.
     let max_x = data
         .series
         .iter()
-        .map(|s| s.tokens_sent.len())
+        .map(|s| s.tokens_sent.len().saturating_sub(1))
         .max()
         .unwrap_or(1)
         .max(1);
@@ -36,13 +66,14 @@ pub(super) fn step_lines<DB: DrawingBackend>(
         .flat_map(|s| values(s).into_iter().flatten())
         .chain(hline.map(|h| h.0))
         .collect();
-    let max_y = all.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.06;
-    let min_y = if from_zero {
-        0.0
-    } else {
-        let lo = all.iter().copied().fold(f64::MAX, f64::min);
-        (lo - (max_y - lo) * 0.08).max(0.0).min(max_y * 0.95)
+    let (min_y, max_y) = match axis {
+        Axis::Percent => (0.0, 100.0),
+        Axis::Count | Axis::Dollars => (
+            0.0,
+            all.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.06,
+        ),
     };
+    let digits = dollar_digits((max_y - min_y) / 10.0);
     let mut chart = ChartBuilder::on(&plot)
         .caption(format!("{title} — {}", data.episode), ("sans-serif", 18))
         .margin(16)
@@ -54,7 +85,7 @@ pub(super) fn step_lines<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("call point (step)")
         .y_desc(y_desc)
-        .y_label_formatter(&|v| thousands(*v))
+        .y_label_formatter(&|v| label(axis, *v, digits))
         .draw()
         .map_err(err("chart"))?;
     let mut entries = Vec::new();
@@ -100,4 +131,21 @@ pub(super) fn step_lines<DB: DrawingBackend>(
         });
     }
     legend(&side, &entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_costs_get_the_digits_that_tell_their_ticks_apart() {
+        // Ticks a thousandth of a dollar apart: $0.012, $0.013, not $0.01 twice.
+        assert_eq!(
+            label(Axis::Dollars, 0.0123, dollar_digits(0.0015)),
+            "$0.012"
+        );
+        assert_eq!(label(Axis::Dollars, 42.5, dollar_digits(5.0)), "$42.50");
+        assert_eq!(label(Axis::Percent, 100.0, 0), "100%");
+        assert_eq!(label(Axis::Count, 12_000.0, 0), "12,000");
+    }
 }

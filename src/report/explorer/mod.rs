@@ -39,6 +39,8 @@ pub struct Replayed<'a> {
 pub struct RunInfo<'a> {
     /// The run's name.
     pub name: &'a str,
+    /// Whether the page shows every strategy of the run (else it is a narrower page, written beside).
+    pub every: bool,
     /// The model's context window.
     pub context_window: usize,
     /// The agent model.
@@ -66,10 +68,19 @@ pub fn page(
     let json = json.replace('<', "\\u003c");
     let title = format!("{} · {} · ctxbench", episode.id, run.name);
     let title = html_escape::encode_text(&title);
+    // What the run's reports list the page as (read back by `read_page_file`).
+    let meta = json!({
+        "episode": episode.id,
+        "strategies": replays.iter().map(|r| r.strategy.name.as_str()).collect::<Vec<_>>(),
+        "every": run.every,
+    })
+    .to_string();
+    let meta = html_escape::encode_double_quoted_attribute(&meta);
     Ok(fill(
         TEMPLATE,
         &[
             ("title", &title),
+            ("meta", &meta),
             ("style", STYLE),
             ("script", SCRIPT),
             ("data", &json),
@@ -126,6 +137,64 @@ pub fn page_file(episode: &str) -> String {
             digest[3]
         )
     }
+}
+
+/// The file name of the page of `episode` that shows only `strategies` beside the baseline (a narrower page,
+/// written beside the one with every strategy): [`page_file`]'s stem, then `+` and each strategy's name (`+`
+/// is never in a page file's name otherwise, so it replaces no other page).
+#[must_use]
+pub fn narrow_page_file(episode: &str, strategies: &[&str]) -> String {
+    let full = page_file(episode);
+    let stem = full.trim_end_matches(".html");
+    let names: Vec<String> = strategies
+        .iter()
+        .map(|s| {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    format!("{stem}+{}.html", names.join("+"))
+}
+
+/// A page in a run directory's `episodes/`, as the run's reports list it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageFile {
+    /// The file's name under `episodes/`.
+    pub file: String,
+    /// The episode.
+    pub episode: String,
+    /// The strategies it shows, the baseline first.
+    pub strategies: Vec<String>,
+    /// Whether it shows every strategy of the run.
+    pub every: bool,
+}
+
+/// What a page file says of itself (its `ctxbench-page` meta element, in the first kilobytes), or `None` for a
+/// file that is not a page this version wrote.
+#[must_use]
+pub fn read_page_file(file: &str, head: &str) -> Option<PageFile> {
+    let marker = "<meta name=\"ctxbench-page\" content=\"";
+    let start = head.find(marker)? + marker.len();
+    let end = start + head[start..].find('"')?;
+    let json = html_escape::decode_html_entities(&head[start..end]);
+    let v: Value = serde_json::from_str(&json).ok()?;
+    Some(PageFile {
+        file: file.to_owned(),
+        episode: v["episode"].as_str()?.to_owned(),
+        strategies: v["strategies"]
+            .as_array()?
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect(),
+        every: v["every"].as_bool()?,
+    })
 }
 
 /// The link to `episode`'s page from the run directory, opening at `strategy`'s request where `finding` left it
@@ -188,11 +257,7 @@ impl EpisodeRef {
     pub fn new(run: &super::RunReport, episode: &str, strategy: &str, finding: &str) -> Self {
         Self {
             episode: episode.to_owned(),
-            link: run
-                .pages
-                .iter()
-                .any(|p| p == episode)
-                .then(|| page_link(episode, strategy, finding)),
+            link: has_page(run, episode).then(|| page_link(episode, strategy, finding)),
         }
     }
 }
@@ -218,10 +283,16 @@ pub fn worst(run: &super::RunReport) -> Vec<(String, EpisodeRef, String)> {
     out
 }
 
+/// Whether `episode` has its page with every strategy in the run directory.
+#[must_use]
+pub fn has_page(run: &super::RunReport, episode: &str) -> bool {
+    run.pages.iter().any(|p| p.every && p.episode == episode)
+}
+
 /// Whether some episode the report names has no page yet.
 #[must_use]
 pub fn pages_missing(run: &super::RunReport) -> bool {
-    named_episodes(run).iter().any(|id| !run.pages.contains(id))
+    named_episodes(run).iter().any(|id| !has_page(run, id))
 }
 
 /// The sentence that says how to write the pages the report would link.
