@@ -28,14 +28,21 @@ pub(crate) fn imported() -> Option<Vec<(String, Vec<Episode>)>> {
 
 /// `ctxbench usage` over every shared trace that records its usage, by episode id.
 fn usage(traces: &[(String, Vec<Episode>)]) -> BTreeMap<String, EpisodeUsage> {
+    usage_with(traces, &Tokenizer::shared_default().unwrap())
+}
+
+/// The same, counted with `tok`.
+fn usage_with(
+    traces: &[(String, Vec<Episode>)],
+    tok: &Arc<Tokenizer>,
+) -> BTreeMap<String, EpisodeUsage> {
     let dir = tempfile::tempdir().unwrap();
     let path: PathBuf = dir.path().join("traces.jsonl");
     let episodes: Vec<Episode> = traces.iter().flat_map(|(_, e)| e.clone()).collect();
     let mut bytes = Vec::new();
     ctxbench::history::dataset::write_episodes(&mut bytes, &episodes).unwrap();
     std::fs::write(&path, bytes).unwrap();
-    let tok = Tokenizer::shared_default().unwrap();
-    compare(&path, &tok, ctxbench::run::UnrecordedMode::Keep)
+    compare(&path, tok, ctxbench::run::UnrecordedMode::Keep)
         .unwrap()
         .into_iter()
         .map(|u| (u.episode.clone(), u))
@@ -428,4 +435,58 @@ fn masking_acts_on_swe_agent_text_mode() {
         total(1),
         total(0)
     );
+}
+
+/// DeepSeek's tokenizer.json, fetched by `scripts/fetch_tokenizer.sh deepseek` (CI runs it; never committed):
+/// `CTXBENCH_DEEPSEEK_TOKENIZER`, else the script's cache. `None`, said on stderr, when it is absent.
+fn deepseek_tokenizer() -> Option<PathBuf> {
+    let path = std::env::var_os("CTXBENCH_DEEPSEEK_TOKENIZER")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| {
+                PathBuf::from(h).join(".cache/ctxbench/tokenizers/deepseek/tokenizer.json")
+            })
+        })?;
+    if path.is_file() {
+        Some(path)
+    } else {
+        eprintln!(
+            "skipping: DeepSeek's tokenizer.json is absent at {} (scripts/fetch_tokenizer.sh deepseek fetches it)",
+            path.display()
+        );
+        None
+    }
+}
+
+/// mini-swe-agent's deepseek-chat run counted with DeepSeek's own tokenizer and its V3.2 chat encoding
+/// (configs/templates/deepseek-v3.2.jinja): every one of its 41 calls within 3% of DeepSeek's count (0.863 with
+/// o200k_base). The remainder is an end-of-turn token per turn whose text and tool call ctxbench holds apart:
+/// 1.001 at the first call, 1.005 at the last.
+#[test]
+fn deepseek_runs_replay_their_calls_with_deepseeks_tokenizer() {
+    let Some(traces) = imported() else { return };
+    let Some(file) = deepseek_tokenizer() else {
+        return;
+    };
+    let template = crate::root().join("configs/templates/deepseek-v3.2.jinja");
+    let tok = Arc::new(Tokenizer::from_model(&file, Some(&template)).unwrap());
+    let usage = usage_with(&traces, &tok);
+    let (_, ds) = usage
+        .iter()
+        .find(|(id, _)| id.starts_with("deepseek_lite_dev"))
+        .expect("the DeepSeek run records its usage");
+    assert_eq!(ds.calls.len(), 41);
+    for c in &ds.calls {
+        let r = c.ratio().unwrap();
+        assert!(
+            (1.0..=1.006).contains(&r),
+            "call {}: {} replayed, {} recorded",
+            c.call_point,
+            c.replayed,
+            c.recorded.input_tokens
+        );
+    }
+    // Its first call: DeepSeek counted 1,540 (the system prompt, the bash tool's schema, the task).
+    assert_eq!(ds.calls[0].recorded.input_tokens, 1540);
+    assert_eq!(ds.calls[0].replayed, 1541);
 }
