@@ -81,15 +81,20 @@
   function header() {
     const top = document.getElementById("top");
     const nItems = D.items.length;
-    top.append(
+    top.append(...[
       el("h1", {}, "Episode ", el("code", {}, D.episode)),
       el("p", { class: "sub" },
         `${D.source} · ${fmt(nItems)} items · ${N} call point${N === 1 ? "" : "s"} (numbered 0–${N - 1}) · run ${D.run} · agent model ${D.model} · window ${fmt(D.window)} tokens`),
       D.task ? el("p", { class: "task" }, D.task) : null,
+      D.unrecorded && D.unrecorded.tokens > 0 ? el("p", { class: "unrecorded" },
+        `${(100 * D.unrecorded.tokens / D.unrecorded.input).toFixed(1)}% of the baseline's input is context the trace did not record` +
+        (D.unrecorded.what ? ` (${D.unrecorded.what})` : "") +
+        `: ${fmt(D.unrecorded.tokens)} tokens over ${N} call points, drawn as "unrecorded", sent by every strategy as the trace's usage says.`) : null,
       el("p", { class: "hint" },
         "A call point is a place where the recorded agent called its model: the strategy receives the request as it stands there and sends it, reduced or not. " +
         "Click a call point in a timeline (or use ← →; ↑ ↓ change the strategy) to see the request that strategy sent beside the baseline's. " +
-        "Findings: ◆ introduced, ▼ where one left the request (upper row); ● kept where needed, ✕ lost where needed (lower row)."));
+        "Findings: ◆ introduced, ▼ where one left the request (upper row); ● kept where needed, ✕ lost where needed (lower row).")]
+      .filter((e) => e));
     const lg = document.getElementById("legend");
     D.kinds.forEach((k, i) => lg.append(el("span", {}, el("span", { class: "sw", style: `background:${D.colors[i]}` }), k)));
     for (const [name, , color] of ACTIONS) lg.append(el("span", {}, el("span", { class: "sw", style: `background:${color};height:5px` }), name));
@@ -107,6 +112,8 @@
     const order = [baseline, ...S.map((_, j) => j).filter((j) => j !== baseline)];
     for (const j of order) box.append(timeline(j, width));
   }
+  // The largest part of a request strategy s could not reduce, over its call points.
+  function floorOf(s) { return s.steps.reduce((a, x) => Math.max(a, x[11] || 0), 0); }
   function timeline(j, width) {
     const s = S[j];
     const H = 70, LANE = 18, FL = 26, W = width, bw = W / Math.max(1, N);
@@ -117,7 +124,8 @@
     const note = s.baseline ? `baseline · ${fmt(total)} input tokens · ${needs(s.ledger.length)}`
       : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${needs(s.ledger.length)} kept` +
         (acted(s).length ? ` · acted at ${acted(s).length} of ${N} call points` : " · never changed a request") +
-        (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)})` : "");
+        (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)})` : "") +
+        (s.trigger && s.trigger.tokens < floorOf(s) ? ` · its ${s.trigger.label.split(":")[0]} (${fmt(s.trigger.tokens)}) is below what no strategy may reduce (${fmt(floorOf(s))}): it cannot work here` : "");
     const wrap = el("div", { class: "tl" + (j === st.s ? " sel" : ""), "data-strategy": s.name },
       el("div", { class: "tl-head" },
         el("button", { class: "tl-name", onclick: () => select(j, st.k) }, s.name),
@@ -151,13 +159,16 @@
       svg.append(svgEl("line", { x1: 0, x2: W, y1: y(v), y2: y(v), stroke: D.reference, "stroke-width": 1.5,
         "stroke-dasharray": dash ? "5 4" : "none", "pointer-events": "none" }));
       // A white halo under the letters keeps them readable over bars of any colour.
-      const t = svgEl("text", { x: W - 4, y: y(v) - 3, "text-anchor": "end", "font-size": 10, fill: D.reference, "pointer-events": "none",
+      const t = svgEl("text", { x: W - 4, y: y(v) < 12 ? y(v) + 11 : y(v) - 3, "text-anchor": "end", "font-size": 10, fill: D.reference, "pointer-events": "none",
         stroke: "#ffffff", "stroke-width": 3, "stroke-linejoin": "round", "paint-order": "stroke", class: "limit" });
       t.textContent = label;
       svg.append(t);
     };
     line(D.window, false, `window ${fmt(D.window)}`);
     if (s.trigger) line(s.trigger.tokens, true, `${s.trigger.label.split(":")[0]} ${fmt(s.trigger.tokens)}`);
+    // What no strategy may reduce (reply priming, tool schemas, unrecorded context, system messages, the task),
+    // at its largest, where a budget below it cannot work.
+    if (s.trigger && s.trigger.tokens < floorOf(s)) line(floorOf(s), true, `floor ${fmt(floorOf(s))}`);
     // Findings, one mark per call point and row, the worse on top: upper row ◆ introduced, ▼ left the request
     // (over ◆); lower row ● kept where needed, ✕ lost where needed (over ●). Losses are drawn after every other
     // mark, so that a neighbour's mark never covers one.

@@ -205,6 +205,12 @@ pub struct ShowArgs {
     /// the run's llm_calls.jsonl.
     #[arg(long)]
     pub call_llm: bool,
+    /// The model's tokenizer.json the run counted with, when it moved since (the run's own otherwise).
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
+    /// Its chat template, when it moved since the run.
+    #[arg(long, value_name = "FILE")]
+    pub chat_template: Option<PathBuf>,
 }
 
 /// Arguments of `ctxbench run`.

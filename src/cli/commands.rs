@@ -302,6 +302,7 @@ pub(super) fn cmd_show(stdout: &mut impl Write, args: super::args::ShowArgs) -> 
         strategies: args.strategies,
         dataset: args.dataset,
         call_llm: args.call_llm,
+        tokenizer: (args.tokenizer, args.chat_template),
     };
     let pages = run::show::show(&args.run_dir, &options).with_context(|| {
         format!(

@@ -36,6 +36,9 @@ pub struct ShowOptions {
     pub dataset: Option<PathBuf>,
     /// With a real model: send the requests the run's record cannot answer (through the response cache).
     pub call_llm: bool,
+    /// The model tokenizer's `tokenizer.json` and chat template, when they moved since the run (the run's
+    /// own are used otherwise).
+    pub tokenizer: (Option<PathBuf>, Option<PathBuf>),
 }
 
 /// One page written.
@@ -201,6 +204,12 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
         )));
     }
     let episodes = find_episodes(&dataset, &wanted)?;
+    if let Some(file) = &options.tokenizer.0 {
+        config.tokenizer.file = Some(file.clone());
+    }
+    if let Some(template) = &options.tokenizer.1 {
+        config.tokenizer.chat_template = Some(template.clone());
+    }
     let tokenizer = Arc::new(config.tokenizer.build()?);
     let answers = Answers::new(dir, &config, &tokenizer, options.call_llm)?;
     let out = dir.join("episodes");

@@ -333,38 +333,24 @@ fn opt(v: Option<usize>) -> Value {
     v.map_or(Value::from(-1), Value::from)
 }
 
-/// The trigger of a strategy, in tokens, with what it is, when its configuration gives one.
+/// The size a strategy acts at, in tokens, with what it is: its budget as the strategy states it
+/// ([`crate::strategy::StrategySpec::budget`]: a window's budget, a pipeline's trigger), or compaction's token
+/// trigger.
 fn trigger(config: &StrategyConfig, window: usize) -> Option<(usize, String)> {
-    match config {
-        StrategyConfig::Pipeline(p) => Some((
-            crate::strategy::Pipeline::new(p.clone()).trigger_tokens(window),
-            "trigger: over it, the pipeline runs its stages".to_owned(),
-        )),
-        StrategyConfig::SlidingWindow(w) => {
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                clippy::cast_precision_loss
-            )]
-            let share = w
-                .window_share
-                .map_or(usize::MAX, |s| (s * window as f64).floor() as usize);
-            let budget = w.max_tokens.unwrap_or(usize::MAX).min(share);
-            (budget < usize::MAX).then(|| {
+    let label = match config {
+        StrategyConfig::Compaction(c) => {
+            return c.trigger_tokens.map(|t| {
                 (
-                    budget,
-                    "budget: the window keeps the newest items under it".to_owned(),
+                    t,
+                    "trigger: over it, compaction clears old tool output".to_owned(),
                 )
             })
         }
-        StrategyConfig::Compaction(c) => c.trigger_tokens.map(|t| {
-            (
-                t,
-                "trigger: over it, compaction clears old tool output".to_owned(),
-            )
-        }),
-        _ => None,
-    }
+        StrategyConfig::SlidingWindow(_) => "budget: the window keeps the newest items under it",
+        StrategyConfig::Pipeline(_) => "trigger: over it, the pipeline runs its stages",
+        _ => "budget: it brings the request under it",
+    };
+    config.budget(window).map(|b| (b, label.to_owned()))
 }
 
 /// Where each finding's evidence occurs in `text`, as `[finding, start, end]` in UTF-16 code units (what a
@@ -477,6 +463,21 @@ fn data(
         .iter()
         .map(|r| strategy(r, episode, run.context_window))
         .collect();
+    // How much of the baseline's input is context the trace did not record (blocks import added), and what.
+    let unrecorded = replays
+        .iter()
+        .find(|r| r.strategy.config.is_baseline())
+        .map(|r| {
+            let sent: usize = r.replay.steps.iter().map(|s| s.tokens_sent).sum();
+            let blocks: usize = r
+                .replay
+                .steps
+                .iter()
+                .map(|s| s.tokens_by_kind.get(ItemKind::Unrecorded))
+                .sum();
+            let what = crate::history::usage::ProviderUsage::of(episode).and_then(|u| u.leaves_out);
+            json!({"tokens": blocks, "input": sent, "what": what})
+        });
     let tools = (!episode.tools.is_empty()).then(|| {
         json!({
             "n": episode.tools.len(),
@@ -502,6 +503,7 @@ fn data(
         "findings": findings,
         "probes": probes,
         "tools": tools,
+        "unrecorded": unrecorded,
         "strategies": strategies,
     })
 }
@@ -526,6 +528,7 @@ fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
                 (0..episode.findings.len())
                     .filter(|&f| s.present.contains(f))
                     .collect::<Vec<_>>(),
+                s.floor_tokens,
             ])
         })
         .collect();
