@@ -77,6 +77,31 @@ pub const GLOSSARY: &[(&str, &str)] = &[
          alone.",
     ),
     (
+        "what to pick",
+        "the cheapest strategy that qualifies where it acted: its retention at need over the episodes it acted \
+         on reaches the target (--min-retention) on at least --min-needs needs met there (fewer: not enough \
+         evidence). A strategy that acted nowhere, or whose budget is below the floor on some episode, never \
+         qualifies; where no found finding is needed anywhere, retention measured nothing and nothing is \
+         recommended unless asked (--recommend-without-retention). The baseline is the strategy of type none.",
+    ),
+    (
+        "floor, budget",
+        "the floor is what no strategy may reduce in a request (reply priming, tool schemas, unrecorded \
+         context, system messages, the task); a budget is the size a strategy brings a request down to (a \
+         window's budget, a pipeline's trigger). Below the floor, a budget cannot work.",
+    ),
+    (
+        "unrecorded context",
+        "what the agent sent that the trace left out (a system prompt, tool schemas, a repo map, files in the \
+         chat), sized call by call from the trace's recorded prompt tokens by import and sent by every strategy \
+         in front of the request; savings and cost are over the whole request.",
+    ),
+    (
+        "replay / recorded",
+        "the baseline's input against the prompt tokens the traces record, per format; outside 0.97–1.03 the \
+         report names the cause (context left out, the tokenizer, calls without usage).",
+    ),
+    (
         "95% interval",
         "the 2.5th to 97.5th percentile of the figure over paired Poisson-bootstrap replicates of the episodes.",
     ),
