@@ -407,3 +407,32 @@ impl Tally {
         tokens.iter().map(|n| n.saturating_sub(overhead)).sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cached_block;
+
+    /// Of a block of 1,000 tokens: the trace's 900 read from the cache, and the rest of the prefix lost; all
+    /// 1,000 read, and the prefix may follow; no record: cached whole, prefix following, when the block before
+    /// had the same size, else new; no block at all: the first call point caches nothing, later ones follow the
+    /// plain prefix rule.
+    #[test]
+    fn an_unrecorded_block_is_cached_as_the_trace_says_else_by_its_size() {
+        assert_eq!(
+            cached_block((1000, Some(900)), Some(1000)),
+            (1000, 900, false)
+        );
+        assert_eq!(cached_block((1000, Some(1000)), None), (1000, 1000, true));
+        assert_eq!(
+            cached_block((1000, Some(5000)), Some(10)),
+            (1000, 1000, true)
+        );
+        assert_eq!(cached_block((1000, None), Some(1000)), (1000, 1000, true));
+        assert_eq!(cached_block((1000, None), Some(999)), (1000, 0, false));
+        assert_eq!(cached_block((1000, None), None), (1000, 0, false));
+        assert_eq!(cached_block((0, None), None), (0, 0, false));
+        assert_eq!(cached_block((0, None), Some(0)), (0, 0, true));
+        // A block of 0 with a recorded read follows the size rule.
+        assert_eq!(cached_block((0, Some(0)), Some(0)), (0, 0, true));
+    }
+}

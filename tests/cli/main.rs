@@ -8,6 +8,7 @@ mod layout;
 mod llm;
 mod obs;
 mod props;
+mod recommend;
 mod reference;
 mod retention;
 mod shards;
