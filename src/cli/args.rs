@@ -205,6 +205,9 @@ pub struct ShowArgs {
     /// the run's llm_calls.jsonl.
     #[arg(long)]
     pub call_llm: bool,
+    /// With --call-llm: send no call that could take the spend past this many USD.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
     /// The model's tokenizer.json the run counted with, when it moved since (the run's own otherwise).
     #[arg(long, value_name = "FILE")]
     pub tokenizer: Option<PathBuf>,

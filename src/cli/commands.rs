@@ -303,6 +303,7 @@ pub(super) fn cmd_show(stdout: &mut impl Write, args: super::args::ShowArgs) -> 
         dataset: args.dataset,
         call_llm: args.call_llm,
         tokenizer: (args.tokenizer, args.chat_template),
+        max_cost: args.max_cost,
     };
     let pages = run::show::show(&args.run_dir, &options).with_context(|| {
         format!(

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -22,7 +22,7 @@ use crate::llm::mock::MockLlm;
 use crate::llm::pricing::Price;
 use crate::llm::{CallMeta, EpisodeHint, Llm, LlmRequest, LlmResponse};
 use crate::replay::calls::Purpose;
-use crate::replay::{EpisodeReplay, Replayer};
+use crate::replay::EpisodeReplay;
 
 /// The estimate for one strategy's calls of one purpose.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -157,11 +157,10 @@ pub fn dry_run(config: &RunConfig, dataset: &Path) -> Result<DryRun> {
                 .into(),
         )
     })?;
-    let tokenizer = Arc::new(config.tokenizer.build()?);
-    let mock = MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer));
-    let hashing = Hashing(&mock);
-    let replayer = Replayer::new(tokenizer, &hashing, config.context_window)
-        .with_unrecorded(config.unrecorded.is_keep());
+    // Nothing is sent: the mock answers, each answer marked by its request.
+    let session = super::session::Session::open(config, super::session::Models::MockOnly)?;
+    let hashing = Hashing(session.mock());
+    let replayer = session.replayer_with(&hashing, &hashing);
     let cap = llm.max_tokens.map(u64::from);
     // (strategy, purpose) → row, keyed by position so the table follows the config.
     let rows: Mutex<BTreeMap<(usize, u8), DryRow>> = Mutex::new(BTreeMap::new());

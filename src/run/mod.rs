@@ -12,6 +12,7 @@ pub mod config;
 mod dry;
 pub mod journal;
 mod pipeline;
+pub mod session;
 pub mod shard;
 pub mod show;
 pub mod staging;
@@ -20,7 +21,6 @@ mod writer;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -32,14 +32,11 @@ pub use dry::{dry_run, DryRow, DryRun};
 use crate::error::{Error, Result};
 use crate::history::dataset::stream_every;
 use crate::history::Episode;
-use crate::llm::mock::MockLlm;
 use crate::llm::openai::OpenAiLlm;
-use crate::llm::Llm;
-use crate::replay::Replayer;
 use crate::report::RunReport;
-use crate::tokens::Tokenizer;
 use journal::{scan_journal, JOURNAL};
 use pipeline::{read_episodes, replay_episode, Replayed, Window};
+use session::{Models, Session};
 use writer::{Target, Writer};
 
 /// Progress callbacks, so the CLI can draw a bar without the library knowing about terminals.
@@ -134,51 +131,15 @@ pub fn run(
     config.validate()?;
     let resume = options.resume;
     // A real LLM's client is checked (its key, its endpoint, its model) before anything is written.
-    let tokenizer = Arc::new(config.tokenizer.build()?);
-    let budget = options.max_cost.map(crate::llm::openai::Budget::new);
-    let prices = config.prices();
-    let client = |c: &crate::llm::openai::OpenAiConfig,
-                  price: Option<crate::llm::pricing::Price>,
-                  role: &str|
-     -> Result<OpenAiLlm> {
-        if budget.is_some() && price.is_none() {
-            return Err(Error::Config(format!(
-                "--max-cost needs the price of the {role} model '{}': add it to [pricing.models] in the config",
-                c.model
-            )));
-        }
-        let client = OpenAiLlm::new(c.clone())?
-            .with_tokenizer(Arc::clone(&tokenizer))
-            .with_budget(price, budget.clone());
-        // A fresh run checks the endpoint before anything is written; a re-run whose cache may answer every
-        // call checks it before its first request the cache cannot answer (and sends nothing when there is
-        // none).
-        if !client.cache_has_answers() {
-            client.preflight_once()?;
-        }
-        Ok(client)
-    };
-    let openai = config
-        .llm
-        .as_ref()
-        .map(|l| client(l, prices.strategy, "strategies'"))
-        .transpose()?;
-    let judge = config
-        .judge
-        .as_ref()
-        .map(|j| {
-            client(j, prices.judge, "judge's")
-                .map(|c| c.with_schema("grades", crate::llm::judge::schema()))
-        })
-        .transpose()?;
+    let session = Session::open(
+        config,
+        Models::Real {
+            max_cost: options.max_cost,
+        },
+    )?;
     // Everything is written into OUT.partial, swapped in for OUT once the run completes.
     let staging = staging::prepare(out, resume)?;
-    let clients = Clients {
-        tokenizer,
-        openai,
-        judge,
-    };
-    let result = run_in(config, dataset, &staging, name, progress, options, clients);
+    let result = run_in(config, dataset, &staging, name, progress, options, &session);
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -209,13 +170,6 @@ pub fn run(
     })
 }
 
-/// The tokenizer and the real LLM clients a run was started with.
-struct Clients {
-    tokenizer: Arc<Tokenizer>,
-    openai: Option<OpenAiLlm>,
-    judge: Option<OpenAiLlm>,
-}
-
 /// [`run`] in the staging directory `out`.
 fn run_in(
     config: &RunConfig,
@@ -224,13 +178,8 @@ fn run_in(
     name: &str,
     progress: &dyn Progress,
     options: &RunOptions,
-    clients: Clients,
+    session: &Session,
 ) -> Result<RunOutcome> {
-    let Clients {
-        tokenizer,
-        openai,
-        judge,
-    } = clients;
     let resume = options.resume;
     let mut config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
         what: "config",
@@ -285,33 +234,10 @@ fn run_in(
         scope.spawn(move || read_episodes(episodes, finished_ids, window, &episode_tx));
         let (result_tx, result_rx) =
             std::sync::mpsc::channel::<(usize, Option<String>, Result<Replayed>)>();
-        let openai = openai.as_ref();
-        let judge = judge.as_ref();
-        let tokenizer = &tokenizer;
         // Episodes replay on the pool as they arrive, each on the first free worker; results come back
         // tagged with their place in the dataset.
         let workers = scope.spawn(move || -> Result<()> {
-            // The mock answers for a missing [llm], and stands in for a missing [judge].
-            let mock = MockLlm::new(config.mock.clone(), Arc::clone(tokenizer));
-            let llm: &dyn Llm = match openai {
-                Some(l) => l,
-                None => &mock,
-            };
-            // The stand-in is a mock of its own so its calls are named as such in llm_calls.jsonl.
-            let stand_in = MockLlm::new(
-                crate::llm::mock::MockConfig {
-                    model: crate::llm::judge::STAND_IN_MODEL.to_owned(),
-                    ..config.mock.clone()
-                },
-                Arc::clone(tokenizer),
-            );
-            let grader: &dyn Llm = match judge {
-                Some(j) => j,
-                None => &stand_in,
-            };
-            let replayer = Replayer::new(Arc::clone(tokenizer), llm, config.context_window)
-                .with_judge(grader)
-                .with_unrecorded(config.unrecorded.is_keep());
+            let replayer = session.replayer();
             pool.install(|| {
                 episode_rx.into_iter().par_bridge().for_each_with(
                     result_tx,
@@ -383,8 +309,8 @@ fn run_in(
         Ok(RunOutcome {
             report: writer.finish()?,
             dir: out.to_owned(),
-            llm: openai.map(OpenAiLlm::stats),
-            judge: judge.map(OpenAiLlm::stats),
+            llm: session.clients().0.map(OpenAiLlm::stats),
+            judge: session.clients().1.map(OpenAiLlm::stats),
         })
     })
 }

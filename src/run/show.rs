@@ -12,18 +12,15 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::session::{Models, Session};
 use super::RunConfig;
 use crate::error::{Error, Result};
 use crate::history::Episode;
-use crate::llm::mock::{MockConfig, MockLlm};
-use crate::llm::openai::OpenAiLlm;
 use crate::llm::{Llm, LlmRequest, LlmResponse, Usage};
 use crate::replay::calls::{CallRecord, Purpose};
-use crate::replay::Replayer;
 use crate::report::explorer::{self, Capture, Replayed, RunInfo};
 use crate::report::RunReport;
 use crate::strategy::{NamedStrategy, StrategyConfig};
-use crate::tokens::Tokenizer;
 
 /// What to show.
 #[derive(Debug, Clone, Default)]
@@ -39,6 +36,8 @@ pub struct ShowOptions {
     /// The model tokenizer's `tokenizer.json` and chat template, when they moved since the run (the run's
     /// own are used otherwise).
     pub tokenizer: (Option<PathBuf>, Option<PathBuf>),
+    /// With `call_llm`: send no call that could take the spend past this many USD.
+    pub max_cost: Option<f64>,
 }
 
 /// One page written.
@@ -210,8 +209,8 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
     if let Some(template) = &options.tokenizer.1 {
         config.tokenizer.chat_template = Some(template.clone());
     }
-    let tokenizer = Arc::new(config.tokenizer.build()?);
-    let answers = Answers::new(dir, &config, &tokenizer, options.call_llm)?;
+    let answers = Answers::new(dir, &config, options)?;
+    let tokenizer = Arc::clone(answers.session().tokenizer());
     let out = dir.join("episodes");
     std::fs::create_dir_all(&out).map_err(|e| Error::io("create", &out, e))?;
     // Every strategy of the run shown (the baseline is always): the page of the episode; else one beside it.
@@ -234,13 +233,7 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
         let capture = Capture::new(episode, Arc::clone(&tokenizer));
         let mut replays = Vec::with_capacity(strategies.len());
         for s in &strategies {
-            replays.push(answers.replay(
-                episode,
-                s,
-                &tokenizer,
-                (config.context_window, config.unrecorded.is_keep()),
-                &capture,
-            )?);
+            replays.push(answers.replay(episode, s, &capture)?);
         }
         let (texts, timelines) = capture.finish();
         let empty = explorer::Timeline::default();
@@ -303,48 +296,35 @@ fn find_episodes(dataset: &Path, wanted: &[String]) -> Result<Vec<Episode>> {
     Ok(wanted.iter().filter_map(|id| found.remove(id)).collect())
 }
 
-/// Who answers the replays' LLM calls: the mock or the run's clients (`Live`), or the run's record of its calls.
+/// Who answers the replays' LLM calls: the session's models (the mock, or with `--call-llm` the run's clients,
+/// bounded by `--max-cost`), or the run's record of its calls.
 enum Answers {
-    Live {
-        llm: Box<dyn Llm>,
-        judge: Box<dyn Llm>,
-    },
+    Live(Session),
     Recorded {
+        session: Session,
         calls: HashMap<(String, String), Vec<CallRecord>>,
         judge: bool,
-        stand_in: Box<MockLlm>,
         model: String,
     },
 }
 
 impl Answers {
-    fn new(dir: &Path, config: &RunConfig, tokenizer: &Arc<Tokenizer>, call: bool) -> Result<Self> {
-        let stand_in = MockLlm::new(
-            MockConfig {
-                model: crate::llm::judge::STAND_IN_MODEL.to_owned(),
-                ..config.mock.clone()
-            },
-            Arc::clone(tokenizer),
-        );
-        let client = |c: &crate::llm::openai::OpenAiConfig| -> Result<OpenAiLlm> {
-            Ok(OpenAiLlm::new(c.clone())?.with_tokenizer(Arc::clone(tokenizer)))
-        };
-        // The mock needs no record; a real model is called only when asked to.
-        if call || (config.llm.is_none() && config.judge.is_none()) {
-            let llm: Box<dyn Llm> = match &config.llm {
-                Some(l) => Box::new(client(l)?),
-                None => Box::new(MockLlm::new(config.mock.clone(), Arc::clone(tokenizer))),
+    fn new(dir: &Path, config: &RunConfig, options: &ShowOptions) -> Result<Self> {
+        // The mock needs no record; a real model is called only when asked to, within the budget given.
+        if options.call_llm || (config.llm.is_none() && config.judge.is_none()) {
+            let models = if options.call_llm {
+                Models::Real {
+                    max_cost: options.max_cost,
+                }
+            } else {
+                Models::MockOnly
             };
-            let judge: Box<dyn Llm> = match &config.judge {
-                Some(j) => Box::new(client(j)?.with_schema("grades", crate::llm::judge::schema())),
-                None => Box::new(stand_in),
-            };
-            return Ok(Answers::Live { llm, judge });
+            return Ok(Answers::Live(Session::open(config, models)?));
         }
         Ok(Answers::Recorded {
+            session: Session::open(config, Models::MockOnly)?,
             calls: read_calls(&dir.join("llm_calls.jsonl"))?,
             judge: config.judge.is_some(),
-            stand_in: Box::new(stand_in),
             model: config
                 .llm
                 .as_ref()
@@ -352,30 +332,33 @@ impl Answers {
         })
     }
 
+    /// The session the replays count with.
+    fn session(&self) -> &Session {
+        match self {
+            Answers::Live(s) | Answers::Recorded { session: s, .. } => s,
+        }
+    }
+
     /// Replays `episode` under `strategy`, every request shown to `capture`.
     fn replay(
         &self,
         episode: &Episode,
         strategy: &NamedStrategy,
-        tokenizer: &Arc<Tokenizer>,
-        (window, unrecorded): (usize, bool),
         capture: &Capture<'_>,
     ) -> Result<crate::replay::EpisodeReplay> {
-        let go = |llm: &dyn Llm, judge: &dyn Llm| {
-            let replayer = Replayer::new(Arc::clone(tokenizer), llm, window)
-                .with_judge(judge)
-                .with_unrecorded(unrecorded)
-                .observed(capture);
-            replayer.replay(episode, strategy)
-        };
-        let (calls, judge, stand_in, model) = match self {
-            Answers::Live { llm, judge } => return go(llm.as_ref(), judge.as_ref()),
+        let (session, calls, judge, model) = match self {
+            Answers::Live(session) => {
+                return session
+                    .replayer()
+                    .observed(capture)
+                    .replay(episode, strategy)
+            }
             Answers::Recorded {
+                session,
                 calls,
                 judge,
-                stand_in,
                 model,
-            } => (calls, *judge, stand_in, model),
+            } => (session, calls, *judge, model),
         };
         let recorded = calls
             .get(&(episode.id.clone(), strategy.name.clone()))
@@ -387,10 +370,14 @@ impl Answers {
             .partition(|c| c.purpose == Purpose::Judge);
         let llm = Recorded::new(model, asked, &episode.id, &strategy.name);
         let grader = judge.then(|| Recorded::new(model, judged, &episode.id, &strategy.name));
-        let replay = go(
-            &llm,
-            grader.as_ref().map_or(stand_in.as_ref() as &dyn Llm, |g| g),
-        )?;
+        let grader: &dyn Llm = match &grader {
+            Some(g) => g,
+            None => session.stand_in(),
+        };
+        let replay = session
+            .replayer_with(&llm, grader)
+            .observed(capture)
+            .replay(episode, strategy)?;
         // The replay must have asked what the run asked, in the same order.
         let made: Vec<(Option<usize>, Purpose)> =
             replay.calls.iter().map(|c| (c.step, c.purpose)).collect();

@@ -303,6 +303,9 @@ fn a_real_models_run_is_shown_without_a_request() {
     let data = subset(dir.path(), 2);
     let (url, seen) = crate::llm::server(vec![crate::llm::ok("foo.h is where the parser lives")]);
     let cfg = crate::llm::llm_config(dir.path(), "real", &url, "backoff_ms = 10\n");
+    let priced = std::fs::read_to_string(&cfg).unwrap()
+        + "[pricing.models.\"test-model\"]\ninput = 1000.0\ncached_input = 1000.0\noutput = 1000.0\n";
+    std::fs::write(&cfg, priced).unwrap();
     let run = dir.path().join("out");
     let out = ctxbench_run(&data, Some(&cfg), &run, &[], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -348,4 +351,23 @@ fn a_real_models_run_is_shown_without_a_request() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(seen.lock().unwrap().requests > sent);
+    // Bounded by --max-cost as a run is: below a call's estimate, nothing more is sent.
+    std::fs::remove_dir_all(dir.path().join("cache-real")).unwrap();
+    let before = seen.lock().unwrap().requests;
+    let out = ctxbench(
+        &[
+            "show",
+            run.to_str().unwrap(),
+            "--episode",
+            "coding-00",
+            "--call-llm",
+            "--max-cost",
+            "0.01",
+        ],
+        None,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--max-cost"), "{err}");
+    assert_eq!(seen.lock().unwrap().requests, before, "{err}");
 }
