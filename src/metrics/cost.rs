@@ -2,6 +2,7 @@
 //! from the cache, the rest written to it, per the model's cache rules in `pricing.toml`), and with no cache
 //! (every input token at the input price). Both add the strategy's own calls, which share no prefix.
 
+use super::slot;
 use super::{maybe, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::llm::pricing::Price;
 use crate::replay::StepRecord;
@@ -75,7 +76,7 @@ pub struct Cost;
 impl Metric for Cost {
     fn step_slots(&self) -> Vec<Slot> {
         vec![Slot::column(
-            "cost_usd",
+            slot::COST_USD,
             Unit::Usd,
             "Cost of the call point: the agent's call (cached prefix at the cached price, the rest at the \
              cache-write price) and the strategy's calls.",
@@ -83,18 +84,18 @@ impl Metric for Cost {
     }
 
     fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
-        out.put("cost_usd", maybe(v.context.prices.step_cost(v.step)));
+        out.put(slot::COST_USD, maybe(v.context.prices.step_cost(v.step)));
     }
 
     fn episode_slots(&self) -> Vec<Slot> {
         vec![
             Slot::column(
-                "cost_usd",
+                slot::COST_USD,
                 Unit::Usd,
                 "Cost of the episode's call points with the prompt cache; empty when a price is unknown.",
             ),
             Slot::column(
-                "cost_usd_no_cache",
+                slot::COST_USD_NO_CACHE,
                 Unit::Usd,
                 "Cost of the episode's call points with every input token at the input price.",
             ),
@@ -103,9 +104,9 @@ impl Metric for Cost {
 
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let prices = &v.context.prices;
-        out.put("cost_usd", maybe(prices.episode_cost(&v.replay.steps)))
+        out.put(slot::COST_USD, maybe(prices.episode_cost(&v.replay.steps)))
             .put(
-                "cost_usd_no_cache",
+                slot::COST_USD_NO_CACHE,
                 maybe(prices.episode_cost_no_cache(&v.replay.steps)),
             );
     }
@@ -118,25 +119,25 @@ impl Metric for Cost {
                 "Cost over the dataset with the prompt cache: the agent's calls (cached prefix at the cached \
                  price, the rest at the cache-write price, requests under the model's minimum uncached) and the \
                  strategy's.",
-                Agg::sum("cost_usd"),
+                Agg::sum(slot::COST_USD),
             ),
             Field::new(
                 "cost_savings",
                 Unit::Share,
                 "1 − cost / the baseline's cost on the same episodes, with the prompt cache.",
-                Agg::saving_over_baseline("cost_usd"),
+                Agg::saving_over_baseline(slot::COST_USD),
             ),
             Field::new(
                 "cost_usd_no_cache",
                 Unit::Usd,
                 "Cost over the dataset with every input token at the input price.",
-                Agg::sum("cost_usd_no_cache"),
+                Agg::sum(slot::COST_USD_NO_CACHE),
             ),
             Field::new(
                 "cost_savings_no_cache",
                 Unit::Share,
                 "1 − cost / the baseline's cost on the same episodes, with no cache.",
-                Agg::saving_over_baseline("cost_usd_no_cache"),
+                Agg::saving_over_baseline(slot::COST_USD_NO_CACHE),
             ),
         ]
     }

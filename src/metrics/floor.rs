@@ -4,6 +4,7 @@
 //! pipeline whose trigger is below it runs every stage at every call point. Such a strategy is flagged and
 //! never recommended (`report::recommend`).
 
+use super::slot;
 use super::{Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 
 /// The floor, the budget, and the episodes where the budget is below the floor.
@@ -13,19 +14,19 @@ impl Metric for Floor {
     fn episode_slots(&self) -> Vec<Slot> {
         vec![
             Slot::column(
-                "floor_tokens",
+                slot::FLOOR_TOKENS,
                 Unit::Tokens,
                 "The largest part of a request no strategy may reduce: reply priming, tool schemas, unrecorded \
                  context, system messages and the task.",
             ),
             Slot::column(
-                "budget_tokens",
+                slot::BUDGET_TOKENS,
                 Unit::Tokens,
                 "The size the strategy brings a request down to (a window's budget, a pipeline's trigger); empty \
                  when it has none.",
             ),
             Slot::column(
-                "below_floor",
+                slot::BELOW_FLOOR,
                 Unit::Flag,
                 "Whether the strategy's budget is below the floor at some call point, where it cannot work.",
             ),
@@ -39,9 +40,9 @@ impl Metric for Floor {
         let below = steps
             .iter()
             .any(|s| s.budget_tokens.is_some_and(|b| b < s.floor_tokens));
-        out.put("floor_tokens", floor)
-            .put("budget_tokens", budget)
-            .put("below_floor", below);
+        out.put(slot::FLOOR_TOKENS, floor)
+            .put(slot::BUDGET_TOKENS, budget)
+            .put(slot::BELOW_FLOOR, below);
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -51,19 +52,19 @@ impl Metric for Floor {
                 Unit::Tokens,
                 "The largest part of any request no strategy may reduce (reply priming, tool schemas, \
                  unrecorded context, system messages, the task).",
-                Agg::max("floor_tokens"),
+                Agg::max(slot::FLOOR_TOKENS),
             ),
             Field::new(
                 "budget_tokens",
                 Unit::Tokens,
                 "The size the strategy brings a request down to, when it has one (0: none).",
-                Agg::max("budget_tokens"),
+                Agg::max(slot::BUDGET_TOKENS),
             ),
             Field::new(
                 "episodes_below_floor",
                 Unit::Count,
                 "Episodes where the strategy's budget is below what it may not reduce: it cannot work there.",
-                Agg::sum("below_floor"),
+                Agg::sum(slot::BELOW_FLOOR),
             ),
         ]
     }

@@ -1,6 +1,7 @@
 //! 95% paired-bootstrap intervals of the headline figures ([`super::bootstrap`]), and of the difference
 //! between two strategies.
 
+use super::slot;
 use super::{
     acted, bootstrap, Agg, EpisodeView, Field, Metric, Name, Slot, StrategyTotals, Unit, Values,
 };
@@ -55,14 +56,17 @@ impl Metric for Intervals {
     }
 }
 
-const SAVINGS: Agg = Agg::Saving(Name::of("input_tokens"), Name::of("baseline_input_tokens"));
+const SAVINGS: Agg = Agg::Saving(
+    Name::of(slot::INPUT_TOKENS),
+    Name::of(slot::BASELINE_INPUT_TOKENS),
+);
 /// Cost saved, with the prompt cache.
 pub(super) const COST_SAVINGS: Agg =
-    Agg::FloatSaving(Name::of("cost_usd"), Name::of("baseline_cost_usd"));
+    Agg::FloatSaving(Name::of(slot::COST_USD), Name::of(slot::BASELINE_COST_USD));
 /// Retention at need.
-pub(super) const RETENTION: Agg = Agg::Ratio(Name::of("retained"), Name::of("needs"));
-const FIRST_NEED: Agg = Agg::Ratio(Name::of("first_retained"), Name::of("first_needs"));
-const TASK: Agg = Agg::Ratio(Name::of("task_retained"), Name::of("needs_task"));
+pub(super) const RETENTION: Agg = Agg::Ratio(Name::of(slot::RETAINED), Name::of(slot::NEEDS));
+const FIRST_NEED: Agg = Agg::Ratio(Name::of(slot::FIRST_RETAINED), Name::of(slot::FIRST_NEEDS));
+const TASK: Agg = Agg::Ratio(Name::of(slot::TASK_RETAINED), Name::of(slot::NEEDS_TASK));
 
 /// The paired difference of two strategies, `b` − `a`, on the same resampled episodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

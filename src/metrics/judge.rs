@@ -2,6 +2,7 @@
 //! probe kind, with its interval; how often the judge agrees with exact-answer grading where a probe has both;
 //! and what the judge's calls cost, apart from the strategies' own.
 
+use super::slot;
 use super::{maybe, Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 use crate::history::FindingKind;
 use crate::llm::judge::DIMENSIONS;
@@ -19,26 +20,26 @@ impl Metric for Judge {
     fn episode_slots(&self) -> Vec<Slot> {
         let mut slots = vec![
             Slot::column(
-                "judged",
+                slot::JUDGED,
                 Unit::Count,
                 "Open probes the judge was asked to grade.",
             ),
             Slot::column(
-                "judge_score",
+                slot::JUDGE_SCORE,
                 Unit::Count,
                 "Mean overall grade (0-5) of the answers the judge graded.",
             ),
-            Slot::kept("graded"),
-            Slot::kept("overall"),
+            Slot::kept(slot::GRADED),
+            Slot::kept(slot::OVERALL),
         ];
-        slots.extend(DIMENSIONS.map(|d| Slot::kept(("dimension", d))));
+        slots.extend(DIMENSIONS.map(|d| Slot::kept((slot::DIMENSION, d))));
         for k in FindingKind::ALL {
             slots.extend([
-                Slot::kept(("graded", k.as_str())),
-                Slot::kept(("overall", k.as_str())),
+                Slot::kept((slot::GRADED, k.as_str())),
+                Slot::kept((slot::OVERALL, k.as_str())),
             ]);
         }
-        slots.extend(["both", "agree", "calls", "cost_usd"].map(Slot::kept));
+        slots.extend([slot::BOTH, slot::AGREE, slot::CALLS, slot::COST_USD].map(Slot::kept));
         slots
     }
 
@@ -52,16 +53,16 @@ impl Metric for Judge {
         #[allow(clippy::cast_precision_loss)]
         let mean = (!graded.is_empty())
             .then(|| graded.iter().map(|(_, g)| g.overall).sum::<f64>() / graded.len() as f64);
-        out.put("judged", judged)
-            .put("judge_score", maybe(mean))
-            .put("graded", graded.len())
+        out.put(slot::JUDGED, judged)
+            .put(slot::JUDGE_SCORE, maybe(mean))
+            .put(slot::GRADED, graded.len())
             .put(
-                "overall",
+                slot::OVERALL,
                 super::float(graded.iter().map(|(_, g)| g.overall).sum()),
             );
         for (d, dimension) in DIMENSIONS.iter().enumerate() {
             out.put(
-                ("dimension", *dimension),
+                (slot::DIMENSION, *dimension),
                 super::float(graded.iter().map(|(_, g)| g.dimensions[d]).sum()),
             );
         }
@@ -71,8 +72,8 @@ impl Metric for Judge {
                 .filter(|(p, _)| p.kind == kind)
                 .map(|(_, g)| g.overall)
                 .collect();
-            out.put(("graded", kind.as_str()), of_kind.len()).put(
-                ("overall", kind.as_str()),
+            out.put((slot::GRADED, kind.as_str()), of_kind.len()).put(
+                (slot::OVERALL, kind.as_str()),
                 super::float(of_kind.iter().sum()),
             );
         }
@@ -91,14 +92,14 @@ impl Metric for Judge {
             .iter()
             .filter(|(p, g)| p.correct == (g.overall >= PASS))
             .count();
-        out.put("both", exact.len()).put("agree", agree);
+        out.put(slot::BOTH, exact.len()).put(slot::AGREE, agree);
         let calls: Vec<_> = v
             .replay
             .calls
             .iter()
             .filter(|c| c.purpose == Purpose::Judge)
             .collect();
-        out.put("calls", calls.len());
+        out.put(slot::CALLS, calls.len());
         let cost = if calls.is_empty() {
             Some(0.0)
         } else {
@@ -109,18 +110,18 @@ impl Metric for Judge {
                     .sum()
             })
         };
-        out.put("cost_usd", maybe(cost));
+        out.put(slot::COST_USD, maybe(cost));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
-        let mean = Agg::float_ratio("overall", "graded");
+        let mean = Agg::float_ratio(slot::OVERALL, slot::GRADED);
         vec![
-            Field::new("judged", Unit::Count, "Open probes the judge was asked to grade.", Agg::sum("judged")),
+            Field::new("judged", Unit::Count, "Open probes the judge was asked to grade.", Agg::sum(slot::JUDGED)),
             Field::new(
                 "judge_graded",
                 Unit::Count,
                 "Of those, the answers it gave grades for (a reply without grades is not counted).",
-                Agg::sum("graded"),
+                Agg::sum(slot::GRADED),
             ),
             Field::new(
                 "judge_score",
@@ -138,7 +139,7 @@ impl Metric for Judge {
                 "judge_score_by_dimension",
                 Unit::Count,
                 "Mean grade per rubric dimension, 0-5.",
-                Agg::keyed(DIMENSIONS.map(|d| (d, Agg::float_ratio(("dimension", d), "graded")))),
+                Agg::keyed(DIMENSIONS.map(|d| (d, Agg::float_ratio((slot::DIMENSION, d), slot::GRADED)))),
             ),
             Field::new(
                 "judge_score_by_kind",
@@ -146,7 +147,7 @@ impl Metric for Judge {
                 "Mean overall grade per probe kind, 0-5.",
                 Agg::keyed(FindingKind::ALL.map(|k| {
                     let k = k.as_str();
-                    (k, Agg::float_ratio(("overall", k), ("graded", k)))
+                    (k, Agg::float_ratio((slot::OVERALL, k), (slot::GRADED, k)))
                 })),
             ),
             Field::new(
@@ -154,14 +155,14 @@ impl Metric for Judge {
                 Unit::Share,
                 "Of the probes graded both ways, the share where the judge's pass (overall at least 2.5) goes \
                  with a correct exact answer and its fail with a wrong one.",
-                Agg::ratio("agree", "both"),
+                Agg::ratio(slot::AGREE, slot::BOTH),
             ),
-            Field::new("judge_calls", Unit::Count, "Calls to the judge.", Agg::sum("calls")),
+            Field::new("judge_calls", Unit::Count, "Calls to the judge.", Agg::sum(slot::CALLS)),
             Field::new(
                 "judge_cost_usd",
                 Unit::Usd,
                 "Cost of the judge's calls (uncached), apart from the strategies' own; 0 for the stand-in.",
-                Agg::sum("cost_usd"),
+                Agg::sum(slot::COST_USD),
             ),
         ]
     }

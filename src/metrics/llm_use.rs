@@ -1,5 +1,6 @@
 //! What strategies do besides the agent: their own LLM calls, and the items they drop, compact or summarize.
 
+use super::slot;
 use super::{float, total, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::replay::StepRecord;
 
@@ -8,27 +9,27 @@ pub struct LlmUse;
 
 const NAMES: [(&str, Unit, &str); 5] = [
     (
-        "strategy_calls",
+        slot::STRATEGY_CALLS,
         Unit::Count,
         "LLM calls the strategy made (summaries).",
     ),
     (
-        "strategy_failures",
+        slot::STRATEGY_FAILURES,
         Unit::Count,
         "Of those, calls that failed.",
     ),
     (
-        "strategy_input_tokens",
+        slot::STRATEGY_INPUT_TOKENS,
         Unit::Tokens,
         "Prompt tokens of the strategy's calls.",
     ),
     (
-        "strategy_output_tokens",
+        slot::STRATEGY_OUTPUT_TOKENS,
         Unit::Tokens,
         "Completion tokens of the strategy's calls.",
     ),
     (
-        "strategy_llm_ms",
+        slot::STRATEGY_LLM_MS,
         Unit::Ms,
         "LLM time of the strategy's calls (measured, or the mock's model).",
     ),
@@ -54,11 +55,11 @@ fn of_step(s: &StepRecord) -> (usize, usize, u64, u64, f64) {
 }
 
 fn put(out: &mut Values<'_>, (calls, failures, input, output, ms): (usize, usize, u64, u64, f64)) {
-    out.put("strategy_calls", calls)
-        .put("strategy_failures", failures)
-        .put("strategy_input_tokens", input)
-        .put("strategy_output_tokens", output)
-        .put("strategy_llm_ms", float(ms));
+    out.put(slot::STRATEGY_CALLS, calls)
+        .put(slot::STRATEGY_FAILURES, failures)
+        .put(slot::STRATEGY_INPUT_TOKENS, input)
+        .put(slot::STRATEGY_OUTPUT_TOKENS, output)
+        .put(slot::STRATEGY_LLM_MS, float(ms));
 }
 
 impl Metric for LlmUse {
@@ -98,23 +99,27 @@ impl Metric for Actions {
     fn step_slots(&self) -> Vec<Slot> {
         vec![
             Slot::column(
-                "summarized_items",
+                slot::SUMMARIZED_ITEMS,
                 Unit::Count,
                 "Items the strategy summarized away.",
             ),
             Slot::column(
-                "compacted_items",
+                slot::COMPACTED_ITEMS,
                 Unit::Count,
                 "Items whose content the strategy replaced by a stub or cut.",
             ),
-            Slot::column("dropped_items", Unit::Count, "Items the strategy dropped."),
+            Slot::column(
+                slot::DROPPED_ITEMS,
+                Unit::Count,
+                "Items the strategy dropped.",
+            ),
         ]
     }
 
     fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
-        out.put("summarized_items", v.step.summarized_items)
-            .put("compacted_items", v.step.compacted_items)
-            .put("dropped_items", v.step.dropped_items);
+        out.put(slot::SUMMARIZED_ITEMS, v.step.summarized_items)
+            .put(slot::COMPACTED_ITEMS, v.step.compacted_items)
+            .put(slot::DROPPED_ITEMS, v.step.dropped_items);
     }
 
     fn episode_slots(&self) -> Vec<Slot> {

@@ -34,6 +34,7 @@ pub mod needs;
 pub mod probes;
 pub mod retention;
 pub mod series;
+pub mod slot;
 pub mod slots;
 pub mod timing;
 pub mod token_share;

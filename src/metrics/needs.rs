@@ -26,6 +26,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::slot;
 use super::{maybe, ratio, Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 use crate::history::evidence::TaskText;
 use crate::history::{Episode, FindingKind};
@@ -208,50 +209,57 @@ impl Metric for RetentionAtNeed {
     fn episode_slots(&self) -> Vec<Slot> {
         let mut columns = vec![
             Slot::column(
-                "needs",
+                slot::NEEDS,
                 Unit::Count,
                 "(finding, need) pairs of the findings the agent found (not the task's): each at each call \
                  point where the agent needs it (the last call point when no need is recorded).",
             ),
             Slot::column(
-                "retention_at_need",
+                slot::RETENTION_AT_NEED,
                 Unit::Share,
                 "Share of the found findings' (finding, need) pairs whose evidence is in the request as sent at \
                  the need; null when the episode has none.",
             ),
             Slot::column(
-                "retention_first_need",
+                slot::RETENTION_FIRST_NEED,
                 Unit::Share,
                 "Share of the found findings whose evidence is in the request at their first need.",
             ),
             Slot::column(
-                "needs_task",
+                slot::NEEDS_TASK,
                 Unit::Count,
                 "(finding, need) pairs of the findings the task gives (in its text or first user message).",
             ),
             Slot::column(
-                "retention_at_need_task",
+                slot::RETENTION_AT_NEED_TASK,
                 Unit::Share,
                 "Retention at need of the task-given findings.",
             ),
         ];
         columns.extend(FindingKind::ALL.iter().map(|k| {
             Slot::column(
-                ("retention_at_need", k.as_str()),
+                (slot::RETENTION_AT_NEED, k.as_str()),
                 Unit::Share,
                 format!("Retention at need of found {} findings.", k.as_str()),
             )
         }));
-        columns
-            .extend(["retained", "first_needs", "first_retained", "task_retained"].map(Slot::kept));
+        columns.extend(
+            [
+                slot::RETAINED,
+                slot::FIRST_NEEDS,
+                slot::FIRST_RETAINED,
+                slot::TASK_RETAINED,
+            ]
+            .map(Slot::kept),
+        );
         for k in FindingKind::ALL {
             columns.extend([
-                Slot::kept(("needs", k.as_str())),
-                Slot::kept(("retained", k.as_str())),
+                Slot::kept((slot::NEEDS, k.as_str())),
+                Slot::kept((slot::RETAINED, k.as_str())),
             ]);
         }
-        columns.extend(CAUSES.map(|c| Slot::kept(("lost", c))));
-        columns.push(Slot::kept("no_found_needs"));
+        columns.extend(CAUSES.map(|c| Slot::kept((slot::LOST, c))));
+        columns.push(Slot::kept(slot::NO_FOUND_NEEDS));
         columns
     }
 
@@ -272,32 +280,32 @@ impl Metric for RetentionAtNeed {
                 causes[c] += 1;
             }
         }
-        out.put("needs", c.needs)
-            .put("retention_at_need", maybe(ratio(c.retained, c.needs)))
+        out.put(slot::NEEDS, c.needs)
+            .put(slot::RETENTION_AT_NEED, maybe(ratio(c.retained, c.needs)))
             .put(
-                "retention_first_need",
+                slot::RETENTION_FIRST_NEED,
                 maybe(ratio(c.first_retained, c.first)),
             )
-            .put("needs_task", c.task)
+            .put(slot::NEEDS_TASK, c.task)
             .put(
-                "retention_at_need_task",
+                slot::RETENTION_AT_NEED_TASK,
                 maybe(ratio(c.task_retained, c.task)),
             );
         for (k, &(n, r)) in FindingKind::ALL.iter().zip(&kinds) {
-            out.put(("retention_at_need", k.as_str()), maybe(ratio(r, n)));
+            out.put((slot::RETENTION_AT_NEED, k.as_str()), maybe(ratio(r, n)));
         }
-        out.put("retained", c.retained)
-            .put("first_needs", c.first)
-            .put("first_retained", c.first_retained)
-            .put("task_retained", c.task_retained);
+        out.put(slot::RETAINED, c.retained)
+            .put(slot::FIRST_NEEDS, c.first)
+            .put(slot::FIRST_RETAINED, c.first_retained)
+            .put(slot::TASK_RETAINED, c.task_retained);
         for (k, (n, r)) in FindingKind::ALL.iter().zip(kinds) {
-            out.put(("needs", k.as_str()), n)
-                .put(("retained", k.as_str()), r);
+            out.put((slot::NEEDS, k.as_str()), n)
+                .put((slot::RETAINED, k.as_str()), r);
         }
         for (cause, n) in CAUSES.iter().zip(causes) {
-            out.put(("lost", *cause), n);
+            out.put((slot::LOST, *cause), n);
         }
-        out.put("no_found_needs", usize::from(c.needs == 0));
+        out.put(slot::NO_FOUND_NEEDS, usize::from(c.needs == 0));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -306,43 +314,43 @@ impl Metric for RetentionAtNeed {
                 "needs",
                 Unit::Count,
                 "(found finding, need) pairs over every episode.",
-                Agg::sum("needs"),
+                Agg::sum(slot::NEEDS),
             ),
             Field::new(
                 "retention_at_need",
                 Unit::Share,
                 "(found finding, need) pairs retained / pairs, pooled over episodes: the headline retention.",
-                Agg::ratio("retained", "needs"),
+                Agg::ratio(slot::RETAINED, slot::NEEDS),
             ),
             Field::new(
                 "first_needs",
                 Unit::Count,
                 "Found findings with a need, over every episode: each is checked at its first need.",
-                Agg::sum("first_needs"),
+                Agg::sum(slot::FIRST_NEEDS),
             ),
             Field::new(
                 "retention_first_need",
                 Unit::Share,
                 "Found findings retained at their first need / found findings with a need, pooled.",
-                Agg::ratio("first_retained", "first_needs"),
+                Agg::ratio(slot::FIRST_RETAINED, slot::FIRST_NEEDS),
             ),
             Field::new(
                 "needs_task",
                 Unit::Count,
                 "(task-given finding, need) pairs over every episode.",
-                Agg::sum("needs_task"),
+                Agg::sum(slot::NEEDS_TASK),
             ),
             Field::new(
                 "retention_at_need_task",
                 Unit::Share,
                 "Retention at need of task-given findings, pooled (null without any).",
-                Agg::ratio("task_retained", "needs_task"),
+                Agg::ratio(slot::TASK_RETAINED, slot::NEEDS_TASK),
             ),
             Field::new(
                 "episodes_without_found_needs",
                 Unit::Count,
                 "Episodes with no found finding needed at a call point: retention at need leaves them out.",
-                Agg::sum("no_found_needs"),
+                Agg::sum(slot::NO_FOUND_NEEDS),
             ),
             Field::new(
                 "retention_at_need_by_kind",
@@ -350,14 +358,14 @@ impl Metric for RetentionAtNeed {
                 "Retention at need of found findings per finding kind, pooled.",
                 Agg::keyed(FindingKind::ALL.map(|k| {
                     let k = k.as_str();
-                    (k, Agg::ratio(("retained", k), ("needs", k)))
+                    (k, Agg::ratio((slot::RETAINED, k), (slot::NEEDS, k)))
                 })),
             ),
             Field::new(
                 "lost_by",
                 Unit::Count,
                 "Needs of found findings lost, by what the strategy did when the finding left the request.",
-                Agg::keyed(CAUSES.map(|c| (c, Agg::sum(("lost", c))))),
+                Agg::keyed(CAUSES.map(|c| (c, Agg::sum((slot::LOST, c))))),
             ),
         ]
     }

@@ -5,6 +5,7 @@
 //! nothing of what a strategy kept. A probe is **valid** when the baseline (no reduction) answers it right at
 //! the same point; **probe retention** = valid probes the strategy also answers / valid probes.
 
+use super::slot;
 use super::{maybe, ratio, Agg, EpisodeView, Field, Metric, Slot, Unit, Values};
 
 /// Probe accuracy and probe retention per episode and over the dataset.
@@ -46,57 +47,61 @@ impl Metric for Probes {
     /// The columns, then the valid probes answered right.
     fn episode_slots(&self) -> Vec<Slot> {
         vec![
-            Slot::column("probes", Unit::Count, "Probes asked."),
+            Slot::column(slot::PROBES, Unit::Count, "Probes asked."),
             Slot::column(
-                "probes_correct",
+                slot::PROBES_CORRECT,
                 Unit::Count,
                 "Probes answered with an accepted answer.",
             ),
-            Slot::column("probe_accuracy", Unit::Share, "probes_correct / probes."),
             Slot::column(
-                "probes_valid",
+                slot::PROBE_ACCURACY,
+                Unit::Share,
+                "probes_correct / probes.",
+            ),
+            Slot::column(
+                slot::PROBES_VALID,
                 Unit::Count,
                 "Probes the baseline (no reduction) answers right at the same point.",
             ),
             Slot::column(
-                "probe_retention",
+                slot::PROBE_RETENTION,
                 Unit::Share,
                 "Of the valid probes, the share this strategy also answers right.",
             ),
-            Slot::kept("probes_kept"),
+            Slot::kept(slot::PROBES_KEPT),
         ]
     }
 
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
         let (probes, correct, valid, kept) = counts(v);
-        out.put("probes", probes)
-            .put("probes_correct", correct)
-            .put("probe_accuracy", maybe(ratio(correct, probes)))
-            .put("probes_valid", valid)
-            .put("probe_retention", maybe(ratio(kept, valid)))
-            .put("probes_kept", kept);
+        out.put(slot::PROBES, probes)
+            .put(slot::PROBES_CORRECT, correct)
+            .put(slot::PROBE_ACCURACY, maybe(ratio(correct, probes)))
+            .put(slot::PROBES_VALID, valid)
+            .put(slot::PROBE_RETENTION, maybe(ratio(kept, valid)))
+            .put(slot::PROBES_KEPT, kept);
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
         vec![
-            Field::new("probes", Unit::Count, "Probes asked.", Agg::sum("probes")),
+            Field::new("probes", Unit::Count, "Probes asked.", Agg::sum(slot::PROBES)),
             Field::new(
                 "probe_accuracy",
                 Unit::Share,
                 "Share of probes answered with an accepted answer, pooled (answerer and reduction together).",
-                Agg::ratio("probes_correct", "probes"),
+                Agg::ratio(slot::PROBES_CORRECT, slot::PROBES),
             ),
             Field::new(
                 "probes_valid",
                 Unit::Count,
                 "Probes the unreduced context answers right: the ones that can measure a reduction.",
-                Agg::sum("probes_valid"),
+                Agg::sum(slot::PROBES_VALID),
             ),
             Field::new(
                 "probe_retention",
                 Unit::Share,
                 "Valid probes this strategy answers right / valid probes, pooled.",
-                Agg::ratio("probes_kept", "probes_valid"),
+                Agg::ratio(slot::PROBES_KEPT, slot::PROBES_VALID),
             ),
         ]
     }

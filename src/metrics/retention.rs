@@ -1,5 +1,6 @@
 //! Retention: the share of the findings introduced so far whose evidence is all in the request as sent.
 
+use super::slot;
 use super::{maybe, ratio, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::history::{Episode, FindingKind};
 use crate::replay::StepRecord;
@@ -37,17 +38,17 @@ impl Metric for Retention {
     fn step_slots(&self) -> Vec<Slot> {
         vec![
             Slot::column(
-                "findings_introduced",
+                slot::FINDINGS_INTRODUCED,
                 Unit::Count,
                 "Findings introduced before this call point.",
             ),
             Slot::column(
-                "findings_retained",
+                slot::FINDINGS_RETAINED,
                 Unit::Count,
                 "Of those, findings whose every evidence string is in the request as sent.",
             ),
             Slot::column(
-                "retention",
+                slot::RETENTION,
                 Unit::Share,
                 "findings_retained / findings_introduced.",
             ),
@@ -56,33 +57,33 @@ impl Metric for Retention {
 
     fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
         let (introduced, retained) = step_counts(v);
-        out.put("findings_introduced", introduced)
-            .put("findings_retained", retained)
-            .put("retention", maybe(ratio(retained, introduced)));
+        out.put(slot::FINDINGS_INTRODUCED, introduced)
+            .put(slot::FINDINGS_RETAINED, retained)
+            .put(slot::RETENTION, maybe(ratio(retained, introduced)));
     }
 
     /// The columns, then the findings retained at the last call point, then (introduced, retained) per kind.
     fn episode_slots(&self) -> Vec<Slot> {
         let mut columns = vec![
             Slot::column(
-                "findings",
+                slot::FINDINGS,
                 Unit::Count,
                 "Findings introduced by the last call point.",
             ),
             Slot::column(
-                "final_retention",
+                slot::FINAL_RETENTION,
                 Unit::Share,
                 "Retention at the last call point.",
             ),
             Slot::column(
-                "mean_retention",
+                slot::MEAN_RETENTION,
                 Unit::Share,
                 "Mean retention over the call points with a finding introduced.",
             ),
         ];
         columns.extend(FindingKind::ALL.iter().map(|k| {
             Slot::column(
-                ("retention", k.as_str()),
+                (slot::RETENTION, k.as_str()),
                 Unit::Share,
                 format!(
                     "Retention of {} findings at the last call point.",
@@ -90,11 +91,11 @@ impl Metric for Retention {
                 ),
             )
         }));
-        columns.push(Slot::kept("retained"));
+        columns.push(Slot::kept(slot::RETAINED));
         for k in FindingKind::ALL {
             columns.extend([
-                Slot::kept(("introduced", k.as_str())),
-                Slot::kept(("retained", k.as_str())),
+                Slot::kept((slot::INTRODUCED, k.as_str())),
+                Slot::kept((slot::RETAINED, k.as_str())),
             ]);
         }
         columns
@@ -119,33 +120,33 @@ impl Metric for Retention {
         #[allow(clippy::cast_precision_loss)]
         let mean = (!shares.is_empty())
             .then(|| super::total(shares.iter().copied()) / shares.len() as f64);
-        out.put("findings", introduced)
-            .put("final_retention", maybe(ratio(retained, introduced)))
-            .put("mean_retention", maybe(mean));
+        out.put(slot::FINDINGS, introduced)
+            .put(slot::FINAL_RETENTION, maybe(ratio(retained, introduced)))
+            .put(slot::MEAN_RETENTION, maybe(mean));
         for (k, &(i, r)) in FindingKind::ALL.iter().zip(&last) {
-            out.put(("retention", k.as_str()), maybe(ratio(r, i)));
+            out.put((slot::RETENTION, k.as_str()), maybe(ratio(r, i)));
         }
-        out.put("retained", retained);
+        out.put(slot::RETAINED, retained);
         for (k, (i, r)) in FindingKind::ALL.iter().zip(last) {
-            out.put(("introduced", k.as_str()), i)
-                .put(("retained", k.as_str()), r);
+            out.put((slot::INTRODUCED, k.as_str()), i)
+                .put((slot::RETAINED, k.as_str()), r);
         }
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
         vec![
-            Field::new("findings", Unit::Count, "Findings introduced, over every episode.", Agg::sum("findings")),
+            Field::new("findings", Unit::Count, "Findings introduced, over every episode.", Agg::sum(slot::FINDINGS)),
             Field::new(
                 "final_retention",
                 Unit::Share,
                 "Findings retained at each episode's last call point / findings introduced, pooled.",
-                Agg::ratio("retained", "findings"),
+                Agg::ratio(slot::RETAINED, slot::FINDINGS),
             ),
             Field::new(
                 "mean_retention",
                 Unit::Share,
                 "The mean of the episodes' mean retention.",
-                Agg::mean("mean_retention"),
+                Agg::mean(slot::MEAN_RETENTION),
             ),
             Field::new(
                 "retention_by_kind",
@@ -153,7 +154,7 @@ impl Metric for Retention {
                 "Final retention per finding kind, pooled.",
                 Agg::keyed(FindingKind::ALL.map(|k| {
                     let k = k.as_str();
-                    (k, Agg::ratio(("retained", k), ("introduced", k)))
+                    (k, Agg::ratio((slot::RETAINED, k), (slot::INTRODUCED, k)))
                 })),
             ),
         ]

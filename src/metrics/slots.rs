@@ -38,6 +38,21 @@ impl Name {
     }
 }
 
+impl Name {
+    /// Whether `other` is this name: the same constants (one pointer comparison each, as metrics put their
+    /// values by the constants of [`super::slot`] and kinds' `as_str`), else the same text.
+    #[must_use]
+    pub fn is(self, other: Name) -> bool {
+        let same = |a: &'static str, b: &'static str| std::ptr::eq(a, b) || a == b;
+        same(self.base, other.base)
+            && match (self.kind, other.kind) {
+                (None, None) => true,
+                (Some(a), Some(b)) => same(a, b),
+                _ => false,
+            }
+    }
+}
+
 impl From<&'static str> for Name {
     fn from(base: &'static str) -> Self {
         Self::of(base)
@@ -116,7 +131,7 @@ impl<'a> Values<'a> {
         let name = name.into();
         let at = self.out.len() - self.start;
         match self.slots.get(at) {
-            Some(slot) if slot.name == name => self.out.push(value.into()),
+            Some(slot) if slot.name.is(name) => self.out.push(value.into()),
             Some(slot) => panic!(
                 "metric {}: value `{name}` put where slot {at} `{}` is declared",
                 self.metric, slot.name

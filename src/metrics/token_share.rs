@@ -1,5 +1,6 @@
 //! Where the tokens go: tokens sent by item kind.
 
+use super::slot;
 use super::{Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 use crate::history::ItemKind;
 use crate::replay::TokensByKind;
@@ -13,7 +14,7 @@ impl Metric for TokenShare {
             .iter()
             .map(|k| {
                 Slot::column(
-                    ("tokens", k.as_str()),
+                    (slot::TOKENS, k.as_str()),
                     Unit::Tokens,
                     format!("Tokens sent in {} items.", k.as_str()),
                 )
@@ -23,16 +24,16 @@ impl Metric for TokenShare {
 
     fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
         for (k, n) in v.step.tokens_by_kind.iter() {
-            out.put(("tokens", k.as_str()), n);
+            out.put((slot::TOKENS, k.as_str()), n);
         }
     }
 
     /// Tokens by kind summed over the steps, then all of them together (none is a column).
     fn episode_slots(&self) -> Vec<Slot> {
         let mut slots: Vec<Slot> = ItemKind::ALL
-            .map(|k| Slot::kept(("tokens", k.as_str())))
+            .map(|k| Slot::kept((slot::TOKENS, k.as_str())))
             .into();
-        slots.push(Slot::kept("tokens"));
+        slots.push(Slot::kept(slot::TOKENS));
         slots
     }
 
@@ -42,9 +43,9 @@ impl Metric for TokenShare {
             sum.add_all(&s.tokens_by_kind);
         }
         for (k, n) in sum.iter() {
-            out.put(("tokens", k.as_str()), n);
+            out.put((slot::TOKENS, k.as_str()), n);
         }
-        out.put("tokens", sum.total());
+        out.put(slot::TOKENS, sum.total());
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -54,7 +55,7 @@ impl Metric for TokenShare {
             "Share of all tokens sent, by item kind (instructions count as summaries).",
             Agg::keyed(ItemKind::ALL.map(|k| {
                 let k = k.as_str();
-                (k, Agg::share(("tokens", k), "tokens"))
+                (k, Agg::share((slot::TOKENS, k), slot::TOKENS))
             })),
         )]
     }

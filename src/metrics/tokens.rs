@@ -1,5 +1,6 @@
 //! Tokens sent: per call point, per episode, and savings against the baseline.
 
+use super::slot;
 use super::{float, ratio, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values};
 
 /// Tokens of the requests as sent, their peak, steps over the window, and savings.
@@ -8,34 +9,38 @@ pub struct Tokens;
 impl Metric for Tokens {
     fn step_slots(&self) -> Vec<Slot> {
         vec![
-            Slot::column("items_sent", Unit::Count, "Items in the request as sent."),
             Slot::column(
-                "instructions_sent",
+                slot::ITEMS_SENT,
+                Unit::Count,
+                "Items in the request as sent.",
+            ),
+            Slot::column(
+                slot::INSTRUCTIONS_SENT,
                 Unit::Count,
                 "Instructions (summaries) in the request as sent.",
             ),
             Slot::column(
-                "tokens_before",
+                slot::TOKENS_BEFORE,
                 Unit::Tokens,
                 "Tokens of the live request before the strategy ran.",
             ),
             Slot::column(
-                "tokens_sent",
+                slot::TOKENS_SENT,
                 Unit::Tokens,
                 "Tokens of the request as sent (OpenAI chat accounting).",
             ),
             Slot::column(
-                "cached_tokens",
+                slot::CACHED_TOKENS,
                 Unit::Tokens,
                 "Tokens of the sent request's prefix equal to the previous request as sent.",
             ),
             Slot::column(
-                "output_tokens",
+                slot::OUTPUT_TOKENS,
                 Unit::Tokens,
                 "Tokens of the recorded assistant turn that answered.",
             ),
             Slot::column(
-                "over_window",
+                slot::OVER_WINDOW,
                 Unit::Flag,
                 "Whether the request as sent exceeds the context window.",
             ),
@@ -44,47 +49,47 @@ impl Metric for Tokens {
 
     fn step_values(&self, v: &StepView<'_>, out: &mut Values<'_>) {
         let s = v.step;
-        out.put("items_sent", s.items_sent)
-            .put("instructions_sent", s.instructions_sent)
-            .put("tokens_before", s.tokens_before)
-            .put("tokens_sent", s.tokens_sent)
-            .put("cached_tokens", s.cached_tokens)
-            .put("output_tokens", s.output_tokens)
-            .put("over_window", s.tokens_sent > v.context.context_window);
+        out.put(slot::ITEMS_SENT, s.items_sent)
+            .put(slot::INSTRUCTIONS_SENT, s.instructions_sent)
+            .put(slot::TOKENS_BEFORE, s.tokens_before)
+            .put(slot::TOKENS_SENT, s.tokens_sent)
+            .put(slot::CACHED_TOKENS, s.cached_tokens)
+            .put(slot::OUTPUT_TOKENS, s.output_tokens)
+            .put(slot::OVER_WINDOW, s.tokens_sent > v.context.context_window);
     }
 
     fn episode_slots(&self) -> Vec<Slot> {
         vec![
-            Slot::column("items", Unit::Count, "Items in the episode."),
-            Slot::column("steps", Unit::Count, "Call points replayed."),
+            Slot::column(slot::ITEMS, Unit::Count, "Items in the episode."),
+            Slot::column(slot::STEPS, Unit::Count, "Call points replayed."),
             Slot::column(
-                "input_tokens",
+                slot::INPUT_TOKENS,
                 Unit::Tokens,
                 "Tokens sent, summed over call points.",
             ),
             Slot::column(
-                "baseline_input_tokens",
+                slot::BASELINE_INPUT_TOKENS,
                 Unit::Tokens,
                 "The same for the baseline (no reduction) on the same episode.",
             ),
             Slot::column(
-                "savings",
+                slot::SAVINGS,
                 Unit::Share,
                 "1 − input tokens / baseline input tokens.",
             ),
-            Slot::column("peak_tokens", Unit::Tokens, "The largest request sent."),
+            Slot::column(slot::PEAK_TOKENS, Unit::Tokens, "The largest request sent."),
             Slot::column(
-                "steps_over_window",
+                slot::STEPS_OVER_WINDOW,
                 Unit::Count,
                 "Call points whose request exceeded the window.",
             ),
             Slot::column(
-                "cached_tokens",
+                slot::CACHED_TOKENS,
                 Unit::Tokens,
                 "Input tokens priced as cached.",
             ),
             Slot::column(
-                "output_tokens",
+                slot::OUTPUT_TOKENS,
                 Unit::Tokens,
                 "Output tokens of the agent's recorded turns.",
             ),
@@ -95,31 +100,31 @@ impl Metric for Tokens {
         let steps = &v.replay.steps;
         let input: usize = steps.iter().map(|s| s.tokens_sent).sum();
         let baseline: usize = v.baseline.steps.iter().map(|s| s.tokens_sent).sum();
-        out.put("items", v.replay.items)
-            .put("steps", steps.len())
-            .put("input_tokens", input)
-            .put("baseline_input_tokens", baseline)
+        out.put(slot::ITEMS, v.replay.items)
+            .put(slot::STEPS, steps.len())
+            .put(slot::INPUT_TOKENS, input)
+            .put(slot::BASELINE_INPUT_TOKENS, baseline)
             .put(
-                "savings",
+                slot::SAVINGS,
                 float(ratio(input, baseline).map_or(0.0, |r| 1.0 - r)),
             )
             .put(
-                "peak_tokens",
+                slot::PEAK_TOKENS,
                 steps.iter().map(|s| s.tokens_sent).max().unwrap_or(0),
             )
             .put(
-                "steps_over_window",
+                slot::STEPS_OVER_WINDOW,
                 steps
                     .iter()
                     .filter(|s| s.tokens_sent > v.context.context_window)
                     .count(),
             )
             .put(
-                "cached_tokens",
+                slot::CACHED_TOKENS,
                 steps.iter().map(|s| s.cached_tokens).sum::<usize>(),
             )
             .put(
-                "output_tokens",
+                slot::OUTPUT_TOKENS,
                 steps.iter().map(|s| s.output_tokens).sum::<usize>(),
             );
     }
@@ -130,43 +135,43 @@ impl Metric for Tokens {
                 "steps",
                 Unit::Count,
                 "Call points replayed.",
-                Agg::sum("steps"),
+                Agg::sum(slot::STEPS),
             ),
             Field::new(
                 "input_tokens",
                 Unit::Tokens,
                 "Tokens sent over every call point.",
-                Agg::sum("input_tokens"),
+                Agg::sum(slot::INPUT_TOKENS),
             ),
             Field::new(
                 "baseline_input_tokens",
                 Unit::Tokens,
                 "Tokens the baseline sent on the same episodes.",
-                Agg::sum("baseline_input_tokens"),
+                Agg::sum(slot::BASELINE_INPUT_TOKENS),
             ),
             Field::new(
                 "savings",
                 Unit::Share,
                 "1 − input tokens / baseline input tokens, pooled over the episodes.",
-                Agg::saving("input_tokens", "baseline_input_tokens"),
+                Agg::saving(slot::INPUT_TOKENS, slot::BASELINE_INPUT_TOKENS),
             ),
             Field::new(
                 "mean_episode_savings",
                 Unit::Share,
                 "The mean of the episodes' own savings.",
-                Agg::mean("savings"),
+                Agg::mean(slot::SAVINGS),
             ),
             Field::new(
                 "peak_tokens",
                 Unit::Tokens,
                 "The largest request sent in any episode.",
-                Agg::max("peak_tokens"),
+                Agg::max(slot::PEAK_TOKENS),
             ),
             Field::new(
                 "steps_over_window",
                 Unit::Count,
                 "Call points whose request exceeded the window.",
-                Agg::sum("steps_over_window"),
+                Agg::sum(slot::STEPS_OVER_WINDOW),
             ),
         ]
     }
