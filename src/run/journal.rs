@@ -402,3 +402,77 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
     }
 }
+
+#[cfg(test)]
+mod layout {
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+
+    use sha2::{Digest, Sha256};
+
+    use super::{Finished, JOURNAL_VERSION};
+    use crate::metrics::series::ChartData;
+    use crate::replay::Replayer;
+
+    /// What [`JOURNAL_VERSION`] was raised for: the fields of a journal entry, at every depth (their metric
+    /// values are the catalog's layout digest's). A change of the fields without a raise fails
+    /// `the_journal_version_is_raised_when_an_entry_changes`.
+    const PINNED: (u32, &str) = (6, "50c5581d796fbf94");
+
+    fn paths(v: &serde_json::Value, at: &str, out: &mut BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                for (k, v) in o {
+                    let here = format!("{at}/{k}");
+                    out.insert(here.clone());
+                    paths(v, &here, out);
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for v in a {
+                    paths(v, &format!("{at}[]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An entry of a replayed episode, every strategy of the default run, with its chart series.
+    fn entry() -> serde_json::Value {
+        let episode = crate::replay::tests::episode();
+        let tok = crate::tokens::Tokenizer::shared_default().unwrap();
+        let llm = crate::llm::mock::MockLlm::new(Default::default(), Arc::clone(&tok));
+        let strategies = crate::strategy::defaults();
+        let replays = Replayer::new(tok, &llm, 4000)
+            .replay_all(&episode, &strategies)
+            .unwrap();
+        let catalog = crate::metrics::Catalog::standard();
+        let context = crate::metrics::Context {
+            prices: crate::run::RunConfig::default().prices(),
+            context_window: 4000,
+        };
+        let result = catalog.episode_result(&episode, &replays, &replays[0], &context);
+        let finished = Finished {
+            sha256: "0".repeat(64),
+            result,
+            chart: Some(ChartData::of_episode(&episode, &replays, &context)),
+        };
+        serde_json::to_value(&finished).unwrap()
+    }
+
+    #[test]
+    fn the_journal_version_is_raised_when_an_entry_changes() {
+        let mut fields = BTreeSet::new();
+        paths(&entry(), "", &mut fields);
+        let digest = Sha256::digest(fields.iter().cloned().collect::<Vec<_>>().join("\n"));
+        let digest: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            (JOURNAL_VERSION, digest.as_str()),
+            PINNED,
+            "a journal entry's fields changed ({} fields): raise JOURNAL_VERSION and pin ({}, \"{digest}\") \
+             in run::journal::layout::PINNED",
+            fields.len(),
+            JOURNAL_VERSION + 1
+        );
+    }
+}
