@@ -267,9 +267,16 @@ impl ExportManager {
             .with_table(Box::new(json::LlmCallsJsonl))
             .with(Box::new(csv::TimingsCsv))
             .with(Box::new(json::SummaryJson))
-            .with(Box::new(markdown::MarkdownReport))
-            .with(Box::new(html::HtmlReport))
+            .with_pages()
             .with_charts()
+    }
+
+    /// The same, with the pages a reader opens (`report.md`, `report.html`): what `ctxbench report` and
+    /// `show`'s relinking rewrite from a run's records.
+    #[must_use]
+    pub fn with_pages(self) -> Self {
+        self.with(Box::new(markdown::MarkdownReport))
+            .with(Box::new(html::HtmlReport))
     }
 
     /// A manager writing nothing yet under `dir`.

@@ -134,10 +134,7 @@ fn pages(dir: &Path, run: &RunReport) -> Vec<super::explorer::PageFile> {
 /// As [`load`], or a file that cannot be written.
 pub fn relink(dir: &Path) -> Result<RunReport> {
     let run = load(dir)?;
-    ExportManager::new(dir)
-        .with(Box::new(super::markdown::MarkdownReport))
-        .with(Box::new(super::html::HtmlReport))
-        .write_everything(&run)?;
+    ExportManager::new(dir).with_pages().write_everything(&run)?;
     Ok(run)
 }
 
@@ -148,8 +145,7 @@ pub fn relink(dir: &Path) -> Result<RunReport> {
 pub fn rebuild(dir: &Path) -> Result<RunReport> {
     let run = load(dir)?;
     ExportManager::new(dir)
-        .with(Box::new(super::markdown::MarkdownReport))
-        .with(Box::new(super::html::HtmlReport))
+        .with_pages()
         .with_charts()
         .write_everything(&run)?;
     Ok(run)
