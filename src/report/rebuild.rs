@@ -134,7 +134,9 @@ fn pages(dir: &Path, run: &RunReport) -> Vec<super::explorer::PageFile> {
 /// As [`load`], or a file that cannot be written.
 pub fn relink(dir: &Path) -> Result<RunReport> {
     let run = load(dir)?;
-    ExportManager::new(dir).with_pages().write_everything(&run)?;
+    ExportManager::new(dir)
+        .with_pages()
+        .write_everything(&run)?;
     Ok(run)
 }
 

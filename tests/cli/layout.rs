@@ -39,3 +39,144 @@ fn no_source_file_is_over_700_lines() {
         "split these by job (at most {MAX_LINES} lines each): {long:?}"
     );
 }
+
+/// What a name in backticks of docs/architecture.md must be: a path of the repository (or a file of one of its
+/// source folders), or a type, function, variant or constant defined in `src/`. What the run writes (its file
+/// names), slash commands and the team's DESIGN.md are not code.
+#[test]
+fn every_path_and_type_architecture_md_names_exists() {
+    let root = super::root();
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut sources = Vec::new();
+    rust_files(root.join("src"), &mut sources);
+    let code: String = sources
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    // Every file and folder name under the repository's code folders.
+    let mut names: std::collections::HashSet<String> = [
+        "build.rs",
+        "Cargo.toml",
+        "assets/",
+        "assets",
+        "src",
+        "tests",
+        "scripts",
+        "docs",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut stack: Vec<PathBuf> = ["src", "tests", "assets", "scripts", "configs", "benches"]
+        .iter()
+        .map(|d| root.join(d))
+        .collect();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(&root).unwrap().display().to_string();
+            names.insert(rel.clone());
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                names.insert(format!("{name}/"));
+                stack.push(p);
+            } else {
+                names.insert(name);
+            }
+        }
+    }
+    let written = [
+        "summary.json",
+        "report.html",
+        "episodes/ID.html",
+        "ID+NAME.html",
+        "charts/",
+        "charts/*",
+        "tokenizer.json",
+        "/clear",
+        "/reset",
+        "DESIGN.md",
+        "OUT",
+    ];
+    let defined = |name: &str| {
+        let word = |prefix: &str| {
+            code.contains(&format!("{prefix}{name} "))
+                || code.contains(&format!("{prefix}{name}<"))
+                || code.contains(&format!("{prefix}{name}("))
+                || code.contains(&format!("{prefix}{name}:"))
+                || code.contains(&format!("{prefix}{name};"))
+        };
+        ["struct ", "enum ", "trait ", "type ", "fn ", "const ", "static ", "mod ", "pub "]
+            .iter()
+            .any(|p| word(p))
+            // An enum variant, or a constant a macro declares.
+            || code.contains(&format!("    {name}(")) 
+            || code.contains(&format!("    {name} {{"))
+            || code.contains(&format!("    {name},"))
+            || code.contains(&format!("    {name} = "))
+    };
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for tick in doc.split('`').skip(1).step_by(2) {
+        if tick.contains(' ') || tick.contains('\n') || written.contains(&tick) {
+            continue;
+        }
+        let is_path = tick.contains('/')
+            || [".rs", ".sh", ".js", ".toml"]
+                .iter()
+                .any(|e| tick.ends_with(e));
+        if is_path {
+            checked += 1;
+            // `llm/mock/{terms,index}.rs` names two files.
+            let expanded: Vec<String> = match (tick.find('{'), tick.find('}')) {
+                (Some(a), Some(b)) => tick[a + 1..b]
+                    .split(',')
+                    .map(|part| format!("{}{part}{}", &tick[..a], &tick[b + 1..]))
+                    .collect(),
+                _ => vec![tick.to_owned()],
+            };
+            for path in expanded {
+                let found = names.contains(&path)
+                    || names.contains(path.trim_end_matches('/'))
+                    || names.contains(&format!("src/{}", path.trim_end_matches('/')))
+                    || names
+                        .iter()
+                        .any(|n| n.ends_with(&format!("/{}", path.trim_end_matches('/'))));
+                if !found {
+                    missing.push(path);
+                }
+            }
+        } else if tick
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase() || c.is_ascii_lowercase())
+            && tick.contains("::")
+            || tick.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && tick
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+        {
+            checked += 1;
+            // A call's arguments are not names: `Applied::new(change)` names `Applied` and `new`.
+            let callee = tick.split('(').next().unwrap_or(tick);
+            let parts: Vec<&str> = callee.split("::").collect();
+            for (k, part) in parts.iter().enumerate() {
+                // Module paths (`history::usage::`) lead to the name; the last part and types are checked.
+                let module =
+                    part.chars().all(|c| c.is_ascii_lowercase() || c == '_') && k + 1 < parts.len();
+                if part.is_empty() || module {
+                    continue;
+                }
+                if !defined(part) {
+                    missing.push(format!("{tick} ({part})"));
+                }
+            }
+        }
+    }
+    assert!(checked > 150, "{checked} names checked");
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names what does not exist: {missing:?}"
+    );
+}
