@@ -28,120 +28,16 @@ use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+mod run_report;
+pub use run_report::{DatasetInfo, FailedEpisode, RunReport, Settings, Timing, TokenizerInfo};
+
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::files::{write_atomic, write_atomic_with};
 use crate::metrics::needs::LostFinding;
-use crate::metrics::series::ChartData;
-use crate::metrics::{EpisodeResult, StrategyMetrics};
 
-/// Everything a report needs about a run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunReport {
-    /// Format version of `summary.json`.
-    pub version: u32,
-    /// The ctxbench version that wrote it.
-    pub tool_version: String,
-    /// The run's name.
-    pub run: String,
-    /// Whether every episode finished.
-    pub complete: bool,
-    /// The dataset.
-    pub dataset: DatasetInfo,
-    /// The full configuration, so the run can be repeated.
-    pub config: serde_json::Value,
-    /// What counted the tokens, and for which model it stands in when it is not the agent model's own.
-    #[serde(default)]
-    pub tokenizer: TokenizerInfo,
-    /// Per source format, the baseline's replay against the usage the traces record (empty for data that
-    /// records none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fidelity: Vec<crate::metrics::fidelity::FormatFidelity>,
-    /// Per-strategy results, in configuration order.
-    pub strategies: Vec<StrategyMetrics>,
-    /// What to pick: the cheapest strategy whose retention at need meets the run's `min_retention`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recommendation: Option<recommend::Recommendation>,
-    /// Per strategy, the findings it lost at the most needs (at most [`MOST_LOST`] each; ties in dataset
-    /// order).
-    #[serde(default)]
-    pub most_lost: Vec<LostFinding>,
-    /// Paired differences between neighbours on the Pareto frontier of savings and retention at need, with
-    /// their 95% intervals.
-    #[serde(default)]
-    pub comparisons: Vec<crate::metrics::intervals::PairedDifference>,
-    /// One thing each summarizing strategy had its model write (the first, in dataset order).
-    #[serde(default)]
-    pub examples: Vec<crate::metrics::ExampleCall>,
-    /// Episodes left out of every figure because an LLM call failed (`--keep-going`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub failed: Vec<FailedEpisode>,
-    /// Known limits of these numbers.
-    pub notes: Vec<String>,
-    /// Time per strategy (written to `timings.csv` only).
-    #[serde(skip)]
-    pub timings: Vec<Timing>,
-    /// Per-step series for the charts (of the episode with the largest baseline context).
-    #[serde(skip)]
-    pub charts: ChartData,
-    /// The explorer pages in the run directory (`episodes/`), which the reports link: an episode named in them
-    /// links to its page with every strategy, and every page is listed.
-    #[serde(skip)]
-    pub pages: Vec<explorer::PageFile>,
-}
-
-/// What counted a run's tokens.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TokenizerInfo {
-    /// The tokenizer (`o200k_base`, or a `tokenizer.json` with its chat template).
-    pub name: String,
-    /// The agent model whose own tokenizer it stands in for, when it is not that model's (a Claude model
-    /// counted with `o200k_base`: Anthropic publishes no tokenizer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stands_in_for: Option<String>,
-}
-
-/// An episode left out because an LLM call failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FailedEpisode {
-    /// The episode.
-    pub episode: String,
-    /// The failure.
-    pub error: String,
-}
-
-/// One strategy's times: its own compute per call point (LLM calls excluded) and its LLM calls (probes
-/// included) as the client measured them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Timing {
-    /// The strategy.
-    pub strategy: String,
-    /// Median compute time of a call point, in microseconds.
-    pub compute_p50_us: f64,
-    /// 95th percentile of it.
-    pub compute_p95_us: f64,
-    /// LLM calls.
-    pub llm_calls: u64,
-    /// Median LLM call latency, in milliseconds.
-    pub llm_p50_ms: f64,
-    /// 95th percentile of it.
-    pub llm_p95_ms: f64,
-}
-
-/// The dataset a run read.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DatasetInfo {
-    /// Path as given.
-    pub path: String,
-    /// SHA-256 of the dataset files' bytes, in file order.
-    pub sha256: String,
-    /// Episodes replayed.
-    pub episodes: usize,
-    /// Items in those episodes.
-    pub items: usize,
-}
+use crate::metrics::EpisodeResult;
 
 /// The findings listed per strategy in [`RunReport::most_lost`].
 pub const MOST_LOST: usize = 5;
@@ -587,7 +483,7 @@ pub fn dataset_line(run: &RunReport) -> String {
 /// The model an example summary names: the mock's name is the model it is priced as, not what wrote it.
 #[must_use]
 pub fn example_model(run: &RunReport, model: &str) -> String {
-    if run.config.get("llm").is_none_or(serde_json::Value::is_null) {
+    if !run.settings.real_llm {
         format!("the mock LLM, priced as {model}")
     } else {
         model.to_owned()

@@ -34,6 +34,7 @@ pub fn load(dir: &Path) -> Result<RunReport> {
         line: e.line(),
         message: e.to_string(),
     })?;
+    run.settings = super::Settings::from_config(&run.config);
     let steps_path = dir.join("steps.csv");
     let mut reader = csv::Reader::from_path(&steps_path).map_err(|e| Error::Parse {
         path: steps_path.clone(),
@@ -75,11 +76,7 @@ pub fn load(dir: &Path) -> Result<RunReport> {
     if let Some(ep) = largest {
         run.charts = ChartData {
             episode: ep.clone(),
-            context_window: run
-                .config
-                .get("context_window")
-                .and_then(serde_json::Value::as_u64)
-                .map_or(0, |w| usize::try_from(w).unwrap_or(usize::MAX)),
+            context_window: run.settings.context_window,
             series: series
                 .into_iter()
                 .filter(|(e, _)| *e == ep)

@@ -165,11 +165,7 @@ pub fn reading(run: &RunReport) -> Vec<String> {
         .map(|s| s.count(field::PEAK_TOKENS))
         .max()
         .unwrap_or(0);
-    let window = run
-        .config
-        .get("context_window")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(0);
+    let window = run.settings.context_window as u64;
     let mut lines: Vec<String> = fidelity_lines(run);
     lines.extend(run.strategies.iter().filter(|s| !s.baseline).map(|s| {
         let below = s.count(field::EPISODES_BELOW_FLOOR);
@@ -241,12 +237,9 @@ pub fn reading(run: &RunReport) -> Vec<String> {
         .iter()
         .any(|s| s.number(field::COST_USD).is_none())
     {
-        let pricing = &run.config["pricing"];
-        // The strategies' model is the pricing's, else the [llm]'s.
-        let strategy_model = pricing["strategy_model"]
-            .as_str()
-            .or_else(|| run.config["llm"]["model"].as_str());
-        let mut models: Vec<String> = [pricing["agent_model"].as_str(), strategy_model]
+        let settings = &run.settings;
+        let agent = (!settings.agent_model.is_empty()).then_some(settings.agent_model.as_str());
+        let mut models: Vec<String> = [agent, settings.strategy_model.as_deref()]
             .into_iter()
             .flatten()
             .map(|m| format!("`[pricing.models.\"{m}\"]`"))
@@ -277,8 +270,7 @@ fn suggested_window(run: &RunReport, strategy: &str, peak: u64) -> Option<u64> {
         .map(|s| s.count(field::FLOOR_TOKENS))
         .max()
         .unwrap_or(0);
-    let strategies: Vec<crate::strategy::NamedStrategy> =
-        serde_json::from_value(run.config["strategies"].clone()).unwrap_or_default();
+    let strategies: Vec<crate::strategy::NamedStrategy> = run.settings.strategies.clone();
     let Some(config) = strategies.iter().find(|s| s.name == strategy) else {
         return Some(half);
     };
@@ -631,7 +623,7 @@ fn keyed(run: &RunReport, key: FieldKey, title: &str, note: &str) -> Table {
 #[must_use]
 pub fn tables(run: &RunReport) -> Vec<Table> {
     let mut first = comparison(&run.strategies);
-    if run.config.get("llm").is_none_or(serde_json::Value::is_null)
+    if !run.settings.real_llm
         && run
             .strategies
             .iter()

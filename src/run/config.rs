@@ -221,6 +221,22 @@ impl RunConfig {
         }
     }
 
+    /// What the report reads of this configuration.
+    #[must_use]
+    pub fn report_settings(&self) -> crate::report::Settings {
+        crate::report::Settings {
+            context_window: self.context_window,
+            agent_model: self.pricing.agent_model.clone(),
+            strategy_model: self
+                .pricing
+                .strategy_model
+                .clone()
+                .or_else(|| self.llm.as_ref().map(|l| l.model.clone())),
+            real_llm: self.llm.is_some(),
+            strategies: self.strategies.clone(),
+        }
+    }
+
     /// Reads a TOML config file.
     ///
     /// # Errors

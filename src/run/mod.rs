@@ -8,6 +8,7 @@
 //! totals, at most every few seconds and at the end: a run that fails midway keeps what it finished, and memory
 //! does not grow with the number of episodes.
 
+pub mod analyze;
 pub mod config;
 mod dry;
 pub mod journal;

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::analyze::Totals;
 use super::config::{RunConfig, SUMMARY_VERSION};
 use super::journal::{read_journal, Finished, Journal, JournalHead, JOURNAL};
 use super::pipeline::Replays;
@@ -12,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::history::Episode;
 use crate::metrics::series::ChartData;
 use crate::metrics::timing::ComputeTimes;
-use crate::metrics::{fields as field, Catalog, Context, EpisodeResult, StrategyTotals};
+use crate::metrics::{Catalog, Context, EpisodeResult};
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport, Tables};
 
 /// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
@@ -24,6 +25,7 @@ const TABLES_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
 /// What the writer holds: the report so far, the exporters, the running totals, and the finished episodes
 /// not yet journaled.
 pub(super) struct Writer<'a> {
+    config: &'a RunConfig,
     config_json: &'a serde_json::Value,
     context: Context,
     catalog: Arc<Catalog>,
@@ -32,7 +34,7 @@ pub(super) struct Writer<'a> {
     exports: ExportManager,
     journal: Journal,
     /// Each strategy's running totals, compute times and LLM call times, in config order.
-    totals: Vec<(String, StrategyTotals, ComputeTimes, ComputeTimes)>,
+    totals: Vec<Totals>,
     /// The peak baseline context so far: its episode is drawn step by step in the charts.
     largest: usize,
     /// Finished episodes not journaled yet.
@@ -42,10 +44,6 @@ pub(super) struct Writer<'a> {
     tables_due: std::time::Instant,
     /// Which calls `llm_calls.jsonl` holds.
     calls: CallLog,
-    /// What the recommendation asks of a strategy.
-    rule: crate::report::recommend::Rule,
-    /// Per strategy, in config order, whether it is a baseline (of type `none`).
-    baselines: Vec<bool>,
 }
 
 /// Where a run writes and what it continues.
@@ -97,6 +95,7 @@ impl<'a> Writer<'a> {
         })?;
         let journal_path = out.join(JOURNAL);
         let mut writer = Self {
+            config,
             config_json,
             context: config.context(),
             totals: config
@@ -124,6 +123,7 @@ impl<'a> Writer<'a> {
                     items: 0,
                 },
                 config: config_json.clone(),
+                settings: config.report_settings(),
                 tokenizer: config.tokenizer_info(),
                 fidelity: Vec::new(),
                 strategies: Vec::new(),
@@ -144,16 +144,6 @@ impl<'a> Writer<'a> {
             done: Vec::new(),
             tables_due: std::time::Instant::now() + TABLES_FIRST,
             calls,
-            rule: crate::report::recommend::Rule {
-                min_retention: config.min_retention,
-                min_needs: config.min_needs,
-                without_retention: config.recommend_without_retention,
-            },
-            baselines: config
-                .strategies
-                .iter()
-                .map(|s| s.config.is_baseline())
-                .collect(),
         };
         if let Some(head) = journal {
             read_journal(&journal_path, head.len, |f: Finished| {
@@ -281,73 +271,15 @@ impl<'a> Writer<'a> {
         self.journal
             .append(self.config_json, &std::mem::take(&mut self.done))?;
         if tables || std::time::Instant::now() >= self.tables_due {
-            self.report.strategies = self
-                .totals
-                .iter()
-                .zip(&self.baselines)
-                .map(
-                    |((name, totals, _, _), &baseline)| crate::metrics::StrategyMetrics {
-                        baseline,
-                        ..self.catalog.strategy(name, totals)
-                    },
-                )
-                .collect();
-            self.report.recommendation =
-                self.report.strategies.iter().any(|s| !s.baseline).then(|| {
-                    crate::report::recommend::recommend(&self.report.strategies, &self.rule)
-                });
-            self.report.comparisons = self.frontier_differences();
-            self.report.timings = self
-                .totals
-                .iter()
-                .map(|(name, _, compute, llm)| crate::report::Timing {
-                    strategy: name.clone(),
-                    compute_p50_us: compute.quantile_us(0.5),
-                    compute_p95_us: compute.quantile_us(0.95),
-                    llm_calls: llm.count(),
-                    llm_p50_ms: llm.quantile_us(0.5) / 1e3,
-                    llm_p95_ms: llm.quantile_us(0.95) / 1e3,
-                })
-                .collect();
+            let analysis = super::analyze::analyze(&self.totals, &self.catalog, self.config);
+            self.report.strategies = analysis.strategies;
+            self.report.recommendation = analysis.recommendation;
+            self.report.comparisons = analysis.comparisons;
+            self.report.timings = analysis.timings;
             self.exports.write_all(&self.report)?;
             self.tables_due = std::time::Instant::now() + TABLES_EVERY;
         }
         Ok(())
-    }
-
-    /// The paired differences between neighbours on the Pareto frontier of (savings, retention at need),
-    /// the baseline (the first strategy) left out, in order of savings.
-    fn frontier_differences(&self) -> Vec<crate::metrics::intervals::PairedDifference> {
-        let candidates: Vec<(usize, (f64, f64))> = self
-            .report
-            .strategies
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter_map(|(i, s)| {
-                Some((
-                    i,
-                    (
-                        s.number(field::SAVINGS)?,
-                        s.number(field::RETENTION_AT_NEED)?,
-                    ),
-                ))
-            })
-            .collect();
-        let points: Vec<(f64, f64)> = candidates.iter().map(|c| c.1).collect();
-        let mut frontier: Vec<(usize, (f64, f64))> =
-            crate::metrics::series::pareto_frontier(&points)
-                .into_iter()
-                .map(|k| candidates[k])
-                .collect();
-        frontier.sort_by(|x, y| x.1 .0.total_cmp(&y.1 .0).then(x.0.cmp(&y.0)));
-        frontier
-            .windows(2)
-            .filter_map(|w| {
-                let (a, b) = (&self.totals[w[0].0], &self.totals[w[1].0]);
-                self.catalog.paired((&a.0, &a.1), (&b.0, &b.1))
-            })
-            .collect()
     }
 
     /// Ends the run: the last tables, then the journal goes.

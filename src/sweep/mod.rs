@@ -206,14 +206,12 @@ pub fn run(
         progress,
         &run::RunOptions::default(),
     )?;
-    let recommendation = recommend(
-        &outcome.report.strategies,
-        &crate::report::recommend::Rule {
-            min_retention: sweep.min_retention,
-            min_needs: config.min_needs,
-            without_retention: config.recommend_without_retention,
-        },
-    );
+    // The run's analysis recommended by the sweep's target already.
+    let recommendation = outcome
+        .report
+        .recommendation
+        .clone()
+        .unwrap_or_else(|| recommend(&outcome.report.strategies, &run::analyze::rule(&config)));
     let info = Arc::new(SweepInfo {
         name: name.to_owned(),
         points: points
