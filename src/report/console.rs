@@ -1,44 +1,35 @@
 //! The comparison as the console prints it by default: the five columns a reader decides with, narrow enough
 //! for a 100-column terminal (`--wide` prints [`super::table::comparison`], every column).
 
-use super::pct;
-use super::table::{with_ci, Table};
+use super::document::{col, stat, strategy, Cell, Table};
 use crate::metrics::{fields as field, StrategyMetrics};
 
 /// The console's comparison: strategy, savings, cost saved, retention at need with its 95% interval, and the
 /// episodes the strategy acted on.
 #[must_use]
 pub fn summary(strategies: &[StrategyMetrics]) -> Table {
-    Table {
-        title: "Comparison".into(),
-        headers: [
-            "strategy",
-            "savings",
-            "cost saved",
-            "retention at need [95% interval]",
-            "acted on",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        rows: strategies
-            .iter()
-            .map(|s| {
-                let acted = if s.strategy == "none" {
+    Table::of(
+        "Comparison",
+        &[
+            strategy(),
+            col("savings", |s: &StrategyMetrics| {
+                Cell::share(s.number(field::SAVINGS))
+            }),
+            stat("cost saved", |s| Cell::share(s.number(field::COST_SAVINGS))),
+            stat("retention at need [95% interval]", |s| {
+                Cell::share_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95)
+            }),
+            stat("acted on", |s| {
+                Cell::figure(if s.baseline {
                     "–".to_owned()
                 } else {
                     format!("{} of {}", s.count(field::EPISODES_ACTED), s.episodes)
-                };
-                vec![
-                    s.strategy.clone(),
-                    pct(s.number(field::SAVINGS)),
-                    pct(s.number(field::COST_SAVINGS)),
-                    with_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
-                    acted,
-                ]
-            })
-            .collect(),
-        note: None,
-    }
+                })
+            }),
+        ],
+        strategies,
+        None,
+    )
 }
 
 /// `table` for a terminal `width` columns wide: aligned as [`Table::to_console`] aligns it, with the first
@@ -47,7 +38,7 @@ pub fn summary(strategies: &[StrategyMetrics]) -> Table {
 pub fn fit(table: &Table, width: usize) -> String {
     let widest = |i: usize| {
         std::iter::once(&table.headers[i])
-            .chain(table.rows.iter().filter_map(|r| r.get(i)))
+            .chain(table.rows.iter().filter_map(|r| r.get(i)).map(|c| &c.text))
             .map(|c| c.chars().count())
             .max()
             .unwrap_or(0)
@@ -75,7 +66,7 @@ pub fn fit(table: &Table, width: usize) -> String {
     let mut narrow = table.clone();
     for row in &mut narrow.rows {
         if let Some(name) = row.first_mut() {
-            *name = shorten(name);
+            name.text = shorten(&name.text);
         }
     }
     narrow.to_console()
@@ -91,8 +82,11 @@ mod tests {
             title: String::new(),
             headers: vec!["strategy".into(), "savings".into()],
             rows: vec![
-                vec!["a_very_long_strategy_name_indeed".into(), "10.0%".into()],
-                vec!["short".into(), "1.0%".into()],
+                vec![
+                    Cell::text("a_very_long_strategy_name_indeed"),
+                    Cell::figure("10.0%"),
+                ],
+                vec![Cell::text("short"), Cell::figure("1.0%")],
             ],
             note: None,
         };

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::metrics::needs::LedgerRow;
+
 use super::{Exporter, RowExporter, RunReport};
 use crate::error::{Error, Result};
 use crate::metrics::{Catalog, EpisodeResult};
@@ -168,52 +170,47 @@ impl RowExporter for FindingsCsv {
     }
 
     fn header(&self) -> Result<Vec<u8>> {
-        header([
-            "episode",
-            "strategy",
-            "finding",
-            "kind",
-            "from_task",
-            "introduced_at",
-            "need",
-            "needed_at",
-            "step",
-            "retained",
-            "lost_at_step",
-            "lost_by",
-        ])
+        header(FINDINGS.map(|(name, _)| name))
     }
 
     fn rows(&self, episode: &EpisodeResult) -> Result<Vec<u8>> {
         let mut w = ::csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(Vec::new());
-        let number = |n: usize| Value::from(n);
-        let maybe = |n: Option<usize>| n.map_or(Value::Null, Value::from);
         for row in &episode.ledger {
-            let n = &row.need;
-            let values = [
-                Value::from(episode.episode.as_str()),
-                Value::from(row.strategy.as_str()),
-                Value::from(row.finding.as_str()),
-                Value::from(row.kind.as_str()),
-                Value::Bool(row.from_task),
-                number(row.introduced_at),
-                number(n.ordinal),
-                maybe(n.needed_at),
-                number(n.step),
-                Value::Bool(n.retained),
-                maybe(n.lost_at_step),
-                n.lost_by.as_deref().map_or(Value::Null, Value::from),
-            ];
-            for v in &values {
-                write_value(&mut w, v).map_err(serialize_error)?;
+            for (_, value) in FINDINGS {
+                write_value(&mut w, &value(&episode.episode, row)).map_err(serialize_error)?;
             }
             w.write_record(None::<&[u8]>).map_err(serialize_error)?;
         }
         w.into_inner().map_err(serialize_error)
     }
 }
+
+/// A column of `findings.csv`: its header, and its value for a ledger row of an episode.
+type FindingColumn = (&'static str, fn(&str, &LedgerRow) -> Value);
+
+/// `findings.csv`'s columns, each declared once with its value.
+const FINDINGS: [FindingColumn; 12] = [
+    ("episode", |episode, _| Value::from(episode)),
+    ("strategy", |_, r| Value::from(r.strategy.as_str())),
+    ("finding", |_, r| Value::from(r.finding.as_str())),
+    ("kind", |_, r| Value::from(r.kind.as_str())),
+    ("from_task", |_, r| Value::Bool(r.from_task)),
+    ("introduced_at", |_, r| Value::from(r.introduced_at)),
+    ("need", |_, r| Value::from(r.need.ordinal)),
+    ("needed_at", |_, r| {
+        r.need.needed_at.map_or(Value::Null, Value::from)
+    }),
+    ("step", |_, r| Value::from(r.need.step)),
+    ("retained", |_, r| Value::Bool(r.need.retained)),
+    ("lost_at_step", |_, r| {
+        r.need.lost_at_step.map_or(Value::Null, Value::from)
+    }),
+    ("lost_by", |_, r| {
+        r.need.lost_by.as_deref().map_or(Value::Null, Value::from)
+    }),
+];
 
 /// `timings.csv`: per strategy, its compute time per call point (its LLM calls' time left out) and its LLM
 /// calls' latency (wall clock and network: varies between runs).

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::document::Kind;
 use super::explorer::{self, EpisodeRef};
 use super::table::tables;
 use super::{charts, Exporter, RunReport};
@@ -41,39 +42,6 @@ pub fn inline(text: &str) -> String {
         }
     }
     out
-}
-
-/// Words a figure may hold: `30 of 42`, `-4.5 pts`, `12 ms`.
-const FIGURE_WORDS: [&str; 5] = ["of", "pts", "pt", "ms", "s"];
-
-/// Whether a table cell is a figure: it holds digits and no letters but [`FIGURE_WORDS`] (`30 of 42`,
-/// `83.0% [76.6%, 89.2%]`, `$0.0120`, `-4.5 pts`); an empty cell or a dash is neither.
-fn is_figure(cell: &str) -> Option<bool> {
-    let cell = cell.trim();
-    if cell.is_empty() || cell == "–" || cell == "-" {
-        return None;
-    }
-    let letters = cell
-        .split_whitespace()
-        .filter(|w| !FIGURE_WORDS.contains(w))
-        .any(|w| w.chars().any(char::is_alphabetic));
-    Some(!letters && cell.chars().any(|c| c.is_ascii_digit()))
-}
-
-/// Per column of `table`, whether it holds figures (aligned to the right) rather than text; a column of dashes
-/// alone is one of figures not given.
-#[must_use]
-pub fn figure_columns(table: &super::table::Table) -> Vec<bool> {
-    (0..table.headers.len())
-        .map(|c| {
-            let cells: Vec<bool> = table
-                .rows
-                .iter()
-                .filter_map(|r| r.get(c).and_then(|cell| is_figure(cell)))
-                .collect();
-            cells.iter().all(|&f| f)
-        })
-        .collect()
 }
 
 /// An episode as HTML: its id in code, linked to its page when there is one.
@@ -195,25 +163,23 @@ impl Exporter for HtmlReport {
                 "<h2>{}</h2>\n<div class=\"scroll\"><table><thead><tr>",
                 escape(&t.title)
             );
-            let figures = figure_columns(t);
+            let figures = t.figure_columns();
             let class = |c: usize| if figures[c] { " class=\"n\"" } else { "" };
             for (c, h) in t.headers.iter().enumerate() {
                 let _ = write!(out, "<th{}>{}</th>", class(c), escape(h));
             }
             out.push_str("</tr></thead><tbody>\n");
-            let col = |name: &str| t.headers.iter().position(|h| h == name);
-            let (episode, strategy, finding) = (col("episode"), col("strategy"), col("finding"));
             for row in &t.rows {
                 out.push_str("<tr>");
                 for (c, cell) in row.iter().enumerate() {
-                    if Some(c) == episode {
-                        let at_col = |c: Option<usize>| {
-                            c.and_then(|c| row.get(c)).map_or("", String::as_str)
-                        };
-                        let at = EpisodeRef::new(run, cell, at_col(strategy), at_col(finding));
-                        let _ = write!(out, "<td>{}</td>", link(&at));
-                    } else {
-                        let _ = write!(out, "<td{}>{}</td>", class(c), inline(cell));
+                    match &cell.kind {
+                        Kind::Episode { strategy, finding } => {
+                            let at = EpisodeRef::new(run, &cell.text, strategy, finding);
+                            let _ = write!(out, "<td>{}</td>", link(&at));
+                        }
+                        _ => {
+                            let _ = write!(out, "<td{}>{}</td>", class(c), inline(&cell.text));
+                        }
                     }
                 }
                 out.push_str("</tr>\n");
@@ -293,36 +259,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn code_spans_are_set_as_code_and_figures_found_by_column() {
+    fn code_spans_are_set_as_code() {
         assert_eq!(
             inline("add `[llm]` to <the> config"),
             "add <code>[llm]</code> to &lt;the&gt; config"
         );
         assert_eq!(inline("a ` alone"), "a ` alone");
-        let t = super::super::table::Table {
-            title: String::new(),
-            headers: vec![
-                "strategy".into(),
-                "lost".into(),
-                "how".into(),
-                "cost".into(),
-            ],
-            rows: vec![
-                vec![
-                    "none".into(),
-                    "1 of 2".into(),
-                    "dropped".into(),
-                    "$0.0120".into(),
-                ],
-                vec![
-                    "x".into(),
-                    "–".into(),
-                    "masked 3".into(),
-                    "83.0% [76.6%, 89.2%]".into(),
-                ],
-            ],
-            note: None,
-        };
-        assert_eq!(figure_columns(&t), [false, true, false, true]);
     }
 }

@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
+use super::document::{Kind, Table};
 use super::explorer::{self, EpisodeRef};
-use super::table::{tables, Table};
+use super::table::tables;
 use super::{Exporter, RunReport};
 use crate::error::Result;
 
@@ -143,14 +144,14 @@ impl Exporter for MarkdownReport {
 
 /// `table` as Markdown, its columns of figures aligned to the right and the others to the left.
 fn aligned(table: &Table) -> String {
-    let figures = super::html::figure_columns(table);
+    let figures = table.figure_columns();
     let mut out = format!("| {} |\n|", table.headers.join(" | "));
     for f in figures {
         out.push_str(if f { "---:|" } else { "---|" });
     }
     out.push('\n');
     for row in &table.rows {
-        let _ = writeln!(out, "| {} |", row.join(" | "));
+        let _ = writeln!(out, "| {} |", super::document::texts(row).join(" | "));
     }
     out
 }
@@ -163,20 +164,16 @@ fn link(at: &EpisodeRef) -> String {
     }
 }
 
-/// `table` with each cell of its `episode` column linked to the episode's page (at the row's strategy and
-/// finding, when the table has those columns), where the page exists.
+/// `table` with each episode cell linked to the episode's page (at the cell's strategy and finding), where the
+/// page exists.
 fn linked(run: &RunReport, table: &Table) -> Table {
-    let col = |name: &str| table.headers.iter().position(|h| h == name);
-    let Some(ep) = col("episode").filter(|_| !run.pages.is_empty()) else {
-        return table.clone();
-    };
-    let (strategy, finding) = (col("strategy"), col("finding"));
     let mut out = table.clone();
-    for row in &mut out.rows {
-        let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).cloned().unwrap_or_default();
-        let at = EpisodeRef::new(run, &row[ep], &cell(strategy), &cell(finding));
-        if at.link.is_some() {
-            row[ep] = link(&at);
+    for cell in out.rows.iter_mut().flatten() {
+        if let Kind::Episode { strategy, finding } = &cell.kind {
+            let at = EpisodeRef::new(run, &cell.text, strategy, finding);
+            if at.link.is_some() {
+                cell.text = link(&at);
+            }
         }
     }
     out

@@ -28,6 +28,7 @@ use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+pub mod document;
 mod run_report;
 pub use run_report::{DatasetInfo, FailedEpisode, RunReport, Settings, Timing, TokenizerInfo};
 

@@ -3,110 +3,49 @@
 
 use std::fmt::Write as _;
 
+pub use super::document::Table;
+use super::document::{col, stat, strategy, Cell, Col};
 use super::{pct, RunReport};
+use crate::metrics::intervals::PairedDifference;
 use crate::metrics::{fields as field, FieldKey, StrategyMetrics};
-
-/// A titled table of text cells, rendered by the Markdown and HTML exporters alike.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
-    /// Section title.
-    pub title: String,
-    /// Column headers; the first column is left-aligned, the others are numbers.
-    pub headers: Vec<String>,
-    /// Rows of cells.
-    pub rows: Vec<Vec<String>>,
-    /// A sentence under the table.
-    pub note: Option<String>,
-}
-
-impl Table {
-    /// The table as Markdown.
-    #[must_use]
-    pub fn to_markdown(&self) -> String {
-        let mut out = format!("| {} |\n|---|", self.headers.join(" | "));
-        out.push_str(&"---:|".repeat(self.headers.len().saturating_sub(1)));
-        out.push('\n');
-        for row in &self.rows {
-            let _ = writeln!(out, "| {} |", row.join(" | "));
-        }
-        out
-    }
-
-    /// The table for a terminal: columns aligned (the first to the left, the rest to the right), a rule under
-    /// the header.
-    #[must_use]
-    pub fn to_console(&self) -> String {
-        let width = |i: usize| {
-            std::iter::once(&self.headers[i])
-                .chain(self.rows.iter().filter_map(|r| r.get(i)))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        };
-        let widths: Vec<usize> = (0..self.headers.len()).map(width).collect();
-        let line = |cells: &[String]| {
-            let mut out = String::new();
-            for (i, c) in cells.iter().enumerate() {
-                let w = widths.get(i).copied().unwrap_or(0);
-                if i == 0 {
-                    let _ = write!(out, "{c:<w$}");
-                } else {
-                    let _ = write!(out, "  {c:>w$}");
-                }
-            }
-            out.trim_end().to_owned() + "\n"
-        };
-        let mut out = line(&self.headers);
-        out.push_str(
-            &"-".repeat(widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)),
-        );
-        out.push('\n');
-        for row in &self.rows {
-            out.push_str(&line(row));
-        }
-        out
-    }
-}
 
 pub(super) fn usd(v: Option<f64>) -> String {
     v.map_or_else(|| "unknown".into(), |v| format!("${v:.4}"))
 }
 
-pub(super) fn strings<const N: usize>(v: [&str; N]) -> Vec<String> {
-    v.iter().map(|s| (*s).to_owned()).collect()
-}
-
 /// The main comparison.
 #[must_use]
 pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
-    Table {
-        title: "Comparison".into(),
-        headers: strings([
-            "strategy", "savings", "input tokens", "peak", "steps over window", "LLM calls", "cost", "cost saved",
-            "retention at need", "first need", "final retention", "mean retention", "probe retention", "probe accuracy",
-        ]),
-        rows: strategies
-            .iter()
-            .map(|s| {
-                vec![
-                    s.strategy.clone(),
-                    pct(s.number(field::SAVINGS)),
-                    thousands(s.count(field::INPUT_TOKENS)),
-                    thousands(s.count(field::PEAK_TOKENS)),
-                    thousands(s.count(field::STEPS_OVER_WINDOW)),
-                    s.count(field::STRATEGY_CALLS).to_string(),
-                    usd(s.number(field::COST_USD)),
-                    pct(s.number(field::COST_SAVINGS)),
-                    pct(s.number(field::RETENTION_AT_NEED)),
-                    pct(s.number(field::RETENTION_FIRST_NEED)),
-                    pct(s.number(field::FINAL_RETENTION)),
-                    pct(s.number(field::MEAN_RETENTION)),
-                    pct(s.number(field::PROBE_RETENTION)),
-                    pct(s.number(field::PROBE_ACCURACY)),
-                ]
-            })
-            .collect(),
-        note: Some(
+    let share = |header: &'static str, key: FieldKey| {
+        col(header, move |s: &StrategyMetrics| {
+            Cell::share(s.number(key))
+        })
+    };
+    let cols: [Col<'_, StrategyMetrics>; 14] = [
+        strategy(),
+        share("savings", field::SAVINGS),
+        stat("input tokens", |s| {
+            Cell::thousands(s.count(field::INPUT_TOKENS))
+        }),
+        stat("peak", |s| Cell::thousands(s.count(field::PEAK_TOKENS))),
+        stat("steps over window", |s| {
+            Cell::thousands(s.count(field::STEPS_OVER_WINDOW))
+        }),
+        stat("LLM calls", |s| Cell::count(s.count(field::STRATEGY_CALLS))),
+        stat("cost", |s| Cell::usd(s.number(field::COST_USD))),
+        share("cost saved", field::COST_SAVINGS),
+        share("retention at need", field::RETENTION_AT_NEED),
+        share("first need", field::RETENTION_FIRST_NEED),
+        share("final retention", field::FINAL_RETENTION),
+        share("mean retention", field::MEAN_RETENTION),
+        share("probe retention", field::PROBE_RETENTION),
+        share("probe accuracy", field::PROBE_ACCURACY),
+    ];
+    Table::of(
+        "Comparison",
+        &cols,
+        strategies,
+        Some(
             "Savings = 1 − input tokens / baseline input tokens over all call points. Cost includes the agent's \
              calls (cached prefix priced as cached input) and the strategy's own LLM calls. Retention at need: \
              of the findings the agent found (in a tool output, an observation, an earlier turn; not the \
@@ -117,7 +56,7 @@ pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
              counts every probe, so it measures the answerer as much as the reduction."
                 .into(),
         ),
-    }
+    )
 }
 
 /// `n` with thousands separators: `1,623,490`.
@@ -369,42 +308,39 @@ fn origins(run: &RunReport) -> Table {
     {
         note.push_str(" No finding of these episodes is task-given.");
     }
-    Table {
-        title: "Found and task-given findings".into(),
-        headers: strings([
-            "strategy",
-            "found needs",
-            "retention at need",
-            "findings at first need",
-            "first need",
-            "task-given needs",
-            "task-given retention at need",
-        ]),
-        rows: run
-            .strategies
-            .iter()
-            .map(|s| {
-                vec![
-                    s.strategy.clone(),
-                    s.count(field::NEEDS).to_string(),
-                    with_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
-                    s.count(field::FIRST_NEEDS).to_string(),
-                    with_ci(
-                        s,
-                        field::RETENTION_FIRST_NEED,
-                        field::RETENTION_FIRST_NEED_CI95,
-                    ),
-                    s.count(field::NEEDS_TASK).to_string(),
-                    with_ci(
-                        s,
-                        field::RETENTION_AT_NEED_TASK,
-                        field::RETENTION_AT_NEED_TASK_CI95,
-                    ),
-                ]
-            })
-            .collect(),
-        note: Some(note),
-    }
+    let cols: [Col<'_, StrategyMetrics>; 7] = [
+        strategy(),
+        stat("found needs", |s| Cell::count(s.count(field::NEEDS))),
+        stat("retention at need", |s| {
+            Cell::share_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95)
+        }),
+        stat("findings at first need", |s| {
+            Cell::count(s.count(field::FIRST_NEEDS))
+        }),
+        stat("first need", |s| {
+            Cell::share_ci(
+                s,
+                field::RETENTION_FIRST_NEED,
+                field::RETENTION_FIRST_NEED_CI95,
+            )
+        }),
+        stat("task-given needs", |s| {
+            Cell::count(s.count(field::NEEDS_TASK))
+        }),
+        stat("task-given retention at need", |s| {
+            Cell::share_ci(
+                s,
+                field::RETENTION_AT_NEED_TASK,
+                field::RETENTION_AT_NEED_TASK_CI95,
+            )
+        }),
+    ];
+    Table::of(
+        "Found and task-given findings",
+        &cols,
+        &run.strategies,
+        Some(note),
+    )
 }
 
 /// What the headline leaves out: the episodes without a found finding needed at a call point, and the
@@ -457,57 +393,48 @@ fn found_line(run: &RunReport) -> Option<String> {
 
 /// Where each strategy acted, uncertainty, both cost views, and the paired differences on the frontier.
 fn defensible(run: &RunReport) -> Vec<Table> {
-    let acted = Table {
-        title: "Where each strategy acted".into(),
-        headers: strings([
-            "strategy",
-            "acted on",
-            "savings there",
-            "cost saved there",
-            "retention at need there",
-            "first need there",
-            "savings, all episodes",
-            "retention at need, all episodes",
-        ]),
-        rows: run
-            .strategies
-            .iter()
-            .map(|s| {
-                vec![
-                    s.strategy.clone(),
-                    format!("{} of {}", s.count(field::EPISODES_ACTED), s.episodes),
-                    pct(s.number(field::SAVINGS_ACTED)),
-                    pct(s.number(field::COST_SAVINGS_ACTED)),
-                    pct(s.number(field::RETENTION_AT_NEED_ACTED)),
-                    pct(s.number(field::RETENTION_FIRST_NEED_ACTED)),
-                    pct(s.number(field::SAVINGS)),
-                    pct(s.number(field::RETENTION_AT_NEED)),
-                ]
-            })
-            .collect(),
-        note: Some(
+    let share = |header: &'static str, key: FieldKey| {
+        col(header, move |s: &StrategyMetrics| {
+            Cell::share(s.number(key))
+        })
+    };
+    let acted = Table::of(
+        "Where each strategy acted",
+        &[
+            strategy(),
+            stat("acted on", |s| {
+                Cell::figure(format!("{} of {}", s.count(field::EPISODES_ACTED), s.episodes))
+            }),
+            share("savings there", field::SAVINGS_ACTED),
+            share("cost saved there", field::COST_SAVINGS_ACTED),
+            share("retention at need there", field::RETENTION_AT_NEED_ACTED),
+            share("first need there", field::RETENTION_FIRST_NEED_ACTED),
+            share("savings, all episodes", field::SAVINGS),
+            share("retention at need, all episodes", field::RETENTION_AT_NEED),
+        ],
+        &run.strategies,
+        Some(
             "A strategy acts on an episode when it changes the request at least once; pooled figures mix those \
              episodes with the ones it left alone."
                 .into(),
         ),
+    );
+    let ci = |header: &'static str, value: FieldKey, ci95: FieldKey| {
+        col(header, move |s: &StrategyMetrics| {
+            Cell::share_ci(s, value, ci95)
+        })
     };
-    let intervals = Table {
-        title: "Uncertainty (95% paired-bootstrap intervals over episodes)".into(),
-        headers: strings(["strategy", "savings", "cost saved", "retention at need", "first need"]),
-        rows: run
-            .strategies
-            .iter()
-            .map(|s| {
-                vec![
-                    s.strategy.clone(),
-                    with_ci(s, field::SAVINGS, field::SAVINGS_CI95),
-                    with_ci(s, field::COST_SAVINGS, field::COST_SAVINGS_CI95),
-                    with_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
-                    with_ci(s, field::RETENTION_FIRST_NEED, field::RETENTION_FIRST_NEED_CI95),
-                ]
-            })
-            .collect(),
-        note: Some(format!(
+    let intervals = Table::of(
+        "Uncertainty (95% paired-bootstrap intervals over episodes)",
+        &[
+            strategy(),
+            ci("savings", field::SAVINGS, field::SAVINGS_CI95),
+            ci("cost saved", field::COST_SAVINGS, field::COST_SAVINGS_CI95),
+            ci("retention at need", field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
+            ci("first need", field::RETENTION_FIRST_NEED, field::RETENTION_FIRST_NEED_CI95),
+        ],
+        &run.strategies,
+        Some(format!(
             "Method: a Poisson bootstrap of {} replicates; each replicate weighs every episode by a Poisson(1) \
              draw seeded by the episode's id, so the baseline and every strategy see the same resampled episodes \
              (paired) and a mock run is byte-identical. An interval is the 2.5th and 97.5th percentiles of the \
@@ -515,24 +442,18 @@ fn defensible(run: &RunReport) -> Vec<Table> {
              noise.",
             crate::metrics::bootstrap::REPLICATES
         )),
-    };
-    let costs = Table {
-        title: "Cost with and without a prompt cache".into(),
-        headers: strings(["strategy", "cost (cache)", "cost saved (cache)", "cost (no cache)", "cost saved (no cache)"]),
-        rows: run
-            .strategies
-            .iter()
-            .map(|s| {
-                vec![
-                    s.strategy.clone(),
-                    usd(s.number(field::COST_USD)),
-                    pct(s.number(field::COST_SAVINGS)),
-                    usd(s.number(field::COST_USD_NO_CACHE)),
-                    pct(s.number(field::COST_SAVINGS_NO_CACHE)),
-                ]
-            })
-            .collect(),
-        note: Some(
+    );
+    let costs = Table::of(
+        "Cost with and without a prompt cache",
+        &[
+            strategy(),
+            stat("cost (cache)", |s| Cell::usd(s.number(field::COST_USD))),
+            share("cost saved (cache)", field::COST_SAVINGS),
+            stat("cost (no cache)", |s| Cell::usd(s.number(field::COST_USD_NO_CACHE))),
+            share("cost saved (no cache)", field::COST_SAVINGS_NO_CACHE),
+        ],
+        &run.strategies,
+        Some(
             "With a cache, the prefix a request shares with the previous one is read at the cached price and the \
              rest written at the model's cache-write price (Anthropic: 1.25× input), for requests at least the \
              model's minimum cacheable length (pricing.toml); a strategy that rewrites the start of the context \
@@ -540,51 +461,37 @@ fn defensible(run: &RunReport) -> Vec<Table> {
              full."
                 .into(),
         ),
+    );
+    let yes_no = |b: bool| Cell::text(if b { "yes" } else { "no" });
+    let points = |v: Option<f64>| {
+        Cell::figure(v.map_or_else(|| "–".into(), |v| format!("{:+.1} pts", v * 100.0)))
     };
-    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_owned();
-    let points =
-        |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{:+.1} pts", v * 100.0));
     let interval = |v: Option<(f64, f64)>| {
-        v.map_or_else(
+        Cell::figure(v.map_or_else(
             || "–".into(),
             |(lo, hi)| format!("[{:+.1}, {:+.1}]", lo * 100.0, hi * 100.0),
-        )
+        ))
     };
-    let frontier = Table {
-        title: "Neighbours on the frontier (paired differences, second − first)".into(),
-        headers: strings([
-            "from",
-            "to",
-            "retention at need",
-            "95% interval",
-            "excludes 0",
-            "cost saved",
-            "95% interval",
-            "excludes 0",
-        ]),
-        rows: run
-            .comparisons
-            .iter()
-            .map(|d| {
-                vec![
-                    d.a.clone(),
-                    d.b.clone(),
-                    points(d.retention_at_need),
-                    interval(d.retention_at_need_ci95),
-                    yes_no(d.retention_differs()),
-                    points(d.cost_savings),
-                    interval(d.cost_savings_ci95),
-                    yes_no(d.cost_differs()),
-                ]
-            })
-            .collect(),
-        note: Some(
+    let frontier = Table::of(
+        "Neighbours on the frontier (paired differences, second − first)",
+        &[
+            col("from", |d: &PairedDifference| Cell::text(&d.a)),
+            col("to", |d: &PairedDifference| Cell::text(&d.b)),
+            col("retention at need", move |d: &PairedDifference| points(d.retention_at_need)),
+            col("95% interval", move |d: &PairedDifference| interval(d.retention_at_need_ci95)),
+            col("excludes 0", move |d: &PairedDifference| yes_no(d.retention_differs())),
+            col("cost saved", move |d: &PairedDifference| points(d.cost_savings)),
+            col("95% interval", move |d: &PairedDifference| interval(d.cost_savings_ci95)),
+            col("excludes 0", move |d: &PairedDifference| yes_no(d.cost_differs())),
+        ],
+        &run.comparisons,
+        Some(
             "Strategies on the Pareto frontier of savings and retention at need, each against the next one that \
              saves more: what the extra saving costs in findings, on the same resampled episodes. An interval \
              that includes 0 means the data cannot tell the two apart."
                 .into(),
         ),
-    };
+    );
     vec![acted, intervals, costs, frontier, super::detail::judge(run)]
 }
 
@@ -595,28 +502,18 @@ fn keyed(run: &RunReport, key: FieldKey, title: &str, note: &str) -> Table {
         .first()
         .map(|s| s.keyed(key).iter().map(|(k, _)| (*k).to_owned()).collect())
         .unwrap_or_default();
-    let mut headers = vec!["strategy".to_owned()];
-    headers.extend(kinds.iter().cloned());
-    Table {
-        title: title.into(),
-        headers,
-        rows: run
-            .strategies
-            .iter()
-            .map(|s| {
-                let values = s.keyed(key);
-                std::iter::once(s.strategy.clone())
-                    .chain(kinds.iter().map(|k| {
-                        pct(values
-                            .iter()
-                            .find(|(name, _)| name == k)
-                            .and_then(|(_, v)| *v))
-                    }))
-                    .collect()
-            })
-            .collect(),
-        note: Some(note.into()),
-    }
+    let mut cols = vec![strategy()];
+    cols.extend(kinds.into_iter().map(|k| {
+        col(k.clone(), move |s: &StrategyMetrics| {
+            Cell::share(
+                s.keyed(key)
+                    .iter()
+                    .find(|(name, _)| *name == k)
+                    .and_then(|(_, v)| *v),
+            )
+        })
+    }));
+    Table::of(title, &cols, &run.strategies, Some(note.into()))
 }
 
 /// Every table of a run report, in order.
@@ -653,32 +550,24 @@ pub fn tables(run: &RunReport) -> Vec<Table> {
             "Token share by item type (of all input tokens sent)",
             "Tool results are most of an agent's tokens: they bound what masking can save.",
         ),
-        Table {
-            title: "Strategy LLM use".into(),
-            headers: strings([
-                "strategy",
-                "calls",
-                "failures",
-                "input tokens",
-                "output tokens",
-                "LLM time (s)",
-            ]),
-            rows: run
-                .strategies
-                .iter()
-                .map(|s| {
-                    vec![
-                        s.strategy.clone(),
-                        s.count(field::STRATEGY_CALLS).to_string(),
-                        s.count(field::STRATEGY_FAILURES).to_string(),
-                        s.count(field::STRATEGY_INPUT_TOKENS).to_string(),
-                        s.count(field::STRATEGY_OUTPUT_TOKENS).to_string(),
-                        format!("{:.1}", s.number(field::STRATEGY_LLM_MS).unwrap_or(0.0) / 1000.0),
-                    ]
-                })
-                .collect(),
-            note: None,
-        },
+        Table::of(
+            "Strategy LLM use",
+            &[
+                strategy(),
+                stat("calls", |s| Cell::count(s.count(field::STRATEGY_CALLS))),
+                stat("failures", |s| Cell::count(s.count(field::STRATEGY_FAILURES))),
+                stat("input tokens", |s| Cell::count(s.count(field::STRATEGY_INPUT_TOKENS))),
+                stat("output tokens", |s| Cell::count(s.count(field::STRATEGY_OUTPUT_TOKENS))),
+                stat("LLM time (s)", |s| {
+                    Cell::figure(format!(
+                        "{:.1}",
+                        s.number(field::STRATEGY_LLM_MS).unwrap_or(0.0) / 1000.0
+                    ))
+                }),
+            ],
+            &run.strategies,
+            None,
+        ),
     ];
     out.extend(defensible(run));
     out.extend(super::detail::losses(run));
