@@ -21,26 +21,7 @@ pub enum Command {
     /// a report.
     Run(RunArgs),
     /// Run a grid of strategy settings and recommend the cheapest one that keeps enough findings.
-    Sweep {
-        /// Dataset file (JSON lines of episodes) or directory of .jsonl files.
-        #[arg(long, default_value = "datasets/default.jsonl")]
-        dataset: PathBuf,
-        /// Run config (window, tokenizer, pricing); its strategies are replaced by the grid.
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Sweep grid (TOML); default: the built-in configs/sweep.toml.
-        #[arg(long)]
-        grid: Option<PathBuf>,
-        /// The lowest acceptable retention at need, overriding the grid file's.
-        #[arg(long)]
-        min_retention: Option<f64>,
-        /// Output directory; default reports/<name>.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Run name.
-        #[arg(long, default_value = "sweep")]
-        name: String,
-    },
+    Sweep(SweepArgs),
     /// Re-create report.md, report.html and the charts of a run directory from its saved records.
     Report {
         /// The run directory (holding summary.json and steps.csv).
@@ -77,66 +58,14 @@ pub enum Command {
     },
     /// Combine the shard runs of one dataset and config (`run --shard I/N`) into the run directory one `run`
     /// would have written.
-    Merge {
-        /// The N shard run directories, in any order.
-        #[arg(required = true)]
-        dirs: Vec<PathBuf>,
-        /// Output directory.
-        #[arg(long)]
-        out: PathBuf,
-        /// Run name.
-        #[arg(long, default_value = "merged")]
-        name: String,
-        /// Print every column of the comparison, not only the five that fit 100 columns.
-        #[arg(long)]
-        wide: bool,
-    },
+    Merge(MergeArgs),
     /// Compare the baseline replay of imported traces with the usage the traces record (provider prompt tokens
     /// per episode and per call).
-    Usage {
-        /// Dataset file or directory of .jsonl files (imported traces).
-        dataset: PathBuf,
-        /// How to count tokens.
-        #[command(flatten)]
-        tokens: TokenizerArgs,
-        /// Send (`keep`, the default) or leave out (`ignore`) the blocks of context the traces did not record.
-        #[arg(long, value_enum, default_value = "keep")]
-        unrecorded: crate::run::UnrecordedMode,
-        /// Also print each call.
-        #[arg(long)]
-        per_call: bool,
-    },
+    Usage(UsageArgs),
     /// Convert agent traces (OpenAI, Anthropic, SWE-agent, mini-swe-agent, OpenHands, Claude Code, tau-bench,
     /// aider, smolagents, Inspect AI logs, OpenTelemetry GenAI and OpenInference OTLP/JSON exports) into a
     /// ctxbench dataset, adding automatic findings where there are none.
-    Import {
-        /// The trace format.
-        #[arg(long, short, default_value = "auto",
-              value_parser = clap::builder::PossibleValuesParser::new(crate::history::import::format_names()))]
-        format: String,
-        /// Trace files or folders (the OTLP files of one export, spans and logs, are read together).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Output dataset (JSONL).
-        #[arg(long, short)]
-        out: PathBuf,
-        /// Tool definitions (JSON array, as the provider APIs take them) the agent ran with, for traces that do
-        /// not record theirs: Claude Code, SWE-agent and mini-swe-agent function-calling runs, OpenTelemetry from
-        /// opentelemetry-instrumentation-openai-v2, and OpenAI or Anthropic message files without `tools`. Every
-        /// request then counts them. Episodes whose trace records tools keep their own (OpenHands' system event,
-        /// smolagents' tool-calling agent, Inspect AI, OpenInference); tau-bench's shipped airline and retail
-        /// schemas give way to these. aider, smolagents' code agent and text-mode runs send no tool schemas.
-        #[arg(long)]
-        tools: Option<PathBuf>,
-        /// How to count tokens (the blocks of unrecorded context are sized with it).
-        #[command(flatten)]
-        tokens: TokenizerArgs,
-        /// Where a trace records each call's prompt tokens but leaves part of the prompt out (Claude Code,
-        /// aider, OpenHands without its system event): `keep` (default) adds a block of unrecorded context
-        /// before each call point, the recorded size less the replay's; `ignore` adds none.
-        #[arg(long, value_enum, default_value = "keep")]
-        unrecorded: crate::run::UnrecordedMode,
-    },
+    Import(ImportArgs),
 }
 
 /// How tokens are counted: an OpenAI encoding, or the agent model's own Hugging Face tokenizer and chat
@@ -158,30 +87,14 @@ pub struct TokenizerArgs {
 }
 
 impl TokenizerArgs {
-    /// The tokenizer these arguments name (o200k_base when they name none).
-    ///
-    /// # Errors
-    /// A tokenizer that cannot be built.
-    pub fn tokenizer(&self) -> anyhow::Result<std::sync::Arc<crate::tokens::Tokenizer>> {
-        let settings = self.apply(crate::run::TokenizerConfig::default());
-        Ok(std::sync::Arc::new(settings.build()?))
-    }
-
-    /// `base` with what these arguments override.
+    /// What these arguments set over a configuration's tokenizer.
     #[must_use]
-    pub fn apply(&self, mut base: crate::run::TokenizerConfig) -> crate::run::TokenizerConfig {
-        if let Some(e) = self.encoding {
-            base.encoding = e;
-            base.file = None;
-            base.chat_template = None;
+    pub fn overrides(&self) -> crate::run::TokenizerOverride {
+        crate::run::TokenizerOverride {
+            encoding: self.encoding,
+            file: self.tokenizer.clone(),
+            chat_template: self.chat_template.clone(),
         }
-        if let Some(f) = &self.tokenizer {
-            base.file = Some(f.clone());
-        }
-        if let Some(t) = &self.chat_template {
-            base.chat_template = Some(t.clone());
-        }
-        base
     }
 }
 
@@ -299,4 +212,108 @@ pub struct RunArgs {
     /// with the mock alone (its answers are the same on every replay).
     #[arg(long, value_enum, value_name = "WHICH")]
     pub calls: Option<crate::run::CallLog>,
+}
+
+impl RunArgs {
+    /// What these arguments set over the configuration.
+    #[must_use]
+    pub fn overrides(&self) -> crate::run::Overrides {
+        crate::run::Overrides {
+            strategies: self.strategies.clone(),
+            window: self.window,
+            min_retention: self.min_retention,
+            min_needs: self.min_needs,
+            recommend_without_retention: self.recommend_without_retention,
+            unrecorded: self.unrecorded,
+            tokenizer: self.tokens.overrides(),
+            no_cache: self.no_cache,
+        }
+    }
+}
+
+/// Arguments of `ctxbench sweep`.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Dataset file (JSON lines of episodes) or directory of .jsonl files.
+    #[arg(long, default_value = "datasets/default.jsonl")]
+    pub dataset: PathBuf,
+    /// Run config (window, tokenizer, pricing); its strategies are replaced by the grid.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Sweep grid (TOML); default: the built-in configs/sweep.toml.
+    #[arg(long)]
+    pub grid: Option<PathBuf>,
+    /// The lowest acceptable retention at need, overriding the grid file's.
+    #[arg(long)]
+    pub min_retention: Option<f64>,
+    /// Output directory; default reports/<name>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run name.
+    #[arg(long, default_value = "sweep")]
+    pub name: String,
+}
+
+/// Arguments of `ctxbench merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The N shard run directories, in any order.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Output directory.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Run name.
+    #[arg(long, default_value = "merged")]
+    pub name: String,
+    /// Print every column of the comparison, not only the five that fit 100 columns.
+    #[arg(long)]
+    pub wide: bool,
+}
+
+/// Arguments of `ctxbench usage`.
+#[derive(Debug, clap::Args)]
+pub struct UsageArgs {
+    /// Dataset file or directory of .jsonl files (imported traces).
+    pub dataset: PathBuf,
+    /// How to count tokens.
+    #[command(flatten)]
+    pub tokens: TokenizerArgs,
+    /// Send (`keep`, the default) or leave out (`ignore`) the blocks of context the traces did not record.
+    #[arg(long, value_enum, default_value = "keep")]
+    pub unrecorded: crate::run::UnrecordedMode,
+    /// Also print each call.
+    #[arg(long)]
+    pub per_call: bool,
+}
+
+/// Arguments of `ctxbench import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The trace format.
+    #[arg(long, short, default_value = "auto",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::history::import::format_names()))]
+    pub format: String,
+    /// Trace files or folders (the OTLP files of one export, spans and logs, are read together).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output dataset (JSONL).
+    #[arg(long, short)]
+    pub out: PathBuf,
+    /// Tool definitions (JSON array, as the provider APIs take them) the agent ran with, for traces that do
+    /// not record theirs: Claude Code, SWE-agent and mini-swe-agent function-calling runs, OpenTelemetry from
+    /// opentelemetry-instrumentation-openai-v2, and OpenAI or Anthropic message files without `tools`. Every
+    /// request then counts them. Episodes whose trace records tools keep their own (OpenHands' system event,
+    /// smolagents' tool-calling agent, Inspect AI, OpenInference); tau-bench's shipped airline and retail
+    /// schemas give way to these. aider, smolagents' code agent and text-mode runs send no tool schemas.
+    #[arg(long)]
+    pub tools: Option<PathBuf>,
+    /// How to count tokens (the blocks of unrecorded context are sized with it).
+    #[command(flatten)]
+    pub tokens: TokenizerArgs,
+    /// Where a trace records each call's prompt tokens but leaves part of the prompt out (Claude Code,
+    /// aider, OpenHands without its system event): `keep` (default) adds a block of unrecorded context
+    /// before each call point, the recorded size less the replay's; `ignore` adds none.
+    #[arg(long, value_enum, default_value = "keep")]
+    pub unrecorded: crate::run::UnrecordedMode,
 }

@@ -1,13 +1,14 @@
 //! The subcommands' work: each turns parsed arguments into library calls and terminal output.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::args::RunArgs;
-use super::console::count;
+use super::args::{MergeArgs, RunArgs, SweepArgs};
+use super::console::{comparison, count, paragraph};
 use super::progress::{progress_bar, Bar};
+use super::summary::{self, View};
 use crate::history::validate::validate_path;
 use crate::run::{self, RunConfig};
 
@@ -42,61 +43,54 @@ pub(super) fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result
 }
 
 pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
-    let RunArgs {
-        dataset,
-        config: config_path,
-        strategies,
-        out,
-        name,
-        window,
-        min_retention,
-        min_needs,
-        recommend_without_retention,
-        unrecorded,
-        tokens,
-        verbose,
-        wide,
-        explore,
-        no_cache,
-        resume,
-        keep_going,
-        dry_run,
-        max_cost,
-        shard,
-        calls,
-    } = args;
-    let shard = shard
-        .map(|s| run::shard::Shard::parse(&s, |k| std::env::var(k).ok()))
+    let (config, name) = configured(&args)?;
+    let dataset = args.dataset.as_path();
+    if args.dry_run {
+        write!(stdout, "{}", run::dry_run(&config, dataset)?.to_markdown())?;
+        return Ok(true);
+    }
+    for w in config.warnings() {
+        eprintln!("warning: {w}");
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(&name));
+    let shard = args
+        .shard
+        .as_deref()
+        .map(|s| run::shard::Shard::parse(s, |k| std::env::var(k).ok()))
         .transpose()?;
-    let (dataset, config_path) = (dataset.as_path(), config_path.as_deref());
+    if let Ok(staging) = run::staging::staging_dir(&out) {
+        super::progress::on_interrupt(typed_command(), &staging);
+    }
+    let options = run::RunOptions {
+        resume: args.resume,
+        keep_going: args.keep_going,
+        max_cost: args.max_cost,
+        shard,
+        calls: args.calls,
+    };
+    let bar = progress_bar(dataset);
+    let outcome = run::run(&config, dataset, &out, &name, &Bar(bar.clone()), &options)
+        .map_err(|e| stopped(e, &name, &out))?;
+    bar.finish_and_clear();
+    summary::run(stdout, &outcome, View::new(args.wide, args.verbose))?;
+    writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
+    finish(stdout, &outcome, args.explore, &out)
+}
+
+/// The configuration a run's arguments give (the config file's, with the options over it) and the run's name.
+fn configured(args: &RunArgs) -> Result<(RunConfig, String)> {
+    let config_path = args.config.as_deref();
     let mut config = match config_path {
         Some(p) => RunConfig::from_file(p)?,
         None => RunConfig::default(),
     };
-    if no_cache {
-        if let Some(llm) = &mut config.llm {
-            llm.use_cache = false;
-        }
-    }
-    if let Some(w) = window {
-        config.context_window = w;
-    }
-    if let Some(m) = min_retention {
-        config.min_retention = m;
-    }
-    if let Some(n) = min_needs {
-        config.min_needs = n;
-    }
-    config.recommend_without_retention |= recommend_without_retention;
-    if let Some(u) = unrecorded {
-        config.unrecorded = u;
-    }
-    config.tokenizer = tokens.apply(config.tokenizer);
-    if !strategies.is_empty() {
-        config.select(&strategies)?;
-    }
-    config.validate()?;
-    let name = name
+    config.apply(&args.overrides())?;
+    let name = args
+        .name
+        .clone()
         .or_else(|| {
             config_path
                 .and_then(|p| p.file_stem())
@@ -106,174 +100,98 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     if name.contains(['/', '\\']) || name.starts_with('.') {
         bail!("run name '{name}' must not contain a path separator or start with '.'");
     }
-    if max_cost.is_some_and(|c| !c.is_finite() || c < 0.0) {
+    if args.max_cost.is_some_and(|c| !c.is_finite() || c < 0.0) {
         bail!("--max-cost must be a number of USD, 0 or more");
     }
-    if dry_run {
-        let estimate = run::dry_run(&config, dataset)?;
-        write!(stdout, "{}", estimate.to_markdown())?;
-        return Ok(true);
-    }
-    for w in config.warnings() {
-        eprintln!("warning: {w}");
-    }
-    let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&name));
-    let bar = progress_bar(dataset);
-    if let Ok(staging) = run::staging::staging_dir(&out) {
-        // The command as typed, each argument quoted where a shell would split or expand it.
-        let command: Vec<String> = std::env::args()
-            .filter(|a| a != "--resume")
-            .map(|a| {
-                if a.is_empty()
-                    || a.contains(|c: char| c.is_whitespace() || "'\"$`\\*?".contains(c))
-                {
-                    format!("'{}'", a.replace('\'', "'\\''"))
-                } else {
-                    a
-                }
-            })
-            .collect();
-        super::progress::on_interrupt(command.join(" "), &staging);
-    }
-    let options = run::RunOptions {
-        resume,
-        keep_going,
-        max_cost,
-        shard,
-        calls,
-    };
-    let outcome = match run::run(&config, dataset, &out, &name, &Bar(bar.clone()), &options) {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            let staging = run::staging::staging_dir(&out).unwrap_or_else(|_| out.clone());
-            let finished = run::staging::finished_in(&staging);
-            let context = if matches!(e, crate::error::Error::Config(_)) {
-                // Refused before any episode ran (a bad config, an interrupted run in the way, no episode).
-                format!("run '{name}' did not start{}", previous(&out))
-            } else if finished > 0 {
-                format!(
-                    "run '{name}' stopped; the {finished} episode(s) it finished are in '{}' (`ctxbench run \
-                     --resume` with the same arguments continues it){}",
-                    staging.display(),
-                    previous(&out)
-                )
+    Ok((config, name))
+}
+
+/// The command as typed, without `--resume`, each argument quoted where a shell would split or expand it:
+/// what an interrupted run says to type to continue.
+fn typed_command() -> String {
+    std::env::args()
+        .filter(|a| a != "--resume")
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$`\\*?".contains(c)) {
+                format!("'{}'", a.replace('\'', "'\\''"))
             } else {
-                format!(
-                    "run '{name}' failed before finishing an episode{}",
-                    previous(&out)
-                )
-            };
-            return Err(anyhow::Error::new(e).context(context));
-        }
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A run's error with what became of its output: refused before it started, stopped with finished episodes
+/// to resume from, or failed before finishing one.
+fn stopped(e: crate::error::Error, name: &str, out: &Path) -> anyhow::Error {
+    let staging = run::staging::staging_dir(out).unwrap_or_else(|_| out.to_path_buf());
+    let finished = run::staging::finished_in(&staging);
+    let context = if matches!(e, crate::error::Error::Config(_)) {
+        // Refused before any episode ran (a bad config, an interrupted run in the way, no episode).
+        format!("run '{name}' did not start{}", previous(out))
+    } else if finished > 0 {
+        format!(
+            "run '{name}' stopped; the {finished} episode(s) it finished are in '{}' (`ctxbench run --resume` \
+             with the same arguments continues it){}",
+            staging.display(),
+            previous(out)
+        )
+    } else {
+        format!(
+            "run '{name}' failed before finishing an episode{}",
+            previous(out)
+        )
     };
-    bar.finish_and_clear();
+    anyhow::Error::new(e).context(context)
+}
+
+/// After a run's summary: the explorer pages (`--explore`) or how to write them, or the episodes a failed
+/// call left out; `Ok(false)` when the run is incomplete.
+fn finish(
+    stdout: &mut impl Write,
+    outcome: &run::RunOutcome,
+    explore: Option<usize>,
+    out: &Path,
+) -> Result<bool> {
     let r = &outcome.report;
-    writeln!(
-        stdout,
-        "{} episodes, {} items, window {} tokens, agent model {}\n",
-        r.dataset.episodes, r.dataset.items, config.context_window, config.pricing.agent_model
-    )?;
-    let width = super::console::width();
-    write!(
-        stdout,
-        "{}",
-        super::console::comparison(&r.strategies, wide || verbose, width)
-    )?;
-    writeln!(stdout)?;
-    if let Some(pick) = &r.recommendation {
-        writeln!(
-            stdout,
-            "{}\n",
-            super::console::paragraph(
-                &format!("What to pick: {}", pick.text.replace('`', "")),
-                width
-            )
-        )?;
-    }
-    for line in crate::report::table::reading(r) {
-        writeln!(
-            stdout,
-            "{}",
-            super::console::paragraph(&line.replace('`', ""), width)
-        )?;
-    }
-    writeln!(stdout)?;
-    for t in r.timings.iter().filter(|_| verbose) {
-        write!(
-            stdout,
-            "strategy compute {}: p50 {:.0} µs, p95 {:.0} µs",
-            t.strategy, t.compute_p50_us, t.compute_p95_us
-        )?;
-        if t.llm_calls > 0 {
-            write!(
-                stdout,
-                "; {} LLM calls: p50 {:.0} ms, p95 {:.0} ms",
-                t.llm_calls, t.llm_p50_ms, t.llm_p95_ms
-            )?;
+    if r.failed.is_empty() {
+        if !r.complete {
+            return Ok(true);
         }
-        writeln!(stdout)?;
-    }
-    for (name, stats) in [("LLM", &outcome.llm), ("Judge", &outcome.judge)] {
-        let Some(s) = stats else { continue };
-        writeln!(
-            stdout,
-            "\n{name}: {} calls, {} distinct requests: {} from the cache, {} shared with an identical one; {} HTTP \
-             requests sent ({} retries), {} failed, {} without usage (counted){}{}",
-            s.calls,
-            s.unique,
-            s.cached,
-            s.shared,
-            s.sent,
-            s.retries,
-            s.failed,
-            s.estimated,
-            s.mean_in_flight.map_or_else(String::new, |m| format!(
-                "; {m:.2} of {} in flight on average ({:.0}%)",
-                s.max_concurrency,
-                100.0 * m / s.max_concurrency as f64
-            )),
-            s.spent_usd
-                .map_or_else(String::new, |usd| format!("; ${usd:.4} spent")),
-        )?;
-    }
-    writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
-    if r.complete && r.failed.is_empty() {
-        match explore {
-            Some(n) if n > 0 => {
-                let episodes = run::show::most_informative(&outcome.dir, n)?;
+        match explore.filter(|&n| n > 0) {
+            Some(n) => {
                 let options = run::show::ShowOptions {
-                    episodes,
+                    episodes: run::show::most_informative(&outcome.dir, n)?,
                     ..run::show::ShowOptions::default()
                 };
                 let pages = run::show::show(&outcome.dir, &options)
                     .context("failed to write the episode pages (--explore)")?;
                 print_pages(stdout, &pages)?;
             }
-            _ => writeln!(
+            None => writeln!(
                 stdout,
                 "what each strategy sent, episode by episode: ctxbench show {}",
                 outcome.dir.display()
             )?,
         }
+        return Ok(true);
     }
-    if !r.failed.is_empty() {
-        writeln!(
-            stdout,
-            "the run is incomplete, so it stays in '{}'{}; `ctxbench run --resume` retries the episodes left out",
-            outcome.dir.display(),
-            previous(&out)
-        )?;
-        writeln!(
-            stdout,
-            "\n{} episode(s) left out of every figure because an LLM call failed (see the report):",
-            r.failed.len()
-        )?;
-        for f in &r.failed {
-            writeln!(stdout, "  {}: {}", f.episode, f.error)?;
-        }
-        return Ok(false);
+    writeln!(
+        stdout,
+        "the run is incomplete, so it stays in '{}'{}; `ctxbench run --resume` retries the episodes left out",
+        outcome.dir.display(),
+        previous(out)
+    )?;
+    writeln!(
+        stdout,
+        "\n{} episode(s) left out of every figure because an LLM call failed (see the report):",
+        r.failed.len()
+    )?;
+    for f in &r.failed {
+        writeln!(stdout, "  {}: {}", f.episode, f.error)?;
     }
-    Ok(true)
+    Ok(false)
 }
 
 /// Prints each page written and its size.
@@ -302,7 +220,11 @@ pub(super) fn cmd_show(stdout: &mut impl Write, args: super::args::ShowArgs) -> 
         strategies: args.strategies,
         dataset: args.dataset,
         call_llm: args.call_llm,
-        tokenizer: (args.tokenizer, args.chat_template),
+        tokenizer: run::TokenizerOverride {
+            file: args.tokenizer,
+            chat_template: args.chat_template,
+            ..run::TokenizerOverride::default()
+        },
         max_cost: args.max_cost,
     };
     let pages = run::show::show(&args.run_dir, &options).with_context(|| {
@@ -316,7 +238,7 @@ pub(super) fn cmd_show(stdout: &mut impl Write, args: super::args::ShowArgs) -> 
 }
 
 /// What a stopped or incomplete run says about the output directory it did not replace.
-fn previous(out: &std::path::Path) -> String {
+fn previous(out: &Path) -> String {
     if out.join("summary.json").exists() {
         format!(
             "; the previous complete run in '{}' is untouched",
@@ -325,4 +247,113 @@ fn previous(out: &std::path::Path) -> String {
     } else {
         String::new()
     }
+}
+
+/// `ctxbench report`: the pages of a run directory rebuilt from its records.
+pub(super) fn cmd_report(stdout: &mut impl Write, run_dir: &Path, wide: bool) -> Result<bool> {
+    let run = crate::report::rebuild::rebuild(run_dir)
+        .with_context(|| format!("failed to rebuild the report of '{}'", run_dir.display()))?;
+    let view = View::new(wide, false);
+    write!(
+        stdout,
+        "{}",
+        comparison(&run.strategies, view.wide, view.width)
+    )?;
+    writeln!(
+        stdout,
+        "\nrewrote report.md, report.html and charts in {}",
+        run_dir.display()
+    )?;
+    Ok(true)
+}
+
+/// `ctxbench sweep`: the grid run over the config, and its recommendation.
+pub(super) fn cmd_sweep(stdout: &mut impl Write, args: &SweepArgs) -> Result<bool> {
+    let base = match &args.config {
+        Some(p) => RunConfig::from_file(p)?,
+        None => RunConfig::default(),
+    };
+    let mut sweep = match &args.grid {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("failed to read '{}'", p.display()))?;
+            crate::sweep::SweepConfig::parse(&text, &p.display().to_string())?
+        }
+        None => crate::sweep::SweepConfig::parse(crate::sweep::BUILTIN, "configs/sweep.toml")?,
+    };
+    if let Some(m) = args.min_retention {
+        if !(0.0..=1.0).contains(&m) {
+            bail!("--min-retention {m} is outside [0, 1]");
+        }
+        sweep.min_retention = m;
+    }
+    let name = &args.name;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(name));
+    let bar = progress_bar(&args.dataset);
+    let (outcome, rec) =
+        crate::sweep::run(&base, &sweep, &args.dataset, &out, name, &Bar(bar.clone()))
+            .with_context(|| {
+                format!(
+                    "sweep '{name}' failed; finished episodes are in '{}'",
+                    out.display()
+                )
+            })?;
+    bar.finish_and_clear();
+    writeln!(
+        stdout,
+        "{} settings on {} episodes\n\n{}\n\nwrote {}",
+        outcome.report.strategies.len() - 1,
+        outcome.report.dataset.episodes,
+        paragraph(&rec.text, super::console::width()),
+        out.display()
+    )?;
+    Ok(true)
+}
+
+/// `ctxbench gen`: a generated dataset; only seed 42 may write the bundled one.
+pub(super) fn cmd_gen(stdout: &mut impl Write, seed: u64, out: &Path) -> Result<bool> {
+    let bundled = Path::new("datasets/default.jsonl");
+    if seed != 42 && out.ends_with(bundled) {
+        bail!(
+            "seed {seed} would overwrite the bundled dataset '{}', which is seed 42's: give --out, e.g. --out \
+             datasets/seed-{seed}.jsonl",
+            out.display()
+        );
+    }
+    let episodes = crate::gen::generate(seed);
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("failed to create '{}'", dir.display()))?;
+    }
+    let mut bytes = Vec::new();
+    crate::history::dataset::write_episodes(&mut bytes, &episodes)?;
+    crate::files::write_atomic(out, &bytes)?;
+    let items: usize = episodes.iter().map(|e| e.items.len()).sum();
+    writeln!(
+        stdout,
+        "wrote {} episodes ({items} items) to {}",
+        episodes.len(),
+        out.display()
+    )?;
+    Ok(true)
+}
+
+/// `ctxbench merge`: the shard runs combined, and the comparison they make.
+pub(super) fn cmd_merge(stdout: &mut impl Write, args: &MergeArgs) -> Result<bool> {
+    let outcome = run::shard::merge(&args.dirs, &args.out, &args.name)
+        .with_context(|| format!("failed to merge into '{}'", args.out.display()))?;
+    let r = &outcome.report;
+    writeln!(
+        stdout,
+        "merged {} shard runs: {} episodes, {} items\n",
+        args.dirs.len(),
+        r.dataset.episodes,
+        r.dataset.items
+    )?;
+    summary::comparison_and_pick(stdout, r, View::new(args.wide, false))?;
+    writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
+    Ok(true)
 }

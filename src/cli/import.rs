@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use super::args::ImportArgs;
 use super::console::{count, hanging};
 use crate::history::Episode;
 
@@ -105,49 +106,41 @@ impl Group {
     }
 }
 
-pub(super) fn cmd_import(
-    stdout: &mut impl Write,
-    format: &str,
-    paths: &[PathBuf],
-    out: &Path,
-    tools: Option<&Path>,
-    tokens: &super::args::TokenizerArgs,
-    unrecorded: crate::run::UnrecordedMode,
-) -> Result<bool> {
-    let tokenizer = tokens.tokenizer()?;
-    let mut calibrated = Vec::new();
-    let tools = tools
+/// What an import has gathered: the episodes, the files it skipped, the episodes without findings, the
+/// calibrations of unrecorded context and how many episodes took the given tools.
+#[derive(Default)]
+struct Imported {
+    episodes: Vec<Episode>,
+    skipped: Group,
+    without_findings: Group,
+    calibrated: Vec<crate::replay::unrecorded::Calibration>,
+    given_tools: usize,
+}
+
+/// Tool definitions given with `--tools`, and their file.
+type GivenTools<'a> = Option<(&'a Path, Vec<serde_json::Value>)>;
+
+pub(super) fn cmd_import(stdout: &mut impl Write, args: &ImportArgs) -> Result<bool> {
+    let tokenizer = args.tokens.overrides().build()?;
+    let tools: GivenTools = args
+        .tools
+        .as_deref()
         .map(|t| {
             crate::history::import::read_tools(t)
                 .map(|defs| (t, defs))
                 .context("failed to read the tool definitions")
         })
         .transpose()?;
-    let mut episodes = Vec::new();
-    let mut given_tools = 0;
-    let (mut skipped, mut without_findings) = (Group::default(), Group::default());
+    let mut done = Imported::default();
     // Each file alone, except the files of one OpenTelemetry export (spans, logs), which are read together.
-    for imported in crate::history::import::import_paths(&import_inputs(paths)?, Some(format)) {
-        let (read, in_dir) = (imported.path, imported.in_dir);
+    for imported in
+        crate::history::import::import_paths(&import_inputs(&args.files)?, Some(&args.format))
+    {
+        let read = imported.path;
         let mut eps = match imported.episodes {
             Ok(eps) => eps,
-            Err(e) if in_dir => {
-                // The error names the file; the group line does already.
-                let reason = match &e {
-                    crate::error::Error::Parse {
-                        path,
-                        line,
-                        message,
-                    } if *path == read => {
-                        if *line > 1 {
-                            format!("line {line}: {message}")
-                        } else {
-                            message.clone()
-                        }
-                    }
-                    _ => e.to_string(),
-                };
-                skipped.add(&read, reason);
+            Err(e) if imported.in_dir => {
+                done.skipped.add(&read, skip_reason(&e, &read));
                 continue;
             }
             Err(e) => {
@@ -157,23 +150,69 @@ pub(super) fn cmd_import(
             }
         };
         for ep in &mut eps {
-            // Tools ctxbench ships for a format (tau-bench's, `meta.tools_from`) give way to the user's.
-            let shipped = ep.meta.contains_key("tools_from");
-            if let Some((_, defs)) = tools.as_ref().filter(|_| ep.tools.is_empty() || shipped) {
-                ep.tools.clone_from(defs);
-                ep.meta.remove("tools_from");
-                given_tools += 1;
-            }
-            if unrecorded == crate::run::UnrecordedMode::Keep {
-                if let Ok(c) = crate::replay::unrecorded::calibrate(ep, &tokenizer)? {
-                    calibrated.push(c);
-                }
+            done.prepare(ep, tools.as_ref(), &tokenizer, args.unrecorded)?;
+        }
+        done.list(stdout, &eps, &read, &args.format)?;
+        done.episodes.extend(eps);
+    }
+    done.finish(stdout, args, tools.as_ref(), &tokenizer)
+}
+
+/// Why a file in a folder was skipped: the error without the file's name, which the group line gives.
+fn skip_reason(e: &crate::error::Error, read: &Path) -> String {
+    match e {
+        crate::error::Error::Parse {
+            path,
+            line,
+            message,
+        } if path == read => {
+            if *line > 1 {
+                format!("line {line}: {message}")
+            } else {
+                message.clone()
             }
         }
-        // The episodes by the file they came from, in the order read.
+        _ => e.to_string(),
+    }
+}
+
+impl Imported {
+    /// `ep` given the user's tools where its trace records none (or only the ones ctxbench ships for its
+    /// format), and its unrecorded context calibrated when `unrecorded` keeps it.
+    fn prepare(
+        &mut self,
+        ep: &mut Episode,
+        tools: Option<&(&Path, Vec<serde_json::Value>)>,
+        tokenizer: &std::sync::Arc<crate::tokens::Tokenizer>,
+        unrecorded: crate::run::UnrecordedMode,
+    ) -> Result<()> {
+        // Tools ctxbench ships for a format (tau-bench's, `meta.tools_from`) give way to the user's.
+        let shipped = ep.meta.contains_key("tools_from");
+        if let Some((_, defs)) = tools.filter(|_| ep.tools.is_empty() || shipped) {
+            ep.tools.clone_from(defs);
+            ep.meta.remove("tools_from");
+            self.given_tools += 1;
+        }
+        if unrecorded == crate::run::UnrecordedMode::Keep {
+            if let Ok(c) = crate::replay::unrecorded::calibrate(ep, tokenizer)? {
+                self.calibrated.push(c);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the episodes read from `read` and prints them by the file they came from, in the order read:
+    /// a line per file, and a line per episode where a file held several.
+    fn list(
+        &mut self,
+        stdout: &mut impl Write,
+        eps: &[Episode],
+        read: &Path,
+        format: &str,
+    ) -> Result<()> {
         let mut files: Vec<(PathBuf, Vec<&Episode>)> = Vec::new();
-        for ep in &eps {
-            let file = origin_of(ep, &read);
+        for ep in eps {
+            let file = origin_of(ep, read);
             if let Some(issue) = crate::history::validate::check_episode(ep)
                 .into_iter()
                 .next()
@@ -187,7 +226,7 @@ pub(super) fn cmd_import(
                 );
             }
             if ep.findings.is_empty() {
-                without_findings.add(&file, ep.id.clone());
+                self.without_findings.add(&file, ep.id.clone());
             }
             match files.iter_mut().find(|(f, _)| *f == file) {
                 Some((_, list)) => list.push(ep),
@@ -200,102 +239,92 @@ pub(super) fn cmd_import(
                 .get("format")
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or(format);
+            let head = format!("{}: {detected} trace, ", file.display());
             if let [ep] = list.as_slice() {
-                let line = format!(
-                    "{}: {detected} trace, episode '{}': {}",
-                    file.display(),
-                    ep.id,
-                    figures(ep)
-                );
+                let line = format!("{head}episode '{}': {}", ep.id, figures(ep));
                 writeln!(stdout, "{}", hanging(&line, WIDTH, 4))?;
                 continue;
             }
-            writeln!(
-                stdout,
-                "{}",
-                hanging(
-                    &format!(
-                        "{}: {detected} trace, {}",
-                        file.display(),
-                        count(list.len(), "episode", "episodes")
-                    ),
-                    WIDTH,
-                    4
-                )
-            )?;
+            let line = head + &count(list.len(), "episode", "episodes");
+            writeln!(stdout, "{}", hanging(&line, WIDTH, 4))?;
             for ep in list {
                 let line = format!("  '{}': {}", ep.id, figures(ep));
                 writeln!(stdout, "{}", hanging(&line, WIDTH, 4))?;
             }
         }
-        episodes.extend(eps);
+        Ok(())
     }
-    let mut err = std::io::stderr().lock();
-    skipped.write(
-        &mut err,
-        &format!(
-            "skipped {}, not a trace ctxbench reads:",
-            count(skipped.len(), "file", "files")
-        ),
-    )?;
-    if episodes.is_empty() {
-        bail!(
-            "nothing was imported from {}{}; '{}' was not written",
-            paths
+
+    /// The warnings (stderr), the tools given and the unrecorded context added, then the dataset written;
+    /// an error, writing nothing, when nothing was imported.
+    fn finish(
+        &self,
+        stdout: &mut impl Write,
+        args: &ImportArgs,
+        tools: Option<&(&Path, Vec<serde_json::Value>)>,
+        tokenizer: &crate::tokens::Tokenizer,
+    ) -> Result<bool> {
+        let (episodes, skipped) = (&self.episodes, &self.skipped);
+        let mut err = std::io::stderr().lock();
+        let skipped_files = count(skipped.len(), "file", "files");
+        skipped.write(
+            &mut err,
+            &format!("skipped {skipped_files}, not a trace ctxbench reads:"),
+        )?;
+        if episodes.is_empty() {
+            let given: Vec<String> = args
+                .files
                 .iter()
                 .map(|p| format!("'{}'", p.display()))
-                .collect::<Vec<_>>()
-                .join(", "),
+                .collect();
+            bail!(
+                "nothing was imported from {}{}; '{}' was not written",
+                given.join(", "),
+                if skipped.len() > 0 {
+                    format!(" ({skipped_files} in no known format)")
+                } else {
+                    String::new()
+                },
+                args.out.display()
+            );
+        }
+        let n = self.without_findings.len();
+        self.without_findings.write(
+            &mut err,
+            &format!(
+                "{} without findings: none could be found automatically, so retention is not measured on {} \
+                 (add findings by hand: README, Dataset format):",
+                count(n, "episode", "episodes"),
+                if n == 1 { "it" } else { "them" }
+            ),
+        )?;
+        if let Some((path, defs)) = tools {
+            let line = format!(
+                "gave the {} of {} to {} of {} (the others record their own)",
+                count(defs.len(), "tool definition", "tool definitions"),
+                path.display(),
+                self.given_tools,
+                count(episodes.len(), "episode", "episodes")
+            );
+            writeln!(stdout, "{}", hanging(&line, WIDTH, 2))?;
+        }
+        write_calibrated(stdout, &self.calibrated, tokenizer)?;
+        let mut bytes = Vec::new();
+        crate::history::dataset::write_episodes(&mut bytes, episodes)?;
+        crate::files::write_atomic(&args.out, &bytes)?;
+        let line = format!(
+            "wrote {} to {} ({n} without findings{})",
+            count(episodes.len(), "episode", "episodes"),
+            args.out.display(),
             if skipped.len() > 0 {
-                format!(
-                    " ({} in no known format)",
-                    count(skipped.len(), "file", "files")
-                )
+                format!(", {skipped_files} skipped")
             } else {
                 String::new()
-            },
-            out.display()
-        );
-    }
-    without_findings.write(
-        &mut err,
-        &format!(
-            "{} without findings: none could be found automatically, so retention is not measured on {} \
-             (add findings by hand: README, Dataset format):",
-            count(without_findings.len(), "episode", "episodes"),
-            if without_findings.len() == 1 {
-                "it"
-            } else {
-                "them"
             }
-        ),
-    )?;
-    if let Some((path, defs)) = &tools {
-        let line = format!(
-            "gave the {} of {} to {given_tools} of {} (the others record their own)",
-            count(defs.len(), "tool definition", "tool definitions"),
-            path.display(),
-            count(episodes.len(), "episode", "episodes")
         );
         writeln!(stdout, "{}", hanging(&line, WIDTH, 2))?;
+        Ok(true)
     }
-    write_calibrated(stdout, &calibrated, &tokenizer)?;
-    let mut bytes = Vec::new();
-    crate::history::dataset::write_episodes(&mut bytes, &episodes)?;
-    crate::files::write_atomic(out, &bytes)?;
-    let line = format!(
-        "wrote {} to {} ({} without findings{})",
-        count(episodes.len(), "episode", "episodes"),
-        out.display(),
-        without_findings.len(),
-        if skipped.len() > 0 {
-            format!(", {} skipped", count(skipped.len(), "file", "files"))
-        } else {
-            String::new()
-        }
-    );
-    writeln!(stdout, "{}", hanging(&line, WIDTH, 2))?;
-    Ok(true)
 }
 
 /// What import added of the context the traces did not record: per episode, its share of the input.

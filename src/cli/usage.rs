@@ -6,6 +6,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
+use super::args::UsageArgs;
 use super::console::{hanging, markdown};
 use crate::run::usage::EpisodeUsage;
 
@@ -17,152 +18,24 @@ fn dash<T: ToString>(n: Option<T>) -> String {
     n.map_or_else(|| "–".to_owned(), |n| n.to_string())
 }
 
-pub(super) fn cmd_usage(
-    stdout: &mut impl Write,
-    dataset: &std::path::Path,
-    tokens: &super::args::TokenizerArgs,
-    unrecorded: crate::run::UnrecordedMode,
-    per_call: bool,
-) -> Result<bool> {
-    let tokenizer = tokens.tokenizer()?;
+pub(super) fn cmd_usage(stdout: &mut impl Write, args: &UsageArgs) -> Result<bool> {
+    let dataset = &args.dataset;
+    let tokenizer = args.tokens.overrides().build()?;
     let counted_with = tokenizer.name();
-    let rows = crate::run::usage::compare(dataset, &tokenizer, unrecorded)
+    let rows = crate::run::usage::compare(dataset, &tokenizer, args.unrecorded)
         .with_context(|| format!("failed to compare '{}'", dataset.display()))?;
     if rows.is_empty() {
-        writeln!(
-            stdout,
-            "{}",
-            hanging(
-                &format!(
-                    "no episode of '{}' records its provider usage (import traces that do: SWE-agent, \
-                     mini-swe-agent, OpenHands, Claude Code, aider, smolagents)",
-                    dataset.display()
-                ),
-                WIDTH,
-                2
-            )
-        )?;
+        let line = format!(
+            "no episode of '{}' records its provider usage (import traces that do: SWE-agent, mini-swe-agent, \
+             OpenHands, Claude Code, aider, smolagents)",
+            dataset.display()
+        );
+        writeln!(stdout, "{}", hanging(&line, WIDTH, 2))?;
         return Ok(true);
     }
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.episode.clone(),
-                r.format().to_owned(),
-                r.call_points.to_string(),
-                format!(
-                    "{}{}",
-                    dash(r.recorded_calls),
-                    if r.unrecorded.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" + {} no usage", r.unrecorded.len())
-                    }
-                ),
-                r.replay_input_tokens.to_string(),
-                if r.unrecorded_tokens > 0 {
-                    crate::report::pct(Some(r.unrecorded_share()))
-                } else if r.leaves_out.is_some() {
-                    "not added".into()
-                } else {
-                    "–".into()
-                },
-                format!(
-                    "{}{}",
-                    if r.approximate { "~" } else { "" },
-                    dash(r.recorded_input_tokens)
-                ),
-                dash(r.ratio.map(|x| format!("{x:.3}"))),
-            ]
-        })
-        .collect();
-    write!(
-        stdout,
-        "{}",
-        markdown(
-            2,
-            &[
-                "episode",
-                "format",
-                "call points",
-                "recorded calls",
-                "replayed",
-                "unrecorded",
-                "recorded",
-                "ratio"
-            ],
-            &table,
-            WIDTH
-        )
-    )?;
-    writeln!(
-        stdout,
-        "\n{}",
-        hanging(
-            &format!(
-                "Input tokens: replayed, what the baseline replay sends ({counted_with}); unrecorded, the share \
-                 of it that is context the trace left out and import added (\"not added\": the trace leaves \
-                 some out, imported with `--unrecorded ignore`); recorded, the provider's prompt tokens as the \
-                 trace records them (~ rounded); ratio, replayed / recorded. Recorded calls without usage are \
-                 counted apart (no usage)."
-
-            ),
-            WIDTH,
-            0
-        )
-    )?;
-    // Where each format's figures come from, once per format.
-    let mut from: Vec<(&str, &str)> = rows
-        .iter()
-        .map(|r| (r.format(), r.recorded_from.as_str()))
-        .collect();
-    from.sort_unstable();
-    from.dedup();
-    let sources: Vec<String> = from.iter().map(|(f, s)| format!("{f}: {s}")).collect();
-    writeln!(
-        stdout,
-        "{}",
-        hanging(&format!("Recorded from: {}.", sources.join("; ")), WIDTH, 2)
-    )?;
-    // What a reader must know to read the table: calls without usage and failed calls, by name, the same
-    // failure of an episode said once with its count.
-    for r in &rows {
-        for u in &r.unrecorded {
-            writeln!(
-                stdout,
-                "\n{}",
-                hanging(
-                    &format!(
-                        "{}: call point {} has no recorded usage ({})",
-                        r.episode, u.call_point, u.why
-                    ),
-                    WIDTH,
-                    2
-                )
-            )?;
-        }
-        let mut failed: Vec<(&str, usize)> = Vec::new();
-        for why in &r.failed {
-            match failed.iter_mut().find(|(w, _)| *w == why.as_str()) {
-                Some((_, n)) => *n += 1,
-                None => failed.push((why, 1)),
-            }
-        }
-        for (why, n) in failed {
-            let what = if n == 1 {
-                "a failed call, not a call point".to_owned()
-            } else {
-                format!("{n} failed calls, not call points")
-            };
-            writeln!(
-                stdout,
-                "\n{}",
-                hanging(&format!("{}: {what} ({why})", r.episode), WIDTH, 2)
-            )?;
-        }
-    }
-    if per_call {
+    write_episodes(stdout, &rows, &counted_with)?;
+    write_gaps(stdout, &rows)?;
+    if args.per_call {
         write_per_format(stdout, &rows)?;
         writeln!(
             stdout,
@@ -179,6 +52,105 @@ pub(super) fn cmd_usage(
         }
     }
     Ok(true)
+}
+
+/// An episode's row: its calls, the input tokens replayed, unrecorded and recorded, and their ratio.
+fn episode_row(r: &EpisodeUsage) -> Vec<String> {
+    let no_usage = if r.unrecorded.is_empty() {
+        String::new()
+    } else {
+        format!(" + {} no usage", r.unrecorded.len())
+    };
+    let unrecorded = if r.unrecorded_tokens > 0 {
+        crate::report::pct(Some(r.unrecorded_share()))
+    } else if r.leaves_out.is_some() {
+        "not added".into()
+    } else {
+        "–".into()
+    };
+    vec![
+        r.episode.clone(),
+        r.format().to_owned(),
+        r.call_points.to_string(),
+        format!("{}{no_usage}", dash(r.recorded_calls)),
+        r.replay_input_tokens.to_string(),
+        unrecorded,
+        format!(
+            "{}{}",
+            if r.approximate { "~" } else { "" },
+            dash(r.recorded_input_tokens)
+        ),
+        dash(r.ratio.map(|x| format!("{x:.3}"))),
+    ]
+}
+
+/// The table of episodes, how to read it, and where each format's recorded figures come from.
+fn write_episodes(
+    stdout: &mut impl Write,
+    rows: &[EpisodeUsage],
+    counted_with: &str,
+) -> Result<()> {
+    let table: Vec<Vec<String>> = rows.iter().map(episode_row).collect();
+    let header = [
+        "episode",
+        "format",
+        "call points",
+        "recorded calls",
+        "replayed",
+        "unrecorded",
+        "recorded",
+        "ratio",
+    ];
+    write!(stdout, "{}", markdown(2, &header, &table, WIDTH))?;
+    let legend = format!(
+        "Input tokens: replayed, what the baseline replay sends ({counted_with}); unrecorded, the share of it \
+         that is context the trace left out and import added (\"not added\": the trace leaves some out, \
+         imported with `--unrecorded ignore`); recorded, the provider's prompt tokens as the trace records them \
+         (~ rounded); ratio, replayed / recorded. Recorded calls without usage are counted apart (no usage)."
+    );
+    writeln!(stdout, "\n{}", hanging(&legend, WIDTH, 0))?;
+    // Where each format's figures come from, once per format.
+    let mut from: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.format(), r.recorded_from.as_str()))
+        .collect();
+    from.sort_unstable();
+    from.dedup();
+    let sources: Vec<String> = from.iter().map(|(f, s)| format!("{f}: {s}")).collect();
+    let line = format!("Recorded from: {}.", sources.join("; "));
+    writeln!(stdout, "{}", hanging(&line, WIDTH, 2))?;
+    Ok(())
+}
+
+/// What a reader must know to read the table: calls without usage and failed calls, by name, the same
+/// failure of an episode said once with its count.
+fn write_gaps(stdout: &mut impl Write, rows: &[EpisodeUsage]) -> Result<()> {
+    for r in rows {
+        for u in &r.unrecorded {
+            let line = format!(
+                "{}: call point {} has no recorded usage ({})",
+                r.episode, u.call_point, u.why
+            );
+            writeln!(stdout, "\n{}", hanging(&line, WIDTH, 2))?;
+        }
+        let mut failed: Vec<(&str, usize)> = Vec::new();
+        for why in &r.failed {
+            match failed.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, n)) => *n += 1,
+                None => failed.push((why, 1)),
+            }
+        }
+        for (why, n) in failed {
+            let what = if n == 1 {
+                "a failed call, not a call point".to_owned()
+            } else {
+                format!("{n} failed calls, not call points")
+            };
+            let line = format!("{}: {what} ({why})", r.episode);
+            writeln!(stdout, "\n{}", hanging(&line, WIDTH, 2))?;
+        }
+    }
+    Ok(())
 }
 
 /// `usage --per-call`: per format, call points against the calls the traces show, and the worst per-call

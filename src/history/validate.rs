@@ -170,27 +170,43 @@ pub fn warn_episode(ep: &Episode) -> Vec<Issue> {
 /// Checks one parsed episode; an empty list means it is valid.
 #[must_use]
 pub fn check_episode(ep: &Episode) -> Vec<Issue> {
-    let mut issues = Vec::new();
-    let mut issue = |field: String, message: String| issues.push(Issue { field, message });
+    let mut issues = Issues(Vec::new());
     if ep.id.trim().is_empty() {
-        issue("id".into(), "episode id is empty".into());
+        issues.add("id".into(), "episode id is empty".into());
     }
     if ep.items.is_empty() {
-        issue("items".into(), "episode has no items".into());
+        issues.add("items".into(), "episode has no items".into());
     }
+    check_calls(ep, &mut issues);
+    check_findings(ep, &mut issues);
+    check_probes(ep, &mut issues);
+    issues.0
+}
+
+/// The problems found in an episode, each with the field at fault.
+struct Issues(Vec<Issue>);
+
+impl Issues {
+    fn add(&mut self, field: String, message: String) {
+        self.0.push(Issue { field, message });
+    }
+}
+
+/// Tool calls have names and ids of their own; each result answers one earlier call, once.
+fn check_calls(ep: &Episode, issues: &mut Issues) {
     let mut calls: HashSet<&str> = HashSet::new();
     let mut answered: HashSet<&str> = HashSet::new();
     for (i, item) in ep.items.iter().enumerate() {
         match item {
             Item::ToolCall { id, name, .. } => {
                 if name.trim().is_empty() {
-                    issue(
+                    issues.add(
                         format!("items[{i}].name"),
                         "tool call has an empty name".into(),
                     );
                 }
                 if !calls.insert(id) {
-                    issue(
+                    issues.add(
                         format!("items[{i}].id"),
                         format!("tool call id '{id}' is used twice in this episode; ids pair calls with results"),
                     );
@@ -198,14 +214,14 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             }
             Item::ToolResult { call_id, .. } => {
                 if !calls.contains(&**call_id) {
-                    issue(
+                    issues.add(
                         format!("items[{i}].call_id"),
                         format!(
                             "tool result answers call '{call_id}', which no earlier tool call has"
                         ),
                     );
                 } else if !answered.insert(call_id) {
-                    issue(
+                    issues.add(
                         format!("items[{i}].call_id"),
                         format!(
                             "a second result for call '{call_id}': a call has one result (environment output \
@@ -217,6 +233,11 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             _ => {}
         }
     }
+}
+
+/// Findings have ids of their own, an introduction inside the episode, need points after it in order, and
+/// evidence that occurs where the replay would find it at or before the introduction.
+fn check_findings(ep: &Episode, issues: &mut Issues) {
     // Item texts in canonical form, each computed when a check first needs it: evidence usually sits in the
     // item that introduces its finding, so the search runs backwards from there and most items are never read.
     // Evidence occurs where the replay would find it exactly (`history::evidence`).
@@ -233,13 +254,13 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
     let mut finding_ids = HashSet::new();
     for (f, finding) in ep.findings.iter().enumerate() {
         if !finding_ids.insert(finding.id.as_str()) {
-            issue(
+            issues.add(
                 format!("findings[{f}].id"),
                 format!("duplicate finding id '{}'", finding.id),
             );
         }
         if finding.introduced_at >= ep.items.len() {
-            issue(
+            issues.add(
                 format!("findings[{f}].introduced_at"),
                 format!(
                     "introduced_at {} is out of range: the episode has {} items",
@@ -249,35 +270,21 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             );
             continue;
         }
-        let mut previous = finding.introduced_at;
-        for (n, &need) in finding.needed_at.iter().enumerate() {
-            if need <= previous || need > ep.items.len() {
-                issue(
-                    format!("findings[{f}].needed_at[{n}]"),
-                    format!(
-                        "need point {need} must come after introduced_at ({}) and the need before it, in \
-                         increasing order, and be at most the item count ({})",
-                        finding.introduced_at,
-                        ep.items.len()
-                    ),
-                );
-            }
-            previous = previous.max(need);
-        }
+        check_needs(ep, f, issues);
         if finding.evidence.is_empty() {
-            issue(
+            issues.add(
                 format!("findings[{f}].evidence"),
                 "finding has no evidence string".into(),
             );
         }
         for (e, evidence) in finding.evidence.iter().enumerate() {
             if normalize(evidence).is_empty() {
-                issue(
+                issues.add(
                     format!("findings[{f}].evidence[{e}]"),
                     "evidence string is blank".into(),
                 );
             } else if !occurs_up_to(evidence, finding.introduced_at) {
-                issue(
+                issues.add(
                     format!("findings[{f}].evidence[{e}]"),
                     format!(
                         "evidence '{evidence}' does not occur in any item at or before index {} (as the replay \
@@ -288,16 +295,40 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
             }
         }
     }
+}
+
+/// Finding `f`'s need points come after its introduction and each other, within the episode.
+fn check_needs(ep: &Episode, f: usize, issues: &mut Issues) {
+    let finding = &ep.findings[f];
+    let mut previous = finding.introduced_at;
+    for (n, &need) in finding.needed_at.iter().enumerate() {
+        if need <= previous || need > ep.items.len() {
+            issues.add(
+                format!("findings[{f}].needed_at[{n}]"),
+                format!(
+                    "need point {need} must come after introduced_at ({}) and the need before it, in \
+                     increasing order, and be at most the item count ({})",
+                    finding.introduced_at,
+                    ep.items.len()
+                ),
+            );
+        }
+        previous = previous.max(need);
+    }
+}
+
+/// Probes have ids of their own, a position inside the episode, an answer to accept, and a known finding.
+fn check_probes(ep: &Episode, issues: &mut Issues) {
     let mut probe_ids = HashSet::new();
     for (p, probe) in ep.probes.iter().enumerate() {
         if !probe_ids.insert(probe.id.as_str()) {
-            issue(
+            issues.add(
                 format!("probes[{p}].id"),
                 format!("duplicate probe id '{}'", probe.id),
             );
         }
         if probe.after_item >= ep.items.len() {
-            issue(
+            issues.add(
                 format!("probes[{p}].after_item"),
                 format!(
                     "after_item {} is past the end: the episode has {} items",
@@ -312,21 +343,20 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
                 .as_deref()
                 .is_none_or(|r| r.trim().is_empty())
         {
-            issue(
+            issues.add(
                 format!("probes[{p}].answers"),
                 "probe has no accepted answer and no reference answer".into(),
             );
         }
         if let Some(fid) = &probe.finding {
-            if !finding_ids.contains(fid.as_str()) && !ep.findings.iter().any(|f| &f.id == fid) {
-                issue(
+            if !ep.findings.iter().any(|f| &f.id == fid) {
+                issues.add(
                     format!("probes[{p}].finding"),
                     format!("probe refers to unknown finding '{fid}'"),
                 );
             }
         }
     }
-    issues
 }
 
 #[cfg(test)]

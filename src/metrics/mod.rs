@@ -70,6 +70,21 @@ pub enum Unit {
     Flag,
 }
 
+impl Unit {
+    /// The unit as the report's glossary names it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Count => "count",
+            Self::Tokens => "tokens",
+            Self::Usd => "USD",
+            Self::Ms => "ms",
+            Self::Share => "share (0–1)",
+            Self::Flag => "true or false",
+        }
+    }
+}
+
 /// One named quantity as a report shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {

@@ -123,3 +123,59 @@ pub fn markdown() -> String {
         .map(|(term, definition)| format!("- **{term}**: {definition}\n"))
         .collect()
 }
+
+/// The columns of `steps.csv` and `episodes.csv` after each row's identity, as the metrics' catalog declares
+/// them (name, unit, meaning): the files' data dictionary, written once, where each metric declares its slots.
+#[must_use]
+pub fn file_columns() -> Vec<(&'static str, Vec<crate::metrics::Column>)> {
+    let catalog = crate::metrics::Catalog::standard();
+    vec![
+        ("steps.csv", catalog.step_columns().to_vec()),
+        ("episodes.csv", catalog.episode_columns().cloned().collect()),
+    ]
+}
+
+/// [`file_columns`] as Markdown tables, one per file.
+#[must_use]
+pub fn file_columns_markdown() -> String {
+    let mut out = String::new();
+    for (file, columns) in file_columns() {
+        out.push_str(&format!(
+            "`{file}`, after its identity columns:\n\n| column | unit | meaning |\n|---|---|---|\n"
+        ));
+        for c in columns {
+            out.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                c.name,
+                c.unit.as_str(),
+                c.doc.replace('|', "\\|")
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_of_the_files_has_a_unit_and_a_meaning() {
+        let files = file_columns();
+        assert_eq!(files.len(), 2);
+        for (file, columns) in &files {
+            assert!(columns.len() > 10, "{file}: {}", columns.len());
+            for c in columns {
+                assert!(
+                    c.doc.trim().len() > 10,
+                    "{file} `{}` has no meaning",
+                    c.name
+                );
+            }
+        }
+        let md = file_columns_markdown();
+        assert!(md.contains("| `savings` | share (0–1) |"), "{md}");
+        assert!(md.contains("| `tokens_sent` | tokens |"), "{md}");
+    }
+}

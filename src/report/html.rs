@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::document::Kind;
+use super::document::{Kind, Table};
 use super::explorer::{self, EpisodeRef};
 use super::table::tables;
 use super::{charts, Exporter, RunReport};
@@ -85,173 +85,225 @@ impl Exporter for HtmlReport {
 
     fn serialize(&self, run: &RunReport) -> Result<Vec<u8>> {
         let mut out = String::new();
-        let _ = write!(
-            out,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ctxbench report: {0}</title>\
-             <style>{STYLE}</style></head><body>\n<h1>ctxbench report: {0}</h1>\n",
-            escape(&run.run)
-        );
-        if !run.complete {
-            out.push_str("<p class=\"warn\"><b>Incomplete run</b>: these results cover only the episodes that finished.</p>\n");
-        }
-        let _ = writeln!(out, "<p>{}</p>", escape(&super::dataset_line(run)));
-        if !run.failed.is_empty() {
-            let _ = write!(
-                out,
-                "<p class=\"warn\"><b>{} episode(s) left out of every figure</b>: an LLM call failed after its \
-                 retries (--keep-going). <code>ctxbench run --resume</code> tries them again.</p>\n<ul>",
-                run.failed.len()
-            );
-            for f in &run.failed {
-                let _ = write!(
-                    out,
-                    "<li><code>{}</code>: {}</li>",
-                    escape(&f.episode),
-                    escape(&f.error)
-                );
-            }
-            out.push_str("</ul>\n");
-        }
-        if let Some(r) = &run.recommendation {
-            let _ = writeln!(
-                out,
-                "<h2>What to pick</h2>\n<p class=\"pick\">{}</p>",
-                inline(&r.text)
-            );
-        }
-        let reading = super::table::reading(run);
-        if !reading.is_empty() {
-            out.push_str("<h2>Reading</h2>\n<ul>");
-            let worst = explorer::worst(run);
-            for line in reading {
-                let _ = write!(out, "<li>{}", inline(&line));
-                if let Some((_, at, what)) = worst
-                    .iter()
-                    .find(|(s, _, _)| line.starts_with(&format!("`{s}`")))
-                {
-                    let _ = write!(out, " It lost most in {} ({}).", link(at), escape(what));
-                }
-                out.push_str("</li>");
-            }
-            out.push_str("</ul>\n");
-            if explorer::pages_missing(run) {
-                let _ = writeln!(out, "<p class=\"hint\">{}</p>", inline(explorer::SHOW_HINT));
-            }
-        }
-        let pages = super::page_list(run);
-        if !pages.is_empty() {
-            out.push_str("<h2>Episode pages</h2>\n<p>What each strategy sent, call point by call point:</p>\n<ul>");
-            for (episode, href, shows) in &pages {
-                let _ = write!(
-                    out,
-                    "<li><a href=\"{}\"><code>{}</code></a>: {}</li>",
-                    escape(href),
-                    escape(episode),
-                    escape(shows)
-                );
-            }
-            out.push_str("</ul>\n");
-        }
+        head(&mut out, run);
+        pick_and_reading(&mut out, run);
+        page_links(&mut out, run);
         let rendered = if run.charts.series.is_empty() {
             Vec::new()
         } else {
             charts::render(run, &run.charts)?
         };
         for (i, t) in tables(run).iter().enumerate() {
-            let _ = write!(
-                out,
-                "<h2>{}</h2>\n<div class=\"scroll\"><table><thead><tr>",
-                escape(&t.title)
-            );
-            let figures = t.figure_columns();
-            let class = |c: usize| if figures[c] { " class=\"n\"" } else { "" };
-            for (c, h) in t.headers.iter().enumerate() {
-                let _ = write!(out, "<th{}>{}</th>", class(c), escape(h));
-            }
-            out.push_str("</tr></thead><tbody>\n");
-            for row in &t.rows {
-                out.push_str("<tr>");
-                for (c, cell) in row.iter().enumerate() {
-                    match &cell.kind {
-                        Kind::Episode { strategy, finding } => {
-                            let at = EpisodeRef::new(run, &cell.text, strategy, finding);
-                            let _ = write!(out, "<td>{}</td>", link(&at));
-                        }
-                        _ => {
-                            let _ = write!(out, "<td{}>{}</td>", class(c), inline(&cell.text));
-                        }
-                    }
-                }
-                out.push_str("</tr>\n");
-            }
-            out.push_str("</tbody></table></div>\n");
-            if let Some(n) = &t.note {
-                let _ = writeln!(out, "<p>{}</p>", inline(n));
-            }
+            table(&mut out, run, t);
             if i == 0 && !run.charts.series.is_empty() {
-                let episode = EpisodeRef::new(run, &run.charts.episode, "", "");
-                let _ = writeln!(
-                    out,
-                    "<h2>Charts</h2>\n<p>Per call point of {}, the episode with the largest baseline context, then over \
-                     the dataset.</p>",
-                    link(&episode)
-                );
-                for name in charts::CHARTS {
-                    let file = format!("{name}.svg");
-                    match rendered.iter().find(|(f, _)| *f == file) {
-                        Some((_, svg)) => {
-                            let _ = writeln!(out, "<div class=\"chart\" id=\"{name}\">{svg}</div>");
-                        }
-                        None => {
-                            let why = charts::left_out(name, run, &run.charts).unwrap_or_default();
-                            let _ = writeln!(
-                                out,
-                                "<p class=\"left-out\" id=\"{name}\">{}</p>",
-                                inline(&why)
-                            );
-                        }
-                    }
-                }
+                charts_section(&mut out, run, &rendered);
             }
         }
-        if !run.examples.is_empty() {
-            out.push_str("<h2>What the summarizing strategies' model wrote</h2>\n<p>One example per strategy: its first summary, in dataset order (every call is in llm_calls.jsonl).</p>\n");
-            for e in &run.examples {
-                let _ = writeln!(
-                    out,
-                    "<p><b>{}</b>, episode {}, {} ({}):</p>\n<pre>{}</pre>",
-                    escape(&e.strategy),
-                    link(&EpisodeRef::new(run, &e.episode, &e.strategy, "")),
-                    e.step.map_or_else(
-                        || "after the last call point".to_owned(),
-                        |s| format!("call point {s}")
-                    ),
-                    escape(&super::example_model(run, &e.model)),
-                    escape(&e.text)
-                );
-            }
-        }
-        out.push_str("<h2>Glossary</h2>\n<dl>");
-        for (term, definition) in super::glossary::GLOSSARY {
-            let _ = write!(
-                out,
-                "<dt>{}</dt><dd>{}</dd>",
-                escape(term),
-                inline(definition)
-            );
-        }
-        out.push_str("</dl>\n");
-        let _ = write!(
-            out,
-            "<h2>Configuration</h2>\n<pre>{}</pre>\n<h2>Notes</h2>\n<ul>",
-            escape(&serde_json::to_string_pretty(&run.config).unwrap_or_default())
-        );
-        for n in &run.notes {
-            let _ = write!(out, "<li>{}</li>", inline(n));
-        }
-        let _ = write!(out, "</ul>\n<script>{SCRIPT}</script>\n</body></html>\n");
+        examples(&mut out, run);
+        glossary_config_notes(&mut out, run);
         Ok(out.into_bytes())
     }
+}
+
+/// The title, whether the run is complete, the dataset, and the episodes a failed call left out.
+fn head(out: &mut String, run: &RunReport) {
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ctxbench report: {0}</title>\
+         <style>{STYLE}</style></head><body>\n<h1>ctxbench report: {0}</h1>\n",
+        escape(&run.run)
+    );
+    if !run.complete {
+        out.push_str("<p class=\"warn\"><b>Incomplete run</b>: these results cover only the episodes that finished.</p>\n");
+    }
+    let _ = writeln!(out, "<p>{}</p>", escape(&super::dataset_line(run)));
+    if !run.failed.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"warn\"><b>{} episode(s) left out of every figure</b>: an LLM call failed after its \
+             retries (--keep-going). <code>ctxbench run --resume</code> tries them again.</p>\n<ul>",
+            run.failed.len()
+        );
+        for f in &run.failed {
+            let _ = write!(
+                out,
+                "<li><code>{}</code>: {}</li>",
+                escape(&f.episode),
+                escape(&f.error)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+}
+
+/// What to pick, and how to read the comparison (with where each strategy lost most).
+fn pick_and_reading(out: &mut String, run: &RunReport) {
+    if let Some(r) = &run.recommendation {
+        let _ = writeln!(
+            out,
+            "<h2>What to pick</h2>\n<p class=\"pick\">{}</p>",
+            inline(&r.text)
+        );
+    }
+    let reading = super::table::reading(run);
+    if !reading.is_empty() {
+        out.push_str("<h2>Reading</h2>\n<ul>");
+        let worst = explorer::worst(run);
+        for line in reading {
+            let _ = write!(out, "<li>{}", inline(&line.text));
+            if let Some((_, at, what)) = worst
+                .iter()
+                .find(|(s, _, _)| line.strategy.as_deref() == Some(s.as_str()))
+            {
+                let _ = write!(out, " It lost most in {} ({}).", link(at), escape(what));
+            }
+            out.push_str("</li>");
+        }
+        out.push_str("</ul>\n");
+        if explorer::pages_missing(run) {
+            let _ = writeln!(out, "<p class=\"hint\">{}</p>", inline(explorer::SHOW_HINT));
+        }
+    }
+}
+
+/// The episode pages written, linked.
+fn page_links(out: &mut String, run: &RunReport) {
+    let pages = super::page_list(run);
+    if !pages.is_empty() {
+        out.push_str("<h2>Episode pages</h2>\n<p>What each strategy sent, call point by call point:</p>\n<ul>");
+        for (episode, href, shows) in &pages {
+            let _ = write!(
+                out,
+                "<li><a href=\"{}\"><code>{}</code></a>: {}</li>",
+                escape(href),
+                escape(episode),
+                escape(shows)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+}
+
+/// A table, its figures aligned right and its episode cells linked to their pages.
+fn table(out: &mut String, run: &RunReport, t: &Table) {
+    let _ = write!(
+        out,
+        "<h2>{}</h2>\n<div class=\"scroll\"><table><thead><tr>",
+        escape(&t.title)
+    );
+    let figures = t.figure_columns();
+    let class = |c: usize| if figures[c] { " class=\"n\"" } else { "" };
+    for (c, h) in t.headers.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", class(c), escape(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for (c, cell) in row.iter().enumerate() {
+            match &cell.kind {
+                Kind::Episode { strategy, finding } => {
+                    let at = EpisodeRef::new(run, &cell.text, strategy, finding);
+                    let _ = write!(out, "<td>{}</td>", link(&at));
+                }
+                _ => {
+                    let _ = write!(out, "<td{}>{}</td>", class(c), inline(&cell.text));
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+    if let Some(n) = &t.note {
+        let _ = writeln!(out, "<p>{}</p>", inline(n));
+    }
+}
+
+/// The charts, inlined, each left out said why.
+fn charts_section(out: &mut String, run: &RunReport, rendered: &[(String, String)]) {
+    let episode = EpisodeRef::new(run, &run.charts.episode, "", "");
+    let _ = writeln!(
+        out,
+        "<h2>Charts</h2>\n<p>Per call point of {}, the episode with the largest baseline context, then over \
+         the dataset.</p>",
+        link(&episode)
+    );
+    for name in charts::CHARTS {
+        let file = format!("{name}.svg");
+        match rendered.iter().find(|(f, _)| *f == file) {
+            Some((_, svg)) => {
+                let _ = writeln!(out, "<div class=\"chart\" id=\"{name}\">{svg}</div>");
+            }
+            None => {
+                let why = charts::left_out(name, run, &run.charts).unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "<p class=\"left-out\" id=\"{name}\">{}</p>",
+                    inline(&why)
+                );
+            }
+        }
+    }
+}
+
+/// One summary per summarizing strategy, as its model wrote it.
+fn examples(out: &mut String, run: &RunReport) {
+    if !run.examples.is_empty() {
+        out.push_str("<h2>What the summarizing strategies' model wrote</h2>\n<p>One example per strategy: its first summary, in dataset order (every call is in llm_calls.jsonl).</p>\n");
+        for e in &run.examples {
+            let _ = writeln!(
+                out,
+                "<p><b>{}</b>, episode {}, {} ({}):</p>\n<pre>{}</pre>",
+                escape(&e.strategy),
+                link(&EpisodeRef::new(run, &e.episode, &e.strategy, "")),
+                e.step.map_or_else(
+                    || "after the last call point".to_owned(),
+                    |s| format!("call point {s}")
+                ),
+                escape(&super::example_model(run, &e.model)),
+                escape(&e.text)
+            );
+        }
+    }
+}
+
+/// The glossary, the configuration, the notes and the page's script.
+fn glossary_config_notes(out: &mut String, run: &RunReport) {
+    out.push_str("<h2>Glossary</h2>\n<dl>");
+    for (term, definition) in super::glossary::GLOSSARY {
+        let _ = write!(
+            out,
+            "<dt>{}</dt><dd>{}</dd>",
+            escape(term),
+            inline(definition)
+        );
+    }
+    out.push_str("</dl>\n<h2>Columns of the files</h2>\n");
+    for (file, columns) in super::glossary::file_columns() {
+        let _ = write!(
+            out,
+            "<p><code>{file}</code>, after its identity columns:</p>\n<div class=\"scroll\"><table><thead><tr>\
+             <th>column</th><th>unit</th><th>meaning</th></tr></thead><tbody>\n"
+        );
+        for c in columns {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                escape(&c.name),
+                escape(c.unit.as_str()),
+                inline(&c.doc)
+            );
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+    let _ = write!(
+        out,
+        "<h2>Configuration</h2>\n<pre>{}</pre>\n<h2>Notes</h2>\n<ul>",
+        escape(&serde_json::to_string_pretty(&run.config).unwrap_or_default())
+    );
+    for n in &run.notes {
+        let _ = write!(out, "<li>{}</li>", inline(n));
+    }
+    let _ = write!(out, "</ul>\n<script>{SCRIPT}</script>\n</body></html>\n");
 }
 
 #[cfg(test)]

@@ -94,9 +94,28 @@ pub(crate) fn with_ci(s: &StrategyMetrics, value: FieldKey, ci95: FieldKey) -> S
     }
 }
 
-/// One sentence per strategy on what it does where it acts, from the acted-on figures.
+/// A line of the report's reading: about one strategy, or about the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The strategy the line is about (the HTML report adds where it lost most).
+    pub strategy: Option<String>,
+    /// The line, in Markdown.
+    pub text: String,
+}
+
+impl Line {
+    fn about_run(text: String) -> Self {
+        Self {
+            strategy: None,
+            text,
+        }
+    }
+}
+
+/// How to read the comparison: what counted the tokens and what the trace left out, one sentence per strategy
+/// on what it does where it acts (from the acted-on figures), then what was found and what is unpriced.
 #[must_use]
-pub fn reading(run: &RunReport) -> Vec<String> {
+pub fn reading(run: &RunReport) -> Vec<Line> {
     // The largest request any strategy was handed is the baseline's peak.
     let peak = run
         .strategies
@@ -104,97 +123,119 @@ pub fn reading(run: &RunReport) -> Vec<String> {
         .map(|s| s.count(field::PEAK_TOKENS))
         .max()
         .unwrap_or(0);
-    let window = run.settings.context_window as u64;
-    let mut lines: Vec<String> = fidelity_lines(run);
-    lines.extend(run.strategies.iter().filter(|s| !s.baseline).map(|s| {
-        let below = s.count(field::EPISODES_BELOW_FLOOR);
-        let flag = if below > 0 {
-            format!(
-                "`{}`'s budget ({} tokens) is below what no strategy may reduce (up to {} tokens of system \
-                 prompt, tool schemas, task and unrecorded context) on {below} of {} episodes: there it cannot \
-                 bring a request under it, and it is never recommended. ",
-                s.strategy,
-                thousands(s.count(field::BUDGET_TOKENS)),
-                thousands(s.count(field::FLOOR_TOKENS)),
-                s.episodes
-            )
-        } else {
-            String::new()
-        };
-        flag + &{
-            let acted = s.count(field::EPISODES_ACTED);
-            if acted == 0 {
-                let why = if window > 0 {
-                    let hint = match suggested_window(run, &s.strategy, peak) {
-                        Some(w) => format!(
-                            "`--window {w}` (a window these contexts outgrow, over which its budget still holds \
-                             what it may not reduce) shows what it would do"
-                        ),
-                        None => "no window makes it act with a budget that holds what it may not reduce \
-                                 (the system prompt, tool schemas, task and unrecorded context)"
-                            .to_owned(),
-                    };
-                    format!(
-                        " The largest request was {} tokens, {} of the {}-token window, under what makes it act; \
-                         {hint}.",
-                        thousands(peak),
-                        pct(Some(peak as f64 / window as f64)),
-                        thousands(window),
-                    )
-                } else {
-                    String::new()
-                };
-                return format!(
-                    "`{}` never changed a request on these {} episodes: its figures are the baseline's.{why}",
-                    s.strategy, s.episodes
-                );
-            }
-            // Where no found finding was needed on the episodes it acted on, there is no share to give.
-            let kept = match s.number(field::RETENTION_AT_NEED_ACTED) {
-                Some(r) => format!(
-                    "kept {} of found findings where they were needed, {} at their first need",
-                    pct(Some(r)),
-                    pct(s.number(field::RETENTION_FIRST_NEED_ACTED)),
-                ),
-                None => "no finding the agent found was needed there".to_owned(),
-            };
-            format!(
-                "`{}` acted on {acted} of {} episodes; there it saved {} of input tokens and {} of cost, and \
-                 {kept} (over all episodes: {} saved, {} kept).",
-                s.strategy,
-                s.episodes,
-                pct(s.number(field::SAVINGS_ACTED)),
-                pct(s.number(field::COST_SAVINGS_ACTED)),
-                pct(s.number(field::SAVINGS)),
-                pct(s.number(field::RETENTION_AT_NEED)),
-            )
-        }
+    let mut lines: Vec<Line> = fidelity_lines(run)
+        .into_iter()
+        .map(Line::about_run)
+        .collect();
+    lines.extend(run.strategies.iter().filter(|s| !s.baseline).map(|s| Line {
+        strategy: Some(s.strategy.clone()),
+        text: below_floor(s) + &strategy_reading(run, s, peak),
     }));
-    lines.extend(found_line(run));
-    if run
+    lines.extend(found_line(run).map(Line::about_run));
+    lines.extend(unpriced_line(run).map(Line::about_run));
+    lines
+}
+
+/// Where a strategy's budget is below what it may not reduce, on how many episodes; else nothing.
+fn below_floor(s: &StrategyMetrics) -> String {
+    let below = s.count(field::EPISODES_BELOW_FLOOR);
+    if below == 0 {
+        return String::new();
+    }
+    format!(
+        "`{}`'s budget ({} tokens) is below what no strategy may reduce (up to {} tokens of system prompt, tool \
+         schemas, task and unrecorded context) on {below} of {} episodes: there it cannot bring a request under \
+         it, and it is never recommended. ",
+        s.strategy,
+        thousands(s.count(field::BUDGET_TOKENS)),
+        thousands(s.count(field::FLOOR_TOKENS)),
+        s.episodes
+    )
+}
+
+/// What a strategy did where it acted (savings and retention there, and over all episodes), or, where it never
+/// acted, why and which window would show it acting.
+fn strategy_reading(run: &RunReport, s: &StrategyMetrics, peak: u64) -> String {
+    let acted = s.count(field::EPISODES_ACTED);
+    if acted == 0 {
+        return never_acted(run, s, peak);
+    }
+    // Where no found finding was needed on the episodes it acted on, there is no share to give.
+    let kept = match s.number(field::RETENTION_AT_NEED_ACTED) {
+        Some(r) => format!(
+            "kept {} of found findings where they were needed, {} at their first need",
+            pct(Some(r)),
+            pct(s.number(field::RETENTION_FIRST_NEED_ACTED)),
+        ),
+        None => "no finding the agent found was needed there".to_owned(),
+    };
+    format!(
+        "`{}` acted on {acted} of {} episodes; there it saved {} of input tokens and {} of cost, and {kept} \
+         (over all episodes: {} saved, {} kept).",
+        s.strategy,
+        s.episodes,
+        pct(s.number(field::SAVINGS_ACTED)),
+        pct(s.number(field::COST_SAVINGS_ACTED)),
+        pct(s.number(field::SAVINGS)),
+        pct(s.number(field::RETENTION_AT_NEED)),
+    )
+}
+
+/// A strategy that never changed a request: its figures are the baseline's, and the window that would show it
+/// acting, if one would.
+fn never_acted(run: &RunReport, s: &StrategyMetrics, peak: u64) -> String {
+    let window = run.settings.context_window as u64;
+    let why = if window > 0 {
+        let hint = match suggested_window(run, &s.strategy, peak) {
+            Some(w) => format!(
+                "`--window {w}` (a window these contexts outgrow, over which its budget still holds what it \
+                 may not reduce) shows what it would do"
+            ),
+            None => "no window makes it act with a budget that holds what it may not reduce (the system \
+                     prompt, tool schemas, task and unrecorded context)"
+                .to_owned(),
+        };
+        format!(
+            " The largest request was {} tokens, {} of the {}-token window, under what makes it act; {hint}.",
+            thousands(peak),
+            pct(Some(peak as f64 / window as f64)),
+            thousands(window),
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "`{}` never changed a request on these {} episodes: its figures are the baseline's.{why}",
+        s.strategy, s.episodes
+    )
+}
+
+/// Where a model's price is unknown, how to give it.
+fn unpriced_line(run: &RunReport) -> Option<String> {
+    if !run
         .strategies
         .iter()
         .any(|s| s.number(field::COST_USD).is_none())
     {
-        let settings = &run.settings;
-        let agent = (!settings.agent_model.is_empty()).then_some(settings.agent_model.as_str());
-        let mut models: Vec<String> = [agent, settings.strategy_model.as_deref()]
-            .into_iter()
-            .flatten()
-            .map(|m| format!("`[pricing.models.\"{m}\"]`"))
-            .collect();
-        models.dedup();
-        lines.push(format!(
-            "Cost is unknown where a model's price is not in pricing.toml: add {} to the config, with `input`, \
-             `cached_input` and `output` in USD per million tokens.",
-            if models.is_empty() {
-                "`[pricing.models.\"MODEL\"]`".to_owned()
-            } else {
-                models.join(" or ")
-            }
-        ));
+        return None;
     }
-    lines
+    let settings = &run.settings;
+    let agent = (!settings.agent_model.is_empty()).then_some(settings.agent_model.as_str());
+    let mut models: Vec<String> = [agent, settings.strategy_model.as_deref()]
+        .into_iter()
+        .flatten()
+        .map(|m| format!("`[pricing.models.\"{m}\"]`"))
+        .collect();
+    models.dedup();
+    Some(format!(
+        "Cost is unknown where a model's price is not in pricing.toml: add {} to the config, with `input`, \
+         `cached_input` and `output` in USD per million tokens.",
+        if models.is_empty() {
+            "`[pricing.models.\"MODEL\"]`".to_owned()
+        } else {
+            models.join(" or ")
+        }
+    ))
 }
 
 /// A window to suggest for `strategy`, which never acted: one whose budget for it lies between what it may not
@@ -393,12 +434,32 @@ fn found_line(run: &RunReport) -> Option<String> {
 
 /// Where each strategy acted, uncertainty, both cost views, and the paired differences on the frontier.
 fn defensible(run: &RunReport) -> Vec<Table> {
-    let share = |header: &'static str, key: FieldKey| {
-        col(header, move |s: &StrategyMetrics| {
-            Cell::share(s.number(key))
-        })
-    };
-    let acted = Table::of(
+    vec![
+        acted_table(run),
+        intervals_table(run),
+        costs_table(run),
+        frontier_table(run),
+        super::detail::judge(run),
+    ]
+}
+
+/// A column of a strategy's share (`key`) as a percentage.
+fn share<'a>(header: &'static str, key: FieldKey) -> Col<'a, StrategyMetrics> {
+    col(header, move |s: &StrategyMetrics| {
+        Cell::share(s.number(key))
+    })
+}
+
+/// A column of a strategy's share (`value`) with its 95% interval (`ci95`).
+fn share_ci<'a>(header: &'static str, value: FieldKey, ci95: FieldKey) -> Col<'a, StrategyMetrics> {
+    col(header, move |s: &StrategyMetrics| {
+        Cell::share_ci(s, value, ci95)
+    })
+}
+
+/// Where each strategy acted, and its figures there beside the pooled ones.
+fn acted_table(run: &RunReport) -> Table {
+    Table::of(
         "Where each strategy acted",
         &[
             strategy(),
@@ -418,20 +479,19 @@ fn defensible(run: &RunReport) -> Vec<Table> {
              episodes with the ones it left alone."
                 .into(),
         ),
-    );
-    let ci = |header: &'static str, value: FieldKey, ci95: FieldKey| {
-        col(header, move |s: &StrategyMetrics| {
-            Cell::share_ci(s, value, ci95)
-        })
-    };
-    let intervals = Table::of(
+    )
+}
+
+/// Each strategy's headline figures with their paired-bootstrap intervals.
+fn intervals_table(run: &RunReport) -> Table {
+    Table::of(
         "Uncertainty (95% paired-bootstrap intervals over episodes)",
         &[
             strategy(),
-            ci("savings", field::SAVINGS, field::SAVINGS_CI95),
-            ci("cost saved", field::COST_SAVINGS, field::COST_SAVINGS_CI95),
-            ci("retention at need", field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
-            ci("first need", field::RETENTION_FIRST_NEED, field::RETENTION_FIRST_NEED_CI95),
+            share_ci("savings", field::SAVINGS, field::SAVINGS_CI95),
+            share_ci("cost saved", field::COST_SAVINGS, field::COST_SAVINGS_CI95),
+            share_ci("retention at need", field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95),
+            share_ci("first need", field::RETENTION_FIRST_NEED, field::RETENTION_FIRST_NEED_CI95),
         ],
         &run.strategies,
         Some(format!(
@@ -442,8 +502,12 @@ fn defensible(run: &RunReport) -> Vec<Table> {
              noise.",
             crate::metrics::bootstrap::REPLICATES
         )),
-    );
-    let costs = Table::of(
+    )
+}
+
+/// Cost with and without a prompt cache.
+fn costs_table(run: &RunReport) -> Table {
+    Table::of(
         "Cost with and without a prompt cache",
         &[
             strategy(),
@@ -461,7 +525,11 @@ fn defensible(run: &RunReport) -> Vec<Table> {
              full."
                 .into(),
         ),
-    );
+    )
+}
+
+/// The paired differences between neighbours on the Pareto frontier.
+fn frontier_table(run: &RunReport) -> Table {
     let yes_no = |b: bool| Cell::text(if b { "yes" } else { "no" });
     let points = |v: Option<f64>| {
         Cell::figure(v.map_or_else(|| "–".into(), |v| format!("{:+.1} pts", v * 100.0)))
@@ -472,7 +540,7 @@ fn defensible(run: &RunReport) -> Vec<Table> {
             |(lo, hi)| format!("[{:+.1}, {:+.1}]", lo * 100.0, hi * 100.0),
         ))
     };
-    let frontier = Table::of(
+    Table::of(
         "Neighbours on the frontier (paired differences, second − first)",
         &[
             col("from", |d: &PairedDifference| Cell::text(&d.a)),
@@ -491,8 +559,7 @@ fn defensible(run: &RunReport) -> Vec<Table> {
              that includes 0 means the data cannot tell the two apart."
                 .into(),
         ),
-    );
-    vec![acted, intervals, costs, frontier, super::detail::judge(run)]
+    )
 }
 
 /// A table of one keyed field (a value per kind) of every strategy.

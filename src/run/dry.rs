@@ -144,6 +144,60 @@ impl Llm for Hashing<'_> {
     }
 }
 
+/// One episode's rows, keyed by the strategy's position in the config (the baseline first) and the calls'
+/// purpose: the calls made, and of the distinct requests among them (an identical request is sent once) the
+/// input and output tokens, the output capped at the model's `max_tokens`.
+fn episode_rows(
+    config: &RunConfig,
+    replayed: &super::pipeline::Replays,
+    cap: Option<u64>,
+) -> Vec<((usize, u8), DryRow)> {
+    let all: Vec<&EpisodeReplay> = replayed
+        .own_baseline()
+        .into_iter()
+        .chain(&replayed.replays)
+        .collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut local: Vec<((usize, u8), DryRow)> = Vec::new();
+    for &r in &all {
+        // The baseline comes first; when it is also a configured strategy it is counted once.
+        let Some(at) = (if r.strategy == "(baseline)" {
+            Some(0)
+        } else {
+            config
+                .strategies
+                .iter()
+                .position(|s| s.name == r.strategy)
+                .map(|p| p + 1)
+        }) else {
+            continue;
+        };
+        if local
+            .iter()
+            .any(|((a, _), row)| *a == at && row.strategy == r.strategy)
+        {
+            continue;
+        }
+        for purpose in [Purpose::Strategy, Purpose::Probe, Purpose::Judge] {
+            let mut row = DryRow {
+                strategy: r.strategy.clone(),
+                purpose,
+                ..DryRow::default()
+            };
+            for c in r.calls.iter().filter(|c| c.purpose == purpose) {
+                row.calls += 1;
+                if c.request_hash.clone().is_some_and(|h| seen.insert(h)) {
+                    row.requests += 1;
+                    row.input_tokens += c.input_tokens;
+                    row.output_tokens += cap.map_or(c.output_tokens, |m| c.output_tokens.min(m));
+                }
+            }
+            local.push(((at, purpose as u8), row));
+        }
+    }
+    local
+}
+
 /// Estimates what `config`'s run on `dataset` would send to its `[llm]`.
 ///
 /// # Errors
@@ -170,50 +224,7 @@ pub fn dry_run(config: &RunConfig, dataset: &Path) -> Result<DryRun> {
         .try_for_each(|entry| -> Result<()> {
             let (_, _, episode) = entry?;
             let replayed = replay_episode(&replayer, &episode, &config.strategies)?;
-            let all: Vec<&EpisodeReplay> = replayed
-                .own_baseline()
-                .into_iter()
-                .chain(&replayed.replays)
-                .collect();
-            let mut seen: HashSet<String> = HashSet::new();
-            let mut local: Vec<((usize, u8), DryRow)> = Vec::new();
-            for &r in &all {
-                // The baseline comes first; when it is also a configured strategy it is counted once.
-                let Some(at) = (if r.strategy == "(baseline)" {
-                    Some(0)
-                } else {
-                    config
-                        .strategies
-                        .iter()
-                        .position(|s| s.name == r.strategy)
-                        .map(|p| p + 1)
-                }) else {
-                    continue;
-                };
-                if local
-                    .iter()
-                    .any(|((a, _), row)| *a == at && row.strategy == r.strategy)
-                {
-                    continue;
-                }
-                for purpose in [Purpose::Strategy, Purpose::Probe, Purpose::Judge] {
-                    let mut row = DryRow {
-                        strategy: r.strategy.clone(),
-                        purpose,
-                        ..DryRow::default()
-                    };
-                    for c in r.calls.iter().filter(|c| c.purpose == purpose) {
-                        row.calls += 1;
-                        if c.request_hash.clone().is_some_and(|h| seen.insert(h)) {
-                            row.requests += 1;
-                            row.input_tokens += c.input_tokens;
-                            row.output_tokens +=
-                                cap.map_or(c.output_tokens, |m| c.output_tokens.min(m));
-                        }
-                    }
-                    local.push(((at, purpose as u8), row));
-                }
-            }
+            let local = episode_rows(config, &replayed, cap);
             let mut rows = rows
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -12,6 +12,7 @@ pub mod analyze;
 pub mod config;
 mod dry;
 pub mod journal;
+mod overrides;
 mod pipeline;
 pub mod session;
 pub mod shard;
@@ -29,6 +30,7 @@ pub use config::{
     dataset_sha256, PricingConfig, RunConfig, TokenizerConfig, UnrecordedMode, SUMMARY_VERSION,
 };
 pub use dry::{dry_run, DryRow, DryRun};
+pub use overrides::{Overrides, TokenizerOverride};
 
 use crate::error::{Error, Result};
 use crate::history::dataset::stream_every;

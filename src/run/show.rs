@@ -35,7 +35,7 @@ pub struct ShowOptions {
     pub call_llm: bool,
     /// The model tokenizer's `tokenizer.json` and chat template, when they moved since the run (the run's
     /// own are used otherwise).
-    pub tokenizer: (Option<PathBuf>, Option<PathBuf>),
+    pub tokenizer: crate::run::TokenizerOverride,
     /// With `call_llm`: send no call that could take the spend past this many USD.
     pub max_cost: Option<f64>,
 }
@@ -149,6 +149,47 @@ fn recorded_config(dir: &Path, run: &RunReport) -> Result<RunConfig> {
 pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
     let run = crate::report::rebuild::load(dir)?;
     let mut config = recorded_config(dir, &run)?;
+    let dataset = dataset_of(dir, &run, options)?;
+    let all: Vec<String> = config.strategies.iter().map(|s| s.name.clone()).collect();
+    let strategies = shown_strategies(&mut config, &options.strategies)?;
+    let wanted = if options.episodes.is_empty() {
+        explorer::named_episodes(&run)
+    } else {
+        options.episodes.clone()
+    };
+    if wanted.is_empty() {
+        return Err(Error::Config(format!(
+            "the report of '{}' names no episode: give one with --episode",
+            dir.display()
+        )));
+    }
+    let episodes = find_episodes(&dataset, &wanted)?;
+    config.tokenizer = options
+        .tokenizer
+        .apply(std::mem::take(&mut config.tokenizer));
+    let answers = Answers::new(dir, &config, options)?;
+    let out = dir.join("episodes");
+    std::fs::create_dir_all(&out).map_err(|e| Error::io("create", &out, e))?;
+    // Every strategy of the run shown (the baseline is always): the page of the episode; else one beside it.
+    let every = all
+        .iter()
+        .all(|name| strategies.iter().any(|s| s.name == *name));
+    let info = RunInfo {
+        name: &run.run,
+        every,
+        context_window: config.context_window,
+        model: &config.pricing.agent_model,
+    };
+    let pages = episodes
+        .iter()
+        .map(|episode| write_page(&out, &info, episode, &strategies, &answers))
+        .collect::<Result<Vec<Page>>>()?;
+    crate::report::rebuild::relink(dir)?;
+    Ok(pages)
+}
+
+/// The dataset the run read (or the one given for it, when it moved), refused when it is missing or changed.
+fn dataset_of(dir: &Path, run: &RunReport, options: &ShowOptions) -> Result<PathBuf> {
     let dataset = options
         .dataset
         .clone()
@@ -172,18 +213,22 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
             &run.dataset.sha256[..run.dataset.sha256.len().min(16)]
         )));
     }
-    // The baseline is the run's, whatever strategies are asked for.
+    Ok(dataset)
+}
+
+/// The run's baseline (whatever is asked for) and then the strategies asked for (all the run's when none are),
+/// `config` keeping only those.
+fn shown_strategies(config: &mut RunConfig, names: &[String]) -> Result<Vec<NamedStrategy>> {
     let baseline = config
         .strategies
         .iter()
         .find(|s| s.config == StrategyConfig::None)
         .cloned()
         .unwrap_or_else(|| NamedStrategy::new("(baseline)", StrategyConfig::None));
-    let all: Vec<String> = config.strategies.iter().map(|s| s.name.clone()).collect();
-    if !options.strategies.is_empty() {
-        config.select(&options.strategies)?;
+    if !names.is_empty() {
+        config.select(names)?;
     }
-    let mut strategies = vec![baseline.clone()];
+    let mut strategies = vec![baseline];
     strategies.extend(
         config
             .strategies
@@ -191,80 +236,52 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
             .filter(|s| s.config != StrategyConfig::None)
             .cloned(),
     );
-    let wanted = if options.episodes.is_empty() {
-        explorer::named_episodes(&run)
-    } else {
-        options.episodes.clone()
-    };
-    if wanted.is_empty() {
-        return Err(Error::Config(format!(
-            "the report of '{}' names no episode: give one with --episode",
-            dir.display()
-        )));
-    }
-    let episodes = find_episodes(&dataset, &wanted)?;
-    if let Some(file) = &options.tokenizer.0 {
-        config.tokenizer.file = Some(file.clone());
-    }
-    if let Some(template) = &options.tokenizer.1 {
-        config.tokenizer.chat_template = Some(template.clone());
-    }
-    let answers = Answers::new(dir, &config, options)?;
+    Ok(strategies)
+}
+
+/// One episode's page: every strategy replayed through `answers`, written where `info` says (the episode's
+/// page, or one beside it naming the strategies shown).
+fn write_page(
+    out: &Path,
+    info: &RunInfo<'_>,
+    episode: &Episode,
+    strategies: &[NamedStrategy],
+    answers: &Answers,
+) -> Result<Page> {
     let tokenizer = Arc::clone(answers.session().tokenizer());
-    let out = dir.join("episodes");
-    std::fs::create_dir_all(&out).map_err(|e| Error::io("create", &out, e))?;
-    // Every strategy of the run shown (the baseline is always): the page of the episode; else one beside it.
-    let every = all
+    let capture = Capture::new(episode, Arc::clone(&tokenizer));
+    let replays = strategies
         .iter()
-        .all(|name| strategies.iter().any(|s| s.name == *name));
-    let shown_names: Vec<&str> = strategies
+        .map(|s| answers.replay(episode, s, &capture))
+        .collect::<Result<Vec<_>>>()?;
+    let (texts, timelines) = capture.finish();
+    let empty = explorer::Timeline::default();
+    let shown: Vec<Replayed<'_>> = strategies
         .iter()
-        .filter(|s| s.config != StrategyConfig::None)
-        .map(|s| s.name.as_str())
+        .zip(&replays)
+        .map(|(s, r)| Replayed {
+            strategy: s,
+            replay: r,
+            timeline: timelines.get(&s.name).unwrap_or(&empty),
+        })
         .collect();
-    let info = RunInfo {
-        name: &run.run,
-        every,
-        context_window: config.context_window,
-        model: &config.pricing.agent_model,
+    let html = explorer::page(info, episode, &tokenizer, &shown, &texts)?;
+    let full = out.join(explorer::page_file(&episode.id));
+    let (path, narrow) = if info.every {
+        (full, None)
+    } else {
+        let names: Vec<&str> = strategies[1..].iter().map(|s| s.name.as_str()).collect();
+        let path = out.join(explorer::narrow_page_file(&episode.id, &names));
+        let names = names.iter().map(|s| (*s).to_owned()).collect();
+        (path, Some((names, full.is_file().then_some(full))))
     };
-    let mut pages = Vec::new();
-    for episode in &episodes {
-        let capture = Capture::new(episode, Arc::clone(&tokenizer));
-        let mut replays = Vec::with_capacity(strategies.len());
-        for s in &strategies {
-            replays.push(answers.replay(episode, s, &capture)?);
-        }
-        let (texts, timelines) = capture.finish();
-        let empty = explorer::Timeline::default();
-        let shown: Vec<Replayed<'_>> = strategies
-            .iter()
-            .zip(&replays)
-            .map(|(s, r)| Replayed {
-                strategy: s,
-                replay: r,
-                timeline: timelines.get(&s.name).unwrap_or(&empty),
-            })
-            .collect();
-        let html = explorer::page(&info, episode, &tokenizer, &shown, &texts)?;
-        let full = out.join(explorer::page_file(&episode.id));
-        let (path, narrow) = if every {
-            (full, None)
-        } else {
-            let path = out.join(explorer::narrow_page_file(&episode.id, &shown_names));
-            let names = shown_names.iter().map(|s| (*s).to_owned()).collect();
-            (path, Some((names, full.is_file().then_some(full))))
-        };
-        crate::files::write_atomic(&path, html.as_bytes())?;
-        pages.push(Page {
-            episode: episode.id.clone(),
-            path,
-            bytes: html.len(),
-            narrow,
-        });
-    }
-    crate::report::rebuild::relink(dir)?;
-    Ok(pages)
+    crate::files::write_atomic(&path, html.as_bytes())?;
+    Ok(Page {
+        episode: episode.id.clone(),
+        path,
+        bytes: html.len(),
+        narrow,
+    })
 }
 
 /// The episodes of `dataset` with the ids `wanted`, in that order.

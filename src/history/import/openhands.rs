@@ -158,23 +158,22 @@ impl Mode {
     }
 }
 
-#[allow(clippy::too_many_lines)] // one pass over the events, one arm per kind of event
 fn convert(events: &[Value], origin: &Path, at: &str, mode: &Mode) -> Result<Converted> {
-    let mut conv = Conversation::default();
-    // Whether the last message sent was the user's (OpenHands puts two newlines between two in a row).
-    let mut after_user = false;
-    let mut first_user = true;
-    // Event id → the function an action called, for the text-based results.
-    let mut called: HashMap<String, String> = HashMap::new();
-    let mut tools = Vec::new();
-    let mut usage = Vec::new();
-    // Event id → tool call id, so an observation finds its action through `cause`.
-    let mut by_event: HashMap<String, String> = HashMap::new();
-    // The flattened resolver form has no event ids: an observation answers the last action.
-    let flattened = events.iter().all(|e| e.get("id").is_none());
-    let mut last_call: Option<String> = None;
-    let mut last_response: Option<String> = None;
-    let mut seen_message = false;
+    let mut c = Converter {
+        mode,
+        conv: Conversation::default(),
+        after_user: false,
+        first_user: true,
+        called: HashMap::new(),
+        tools: Vec::new(),
+        usage: Vec::new(),
+        by_event: HashMap::new(),
+        // The flattened resolver form has no event ids: an observation answers the last action.
+        flattened: events.iter().all(|e| e.get("id").is_none()),
+        last_call: None,
+        last_response: None,
+        seen_message: false,
+    };
     for (i, e) in events.iter().enumerate() {
         let Some(obj) = e.as_object() else {
             return Err(bad(
@@ -183,226 +182,298 @@ fn convert(events: &[Value], origin: &Path, at: &str, mode: &Mode) -> Result<Con
                 format!("at `{at}[{i}]`: expected an event object"),
             ));
         };
-        // The flattened form has no `source`: its first message is the user's task.
-        let source = obj
-            .get("source")
-            .and_then(Value::as_str)
-            .unwrap_or(if seen_message { "agent" } else { "user" });
         if let Some(action) = obj.get("action").and_then(Value::as_str) {
-            if SKIP_ACTIONS.contains(&action) {
-                continue;
-            }
-            let args: Map<String, Value> = obj
-                .get("args")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_else(|| {
-                    // The flattened form keeps the arguments at the top level.
-                    obj.iter()
-                        .filter(|(k, _)| !RUNTIME_FIELDS.contains(&k.as_str()))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect()
-                });
-            let meta = obj.get("tool_call_metadata").filter(|m| !m.is_null());
-            let reply = meta.and_then(model_reply);
-            // One model response may carry several actions: its text and usage count once.
-            let fresh = reply
-                .as_ref()
-                .is_some_and(|r| last_response.as_deref() != Some(r.id.as_str()));
-            if let Some(r) = reply.as_ref().filter(|_| fresh) {
-                last_response = Some(r.id.clone());
-                usage.push(
-                    r.usage
-                        .map(call_usage)
-                        .ok_or_else(|| "a model response without `usage`".to_owned()),
-                );
-            }
-            match action {
-                "message" => {
-                    let content = args.get("content").map_or_else(
-                        || text_of(obj.get("message").unwrap_or(&Value::Null)),
-                        text_of,
-                    );
-                    let role = if source == "user" {
-                        Role::User
-                    } else {
-                        Role::Assistant
-                    };
-                    if role == Role::Assistant && meta.is_none() && !content.trim().is_empty() {
-                        usage.push(Err(NO_METADATA.to_owned()));
-                    }
-                    let content = if role == Role::User && mode.text && first_user {
-                        text_calls::first_user(&content, &tools, &mode.model)
-                    } else {
-                        content
-                    };
-                    if role == Role::User {
-                        first_user = false;
-                    }
-                    let content = if role == Role::User && after_user {
-                        format!("\n\n{content}")
-                    } else {
-                        content
-                    };
-                    after_user = role == Role::User;
-                    conv.message(role, content);
-                    seen_message = true;
-                }
-                "system" => {
-                    if let Some(t) = args.get("tools").and_then(Value::as_array) {
-                        tools.clone_from(t);
-                    }
-                    let content = args.get("content").map_or_else(String::new, text_of);
-                    let content = if mode.text {
-                        content + &text_calls::system_suffix(&tools)
-                    } else {
-                        content
-                    };
-                    conv.message(Role::System, content);
-                    after_user = false;
-                }
-                // A finish the model called as a tool (the trace keeps its call) is that call, with no result;
-                // the text OpenHands shows the user afterwards is not the model's.
-                "finish" if meta.is_none() => {
-                    let text = match reply.as_ref().filter(|_| fresh) {
-                        Some(r) if !r.text.trim().is_empty() => r.text.clone(),
-                        _ => args
-                            .get("final_thought")
-                            .or_else(|| args.get("thought"))
-                            .or_else(|| args.get("outputs").and_then(|o| o.get("content")))
-                            .map_or_else(String::new, text_of),
-                    };
-                    conv.message(Role::Assistant, text);
-                }
-                _ => {
-                    // The model's own text and arguments when the trace keeps its reply, else the action's.
-                    let (text, arguments) = match &reply {
-                        Some(r) => (fresh.then(|| r.text.clone()), r.arguments.clone()),
-                        None => (args.get("thought").map(text_of), None),
-                    };
-                    let name = meta
-                        .and_then(|m| m.get("function_name"))
-                        .and_then(Value::as_str)
-                        .unwrap_or(action);
-                    let arguments = arguments.unwrap_or_else(|| {
-                        let mut call_args = args.clone();
-                        call_args.remove("thought");
-                        call_args.retain(|k, _| !RUNTIME_FIELDS.contains(&k.as_str()));
-                        Value::Object(call_args).to_string()
-                    });
-                    after_user = false;
-                    if mode.text {
-                        // The call is text in the assistant's message; its result a user message.
-                        let written = text_calls::call(name, &arguments).unwrap_or(arguments);
-                        let text = text.unwrap_or_default();
-                        conv.message(
-                            Role::Assistant,
-                            text_calls::assistant_with_call(&text, &written),
-                        );
-                        if let Some(eid) = obj.get("id") {
-                            called.insert(eid.to_string(), name.to_owned());
-                        }
-                        continue;
-                    }
-                    if let Some(text) = text {
-                        conv.message(Role::Assistant, text);
-                    }
-                    let id = conv.call(
-                        meta.and_then(|m| m.get("tool_call_id"))
-                            .and_then(Value::as_str),
-                        name,
-                        arguments,
-                    );
-                    if let Some(eid) = obj.get("id") {
-                        by_event.insert(eid.to_string(), id.clone());
-                    }
-                    last_call = Some(id);
-                }
-            }
+            c.action(obj, action);
         } else if let Some(observation) = obj.get("observation").and_then(Value::as_str) {
-            let extras = obj.get("extras").and_then(Value::as_object);
-            if observation == "recall" {
-                // The workspace context reaches the model as a user message of its own.
-                let recall = extras
-                    .filter(|x| {
-                        x.get("recall_type").and_then(Value::as_str) == Some("workspace_context")
-                    })
-                    .and_then(render::workspace_context);
-                if let Some(text) = recall {
-                    let text = if after_user {
-                        format!("\n\n{text}")
-                    } else {
-                        text
-                    };
-                    conv.observation("recall", text);
-                    after_user = true;
-                }
-                continue;
-            }
-            if SKIP_OBSERVATIONS.contains(&observation) {
-                continue;
-            }
-            let content = obj.get("content").map_or_else(String::new, text_of);
-            let content = match observation {
-                "run" => render::command_output(&content, extras),
-                "run_ipython" => render::ipython_output(&content),
-                "error" => render::error(&content),
-                _ => content,
-            };
-            if mode.text {
-                let cause = obj
-                    .get("cause")
-                    .filter(|c| !c.is_null())
-                    .map(ToString::to_string);
-                if let Some(name) = cause.and_then(|c| called.remove(&c)) {
-                    let name = e
-                        .pointer("/tool_call_metadata/function_name")
-                        .and_then(Value::as_str)
-                        .unwrap_or(&name)
-                        .to_owned();
-                    conv.observation(&name, text_calls::result(&name, &content));
-                    after_user = false;
-                } else {
-                    let text = if after_user {
-                        format!("\n\n{content}")
-                    } else {
-                        content
-                    };
-                    conv.observation(observation, text);
-                    after_user = true;
-                }
-                continue;
-            }
-            let call = match obj.get("cause").filter(|c| !c.is_null()) {
-                Some(cause) => by_event.get(&cause.to_string()).cloned(),
-                None if flattened => last_call.take().filter(|id| !conv.is_answered(id)),
-                // An observation that answers no action (an error the runtime raised on its own) reaches the
-                // model as a message of its own, not as a second result of an earlier call.
-                None => None,
-            };
-            let is_error =
-                observation == "error" || obj.get("success") == Some(&Value::Bool(false));
-            // A result answers a call; anything else is a user message of its own.
-            let answers = call.as_ref().is_some_and(|id| !conv.is_answered(id));
-            let content = if !answers && after_user {
-                format!("\n\n{content}")
-            } else {
-                content
-            };
-            after_user = !answers;
-            conv.result(call.as_deref(), observation, content, is_error);
+            c.observation(e, obj, observation);
         }
     }
     if mode.text {
         // The tools went into the system prompt; none is sent as an API tool.
-        tools.clear();
+        c.tools.clear();
     }
     Ok(Converted {
-        conv,
-        tools,
-        usage,
+        conv: c.conv,
+        tools: c.tools,
+        usage: c.usage,
         text: mode.text,
     })
+}
+
+/// One pass over an event stream: the conversation so far and what later events need to find their place.
+struct Converter<'m> {
+    mode: &'m Mode,
+    conv: Conversation,
+    /// Whether the last message sent was the user's (OpenHands puts two newlines between two in a row).
+    after_user: bool,
+    first_user: bool,
+    /// Event id → the function an action called, for the text-based results.
+    called: HashMap<String, String>,
+    tools: Vec<Value>,
+    usage: Vec<std::result::Result<CallUsage, String>>,
+    /// Event id → tool call id, so an observation finds its action through `cause`.
+    by_event: HashMap<String, String>,
+    /// The flattened resolver form (no event ids): an observation answers the last action.
+    flattened: bool,
+    last_call: Option<String>,
+    last_response: Option<String>,
+    seen_message: bool,
+}
+
+impl Converter<'_> {
+    /// `text` as the user's next message: two newlines before it when it follows another.
+    fn spaced(&self, text: String) -> String {
+        if self.after_user {
+            format!("\n\n{text}")
+        } else {
+            text
+        }
+    }
+
+    /// An action event: a message, the system prompt, a finish, or a tool call; the usage of the model reply
+    /// behind it counted once per reply.
+    fn action(&mut self, obj: &Map<String, Value>, action: &str) {
+        if SKIP_ACTIONS.contains(&action) {
+            return;
+        }
+        // The flattened form has no `source`: its first message is the user's task.
+        let source = obj
+            .get("source")
+            .and_then(Value::as_str)
+            .unwrap_or(if self.seen_message { "agent" } else { "user" });
+        let args: Map<String, Value> = obj
+            .get("args")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_else(|| {
+                // The flattened form keeps the arguments at the top level.
+                obj.iter()
+                    .filter(|(k, _)| !RUNTIME_FIELDS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            });
+        let meta = obj.get("tool_call_metadata").filter(|m| !m.is_null());
+        let reply = meta.and_then(model_reply);
+        // One model response may carry several actions: its text and usage count once.
+        let fresh = reply
+            .as_ref()
+            .is_some_and(|r| self.last_response.as_deref() != Some(r.id.as_str()));
+        if let Some(r) = reply.as_ref().filter(|_| fresh) {
+            self.last_response = Some(r.id.clone());
+            self.usage.push(
+                r.usage
+                    .map(call_usage)
+                    .ok_or_else(|| "a model response without `usage`".to_owned()),
+            );
+        }
+        match action {
+            "message" => self.message(obj, &args, source, meta.is_some()),
+            "system" => self.system(&args),
+            // A finish the model called as a tool (the trace keeps its call) is that call, with no result; the
+            // text OpenHands shows the user afterwards is not the model's.
+            "finish" if meta.is_none() => {
+                let text = match reply.as_ref().filter(|_| fresh) {
+                    Some(r) if !r.text.trim().is_empty() => r.text.clone(),
+                    _ => args
+                        .get("final_thought")
+                        .or_else(|| args.get("thought"))
+                        .or_else(|| args.get("outputs").and_then(|o| o.get("content")))
+                        .map_or_else(String::new, text_of),
+                };
+                self.conv.message(Role::Assistant, text);
+            }
+            _ => self.tool_call(obj, action, args, meta, reply.as_ref(), fresh),
+        }
+    }
+
+    /// A message of the user or the agent (the first user message with the text-mode tool instructions).
+    fn message(
+        &mut self,
+        obj: &Map<String, Value>,
+        args: &Map<String, Value>,
+        source: &str,
+        has_meta: bool,
+    ) {
+        let content = args.get("content").map_or_else(
+            || text_of(obj.get("message").unwrap_or(&Value::Null)),
+            text_of,
+        );
+        let role = if source == "user" {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        if role == Role::Assistant && !has_meta && !content.trim().is_empty() {
+            self.usage.push(Err(NO_METADATA.to_owned()));
+        }
+        let content = if role == Role::User && self.mode.text && self.first_user {
+            text_calls::first_user(&content, &self.tools, &self.mode.model)
+        } else {
+            content
+        };
+        if role == Role::User {
+            self.first_user = false;
+        }
+        let content = if role == Role::User {
+            self.spaced(content)
+        } else {
+            content
+        };
+        self.after_user = role == Role::User;
+        self.conv.message(role, content);
+        self.seen_message = true;
+    }
+
+    /// The system event: the prompt, its tool schemas (in text mode, written into the prompt).
+    fn system(&mut self, args: &Map<String, Value>) {
+        if let Some(t) = args.get("tools").and_then(Value::as_array) {
+            self.tools.clone_from(t);
+        }
+        let content = args.get("content").map_or_else(String::new, text_of);
+        let content = if self.mode.text {
+            content + &text_calls::system_suffix(&self.tools)
+        } else {
+            content
+        };
+        self.conv.message(Role::System, content);
+        self.after_user = false;
+    }
+
+    /// A tool call: the model's own text and arguments when the trace keeps its reply, else the action's; in
+    /// text mode, the call written into the assistant's message.
+    fn tool_call(
+        &mut self,
+        obj: &Map<String, Value>,
+        action: &str,
+        mut args: Map<String, Value>,
+        meta: Option<&Value>,
+        reply: Option<&ModelReply<'_>>,
+        fresh: bool,
+    ) {
+        let (text, arguments) = match reply {
+            Some(r) => (fresh.then(|| r.text.clone()), r.arguments.clone()),
+            None => (args.get("thought").map(text_of), None),
+        };
+        let name = meta
+            .and_then(|m| m.get("function_name"))
+            .and_then(Value::as_str)
+            .unwrap_or(action);
+        let arguments = arguments.unwrap_or_else(|| {
+            args.remove("thought");
+            args.retain(|k, _| !RUNTIME_FIELDS.contains(&k.as_str()));
+            Value::Object(args).to_string()
+        });
+        self.after_user = false;
+        if self.mode.text {
+            // The call is text in the assistant's message; its result a user message.
+            let written = text_calls::call(name, &arguments).unwrap_or(arguments);
+            let text = text.unwrap_or_default();
+            self.conv.message(
+                Role::Assistant,
+                text_calls::assistant_with_call(&text, &written),
+            );
+            if let Some(eid) = obj.get("id") {
+                self.called.insert(eid.to_string(), name.to_owned());
+            }
+            return;
+        }
+        if let Some(text) = text {
+            self.conv.message(Role::Assistant, text);
+        }
+        let id = self.conv.call(
+            meta.and_then(|m| m.get("tool_call_id"))
+                .and_then(Value::as_str),
+            name,
+            arguments,
+        );
+        if let Some(eid) = obj.get("id") {
+            self.by_event.insert(eid.to_string(), id.clone());
+        }
+        self.last_call = Some(id);
+    }
+
+    /// An observation: the workspace recall, a tool's result (rendered as CodeAct does), or an observation of
+    /// its own where it answers no call.
+    fn observation(&mut self, e: &Value, obj: &Map<String, Value>, observation: &str) {
+        let extras = obj.get("extras").and_then(Value::as_object);
+        if observation == "recall" {
+            // The workspace context reaches the model as a user message of its own.
+            let recall = extras
+                .filter(|x| {
+                    x.get("recall_type").and_then(Value::as_str) == Some("workspace_context")
+                })
+                .and_then(render::workspace_context);
+            if let Some(text) = recall {
+                let text = self.spaced(text);
+                self.conv.observation("recall", text);
+                self.after_user = true;
+            }
+            return;
+        }
+        if SKIP_OBSERVATIONS.contains(&observation) {
+            return;
+        }
+        let content = obj.get("content").map_or_else(String::new, text_of);
+        let content = match observation {
+            "run" => render::command_output(&content, extras),
+            "run_ipython" => render::ipython_output(&content),
+            "error" => render::error(&content),
+            _ => content,
+        };
+        if self.mode.text {
+            self.text_result(e, obj, observation, content);
+            return;
+        }
+        let call = match obj.get("cause").filter(|c| !c.is_null()) {
+            Some(cause) => self.by_event.get(&cause.to_string()).cloned(),
+            None if self.flattened => self
+                .last_call
+                .take()
+                .filter(|id| !self.conv.is_answered(id)),
+            // An observation that answers no action (an error the runtime raised on its own) reaches the model
+            // as a message of its own, not as a second result of an earlier call.
+            None => None,
+        };
+        let is_error = observation == "error" || obj.get("success") == Some(&Value::Bool(false));
+        // A result answers a call; anything else is a user message of its own.
+        let answers = call.as_ref().is_some_and(|id| !self.conv.is_answered(id));
+        let content = if answers {
+            content
+        } else {
+            self.spaced(content)
+        };
+        self.after_user = !answers;
+        self.conv
+            .result(call.as_deref(), observation, content, is_error);
+    }
+
+    /// In text mode, a call's result as the text OpenHands writes for it, or an observation of its own.
+    fn text_result(
+        &mut self,
+        e: &Value,
+        obj: &Map<String, Value>,
+        observation: &str,
+        content: String,
+    ) {
+        let cause = obj
+            .get("cause")
+            .filter(|c| !c.is_null())
+            .map(ToString::to_string);
+        if let Some(name) = cause.and_then(|c| self.called.remove(&c)) {
+            let name = e
+                .pointer("/tool_call_metadata/function_name")
+                .and_then(Value::as_str)
+                .unwrap_or(&name)
+                .to_owned();
+            self.conv
+                .observation(&name, text_calls::result(&name, &content));
+            self.after_user = false;
+        } else {
+            let text = self.spaced(content);
+            self.conv.observation(observation, text);
+            self.after_user = true;
+        }
+    }
 }
 
 /// An episode from a converted event stream: its tools, its usage (from the records' own `token_usages`

@@ -187,6 +187,51 @@ fn tools(attributes: &Map<String, Value>) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// An `execute_tool` span's call id, tool and result, when it records them.
+fn tool_run(a: &Map<String, Value>) -> Option<ToolRun> {
+    let id = a.get("gen_ai.tool.call.id").and_then(Value::as_str)?;
+    let result = a.get("gen_ai.tool.call.result")?;
+    Some(ToolRun {
+        call_id: id.to_owned(),
+        name: a
+            .get("gen_ai.tool.name")
+            .and_then(Value::as_str)
+            .unwrap_or("tool")
+            .to_owned(),
+        result: text_of(result),
+    })
+}
+
+/// A chat span's call: its messages (from the span's attributes, its details event or log record, or the
+/// older per-message log records), usage, tools and model; nothing when it records no messages.
+fn chat_call(span: &otlp::Span, records: &[&LogRecord]) -> Option<Call> {
+    let a = &span.attributes;
+    let details = records
+        .iter()
+        .find(|r| r.event_name == DETAILS)
+        .map(|r| &r.attributes)
+        .or_else(|| {
+            span.events
+                .iter()
+                .find(|(name, _)| name == DETAILS)
+                .map(|(_, attributes)| attributes)
+        });
+    let (input, output) = latest(a)
+        .or_else(|| details.and_then(latest))
+        .or_else(|| legacy(records))?;
+    Some(Call {
+        input,
+        output,
+        usage: usage(a),
+        tools: tools(a),
+        model: a
+            .get("gen_ai.response.model")
+            .or_else(|| a.get("gen_ai.request.model"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
 /// Imports the files of one recording.
 ///
 /// # Errors
@@ -211,20 +256,7 @@ fn import_export(export: &Export) -> Result<Vec<Episode>> {
             .map_or_else(|| format!("trace-{}", span.trace_id), str::to_owned);
         let (calls, runs) = groups.of(key, span.at);
         if a.get("gen_ai.operation.name").and_then(Value::as_str) == Some("execute_tool") {
-            if let (Some(id), Some(result)) = (
-                a.get("gen_ai.tool.call.id").and_then(Value::as_str),
-                a.get("gen_ai.tool.call.result"),
-            ) {
-                runs.push(ToolRun {
-                    call_id: id.to_owned(),
-                    name: a
-                        .get("gen_ai.tool.name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("tool")
-                        .to_owned(),
-                    result: text_of(result),
-                });
-            }
+            runs.extend(tool_run(a));
             continue;
         }
         if !is_chat(a) {
@@ -234,33 +266,7 @@ fn import_export(export: &Export) -> Result<Vec<Episode>> {
         let records = by_span
             .get(&(span.trace_id.as_str(), span.span_id.as_str()))
             .map_or(&[][..], Vec::as_slice);
-        let details = records
-            .iter()
-            .find(|r| r.event_name == DETAILS)
-            .map(|r| &r.attributes)
-            .or_else(|| {
-                span.events
-                    .iter()
-                    .find(|(name, _)| name == DETAILS)
-                    .map(|(_, attributes)| attributes)
-            });
-        let Some((input, output)) = latest(a)
-            .or_else(|| details.and_then(latest))
-            .or_else(|| legacy(records))
-        else {
-            continue;
-        };
-        calls.push(Call {
-            input,
-            output,
-            usage: usage(a),
-            tools: tools(a),
-            model: a
-                .get("gen_ai.response.model")
-                .or_else(|| a.get("gen_ai.request.model"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        });
+        calls.extend(chat_call(span, records));
     }
     let out = groups.episodes(export, "otel", "gen_ai.usage.input_tokens");
     if out.is_empty() {

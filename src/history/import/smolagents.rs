@@ -48,83 +48,18 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                     "at `intermediate_steps`: expected a list of messages",
                 )
             })?;
-        let mut conv = Conversation::default();
-        let mut tool = String::new();
-        for (i, m) in steps.iter().enumerate() {
-            if i + 1 == steps.len()
-                && m.get("role").and_then(Value::as_str) == Some("tool-response")
-                && m.get("content")
-                    .map(text_of)
-                    .is_some_and(|t| t.starts_with("Error:\nReached max steps."))
-            {
-                continue;
-            }
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-            let content = m.get("content").map_or_else(String::new, text_of);
-            match role {
-                "system" => conv.message(Role::System, content),
-                "user" => conv.message(Role::User, content),
-                "assistant" => conv.message(Role::Assistant, content),
-                "tool-call" => {
-                    tool = name_re
-                        .captures(&content)
-                        .and_then(|c| c.get(1))
-                        .map_or_else(String::new, |m| m.as_str().to_owned());
-                    conv.message(Role::Assistant, content);
-                }
-                "tool-response" => conv.observation(&tool, content),
-                other => {
-                    return Err(bad(
-                        origin,
-                        line,
-                        format!("at `intermediate_steps[{i}].role`: unknown role '{other}'"),
-                    ))
-                }
-            }
-        }
-        // A run that hit its step limit: one more call for the final answer (the error is written after it).
-        let max_steps = steps.last().is_some_and(|m| {
-            m.get("role").and_then(Value::as_str) == Some("tool-response")
-                && m.get("content")
-                    .map(text_of)
-                    .is_some_and(|t| t.starts_with("Error:\nReached max steps."))
-        });
+        let max_steps = steps.last().is_some_and(is_max_steps_error);
+        let mut conv = conversation(steps, &name_re, origin, line)?;
         if max_steps {
-            let task = steps
-                .iter()
-                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-                .and_then(|m| m.get("content"))
-                .map(text_of)
-                .unwrap_or_default();
-            let task = task.strip_prefix("New task:\n").unwrap_or(&task);
-            conv.message(
-                Role::User,
-                format!("Based on the above, please provide an answer to the following user task:\n{task}"),
-            );
-            let answer = run.get("answer").map_or_else(String::new, |a| match a {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            conv.message(Role::Assistant, answer);
+            final_answer_call(&mut conv, steps, &run);
         }
-        let tools = if run.get("agent_action_type").and_then(Value::as_str) == Some("tool-calling")
-        {
-            steps
-                .iter()
-                .find(|m| m.get("role").and_then(Value::as_str) == Some("system"))
-                .and_then(|m| m.get("content"))
-                .map(|c| tools::from_system_prompt(&text_of(c)))
-                .unwrap_or_default()
-        } else {
-            Vec::new()
-        };
         let mut ep = episode(
             origin,
             Some(format!("line{line}")),
             "smolagents",
             conv.into_items(),
         );
-        ep.tools = tools;
+        ep.tools = run_tools(&run, steps);
         ep.stopped = true;
         if max_steps {
             ep.meta.insert(
@@ -132,36 +67,124 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                 "provide_final_answer after max steps".into(),
             );
         }
-        for key in [
-            "model_id",
-            "agent_action_type",
-            "source",
-            "true_answer",
-            "answer",
-        ] {
-            if let Some(x) = run.get(key).filter(|x| !x.is_null()) {
-                ep.meta.insert(key.into(), x.clone());
-            }
-        }
-        let count = |k: &str| {
-            run.pointer(&format!("/token_counts/{k}"))
-                .and_then(Value::as_u64)
-        };
-        if let Some(input) = count("input_tokens") {
-            ProviderUsage {
-                source: "token_counts".into(),
-                input_tokens: Some(input),
-                output_tokens: count("output_tokens"),
-                ..ProviderUsage::default()
-            }
-            .store(&mut ep);
-        }
-        if let Some(q) = run.get("question").and_then(Value::as_str) {
-            ep.task = q.chars().take(200).collect();
-        }
+        keep_run_fields(&mut ep, &run);
         out.push(ep);
     }
     Ok(out)
+}
+
+/// The error smolagents writes as the last step of a run that hit its step limit.
+fn is_max_steps_error(m: &Value) -> bool {
+    m.get("role").and_then(Value::as_str) == Some("tool-response")
+        && m.get("content")
+            .map(text_of)
+            .is_some_and(|t| t.starts_with("Error:\nReached max steps."))
+}
+
+/// The run's messages (the max-steps error, written after the final call, left out), each tool response
+/// named by the tool its call named.
+fn conversation(
+    steps: &[Value],
+    name_re: &Regex,
+    origin: &Path,
+    line: usize,
+) -> Result<Conversation> {
+    let mut conv = Conversation::default();
+    let mut tool = String::new();
+    for (i, m) in steps.iter().enumerate() {
+        if i + 1 == steps.len() && is_max_steps_error(m) {
+            continue;
+        }
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let content = m.get("content").map_or_else(String::new, text_of);
+        match role {
+            "system" => conv.message(Role::System, content),
+            "user" => conv.message(Role::User, content),
+            "assistant" => conv.message(Role::Assistant, content),
+            "tool-call" => {
+                tool = name_re
+                    .captures(&content)
+                    .and_then(|c| c.get(1))
+                    .map_or_else(String::new, |m| m.as_str().to_owned());
+                conv.message(Role::Assistant, content);
+            }
+            "tool-response" => conv.observation(&tool, content),
+            other => {
+                return Err(bad(
+                    origin,
+                    line,
+                    format!("at `intermediate_steps[{i}].role`: unknown role '{other}'"),
+                ))
+            }
+        }
+    }
+    Ok(conv)
+}
+
+/// A run that hit its step limit makes one more call for the final answer (the error is written after it):
+/// its prompt and the answer.
+fn final_answer_call(conv: &mut Conversation, steps: &[Value], run: &Value) {
+    let task = steps
+        .iter()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        .and_then(|m| m.get("content"))
+        .map(text_of)
+        .unwrap_or_default();
+    let task = task.strip_prefix("New task:\n").unwrap_or(&task);
+    conv.message(
+        Role::User,
+        format!("Based on the above, please provide an answer to the following user task:\n{task}"),
+    );
+    let answer = run.get("answer").map_or_else(String::new, |a| match a {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    conv.message(Role::Assistant, answer);
+}
+
+/// A tool-calling agent's tools, from its system prompt; a code agent sends none.
+fn run_tools(run: &Value, steps: &[Value]) -> Vec<Value> {
+    if run.get("agent_action_type").and_then(Value::as_str) != Some("tool-calling") {
+        return Vec::new();
+    }
+    steps
+        .iter()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        .and_then(|m| m.get("content"))
+        .map(|c| tools::from_system_prompt(&text_of(c)))
+        .unwrap_or_default()
+}
+
+/// The run's model, agent type, source and answers into the episode's meta, its token counts as its
+/// provider usage, and its question as the task.
+fn keep_run_fields(ep: &mut Episode, run: &Value) {
+    for key in [
+        "model_id",
+        "agent_action_type",
+        "source",
+        "true_answer",
+        "answer",
+    ] {
+        if let Some(x) = run.get(key).filter(|x| !x.is_null()) {
+            ep.meta.insert(key.into(), x.clone());
+        }
+    }
+    let count = |k: &str| {
+        run.pointer(&format!("/token_counts/{k}"))
+            .and_then(Value::as_u64)
+    };
+    if let Some(input) = count("input_tokens") {
+        ProviderUsage {
+            source: "token_counts".into(),
+            input_tokens: Some(input),
+            output_tokens: count("output_tokens"),
+            ..ProviderUsage::default()
+        }
+        .store(ep);
+    }
+    if let Some(q) = run.get("question").and_then(Value::as_str) {
+        ep.task = q.chars().take(200).collect();
+    }
 }
 
 /// The smolagents format.

@@ -209,6 +209,12 @@ impl<'e> Capture<'e> {
     }
 }
 
+/// What an item handed in became in the request sent: its state, its text's id when rewritten, its tokens.
+type Seen = (State, Option<usize>, usize);
+
+/// An item a strategy wrote into a request: the episode item it follows, its text's id, the item.
+type New<'s> = (Option<usize>, usize, &'s Item);
+
 impl Observer for Capture<'_> {
     fn observe(
         &self,
@@ -224,73 +230,15 @@ impl Observer for Capture<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let (texts, trackers) = &mut *inner;
         let t = trackers.entry(strategy.to_owned()).or_default();
-        // The items recorded since the last call point were appended to the request it sent.
-        let items = &self.episode.items;
-        t.origins.truncate(handed_in.contents.len());
-        while t.origins.len() < handed_in.contents.len() {
-            while t.next < items.len() && !items[t.next].is_sent() {
-                t.next += 1;
-            }
-            t.origins.push(Origin::Item(t.next));
-            t.next += 1;
-        }
+        t.follow(&self.episode.items, handed_in.contents.len());
         let origins = origins_sent(
             &handed_in.contents,
             &t.origins,
             &sent.contents,
             &applied.change,
         );
-        let mut seen: HashMap<usize, (State, Option<usize>, usize)> = HashMap::new();
-        let mut written = Vec::new();
-        let mut after = None;
-        for (item, origin) in sent.contents.iter().zip(&origins) {
-            match *origin {
-                Origin::Item(i) => {
-                    seen.insert(i, (State::Kept, None, 0));
-                    after = Some(i);
-                }
-                Origin::From(i) => {
-                    let text = texts.id(item.shared_text());
-                    // A rewrite carried over from an earlier call point keeps what it was then.
-                    let state = match t.now.get(&i) {
-                        Some(&(state, Some(was))) if was == text => state,
-                        _ => rewrite(&items[i], item, applied),
-                    };
-                    seen.insert(i, (state, Some(text), self.tokenizer.count_item(item)));
-                    after = Some(i);
-                }
-                Origin::New => written.push((after, texts.id(item.shared_text()), item)),
-            }
-        }
-        let removed = match (applied.dropped_items > 0, applied.summarized_items > 0) {
-            (true, false) => State::Dropped,
-            (false, true) => State::Summarized,
-            _ => State::Removed,
-        };
-        // Every item handed in is now kept, rewritten or gone.
-        for i in t.origins.iter().filter_map(|o| o.item()) {
-            let (state, text, tokens) = seen.get(&i).copied().unwrap_or((removed, None, 0));
-            let was = t.now.get(&i).copied().unwrap_or((State::Kept, None));
-            if (state, text) == was {
-                continue;
-            }
-            let tokens = if state == State::Kept {
-                self.tokenizer.count_item(&items[i])
-            } else {
-                tokens
-            };
-            t.timeline.items.entry(i).or_default().push(Transition {
-                step,
-                state,
-                text,
-                tokens,
-            });
-            if state == State::Kept {
-                t.now.remove(&i);
-            } else {
-                t.now.insert(i, (state, text));
-            }
-        }
+        let (seen, written) = self.sort_sent(t, texts, sent, &origins, applied);
+        self.record(t, step, &seen, applied);
         let written: Vec<Written> = written
             .into_iter()
             .map(|(after, text, item)| Written {
@@ -324,6 +272,93 @@ impl Observer for Capture<'_> {
             &mut t.timeline.instructions,
         );
         t.origins = origins;
+    }
+}
+
+impl Tracker {
+    /// The origins of a request of `len` contents: the items recorded since the last call point were appended
+    /// to the request it sent.
+    fn follow(&mut self, items: &[Item], len: usize) {
+        self.origins.truncate(len);
+        while self.origins.len() < len {
+            while self.next < items.len() && !items[self.next].is_sent() {
+                self.next += 1;
+            }
+            self.origins.push(Origin::Item(self.next));
+            self.next += 1;
+        }
+    }
+}
+
+impl Capture<'_> {
+    /// What each episode item in `sent` became (kept, or rewritten with its text's id and tokens), and the items
+    /// the strategy wrote, each after the episode item it follows.
+    fn sort_sent<'s>(
+        &self,
+        t: &Tracker,
+        texts: &mut Texts,
+        sent: &'s LlmRequest,
+        origins: &[Origin],
+        applied: &Applied,
+    ) -> (HashMap<usize, Seen>, Vec<New<'s>>) {
+        let items = &self.episode.items;
+        let mut seen: HashMap<usize, Seen> = HashMap::new();
+        let mut written = Vec::new();
+        let mut after = None;
+        for (item, origin) in sent.contents.iter().zip(origins) {
+            match *origin {
+                Origin::Item(i) => {
+                    seen.insert(i, (State::Kept, None, 0));
+                    after = Some(i);
+                }
+                Origin::From(i) => {
+                    let text = texts.id(item.shared_text());
+                    // A rewrite carried over from an earlier call point keeps what it was then.
+                    let state = match t.now.get(&i) {
+                        Some(&(state, Some(was))) if was == text => state,
+                        _ => rewrite(&items[i], item, applied),
+                    };
+                    seen.insert(i, (state, Some(text), self.tokenizer.count_item(item)));
+                    after = Some(i);
+                }
+                Origin::New => written.push((after, texts.id(item.shared_text()), item)),
+            }
+        }
+        (seen, written)
+    }
+
+    /// A transition at `step` for every item handed in whose state changed: kept, rewritten, or gone (dropped
+    /// or summarized as the change says).
+    fn record(&self, t: &mut Tracker, step: usize, seen: &HashMap<usize, Seen>, applied: &Applied) {
+        let items = &self.episode.items;
+        let removed = match (applied.dropped_items > 0, applied.summarized_items > 0) {
+            (true, false) => State::Dropped,
+            (false, true) => State::Summarized,
+            _ => State::Removed,
+        };
+        for i in t.origins.iter().filter_map(|o| o.item()) {
+            let (state, text, tokens) = seen.get(&i).copied().unwrap_or((removed, None, 0));
+            let was = t.now.get(&i).copied().unwrap_or((State::Kept, None));
+            if (state, text) == was {
+                continue;
+            }
+            let tokens = if state == State::Kept {
+                self.tokenizer.count_item(&items[i])
+            } else {
+                tokens
+            };
+            t.timeline.items.entry(i).or_default().push(Transition {
+                step,
+                state,
+                text,
+                tokens,
+            });
+            if state == State::Kept {
+                t.now.remove(&i);
+            } else {
+                t.now.insert(i, (state, text));
+            }
+        }
     }
 }
 

@@ -413,71 +413,10 @@ fn data(
             ])
         })
         .collect();
-    let points = episode.call_points();
-    let mut patterns = Vec::new();
-    let mut finding_of = Vec::new();
-    for (f, finding) in episode.findings.iter().enumerate() {
-        for e in finding.evidence.iter().filter(|e| !e.trim().is_empty()) {
-            patterns.push(e.as_str());
-            finding_of.push(f);
-        }
-    }
-    let finder = aho_corasick::AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(&patterns)
-        .ok()
-        .filter(|_| !patterns.is_empty())
-        .map(|ac| (ac, finding_of));
-    let marks: Vec<Value> = texts
-        .all
-        .iter()
-        .enumerate()
-        .flat_map(|(t, text)| {
-            marks(text, &finder)
-                .into_iter()
-                .map(move |[f, s, e]| json!([t, f, s, e]))
-        })
-        .collect();
-    let findings: Vec<Value> = episode
-        .findings
-        .iter()
-        .map(|f| {
-            json!({
-                "id": f.id, "kind": f.kind.as_str(), "text": f.text, "evidence": f.evidence,
-                "at": f.introduced_at, "task": f.from_task, "needs": f.needed_at,
-            })
-        })
-        .collect();
-    let probes: Vec<Value> = episode
-        .probes
-        .iter()
-        .map(|p| {
-            json!({
-                "id": p.id, "q": p.question, "answers": p.answers, "reference": p.reference,
-                "finding": p.finding.as_ref().and_then(|id| episode.findings.iter().position(|f| f.id == *id)),
-                "kind": p.kind.as_str(),
-            })
-        })
-        .collect();
     let strategies: Vec<Value> = replays
         .iter()
         .map(|r| strategy(r, episode, run.context_window))
         .collect();
-    // How much of the baseline's input is context the trace did not record (blocks import added), and what.
-    let unrecorded = replays
-        .iter()
-        .find(|r| r.strategy.config.is_baseline())
-        .map(|r| {
-            let sent: usize = r.replay.steps.iter().map(|s| s.tokens_sent).sum();
-            let blocks: usize = r
-                .replay
-                .steps
-                .iter()
-                .map(|s| s.tokens_by_kind.get(ItemKind::Unrecorded))
-                .sum();
-            let what = crate::history::usage::ProviderUsage::of(episode).and_then(|u| u.leaves_out);
-            json!({"tokens": blocks, "input": sent, "what": what})
-        });
     let tools = (!episode.tools.is_empty()).then(|| {
         json!({
             "n": episode.tools.len(),
@@ -497,41 +436,89 @@ fn data(
         "reference": super::charts::reference_hex(),
         "states": State::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
         "texts": texts.all.iter().map(|t| &**t).collect::<Vec<&str>>(),
-        "marks": marks,
+        "marks": evidence_marks(episode, texts),
         "items": items,
-        "points": points,
-        "findings": findings,
-        "probes": probes,
+        "points": episode.call_points(),
+        "findings": findings_json(episode),
+        "probes": probes_json(episode),
         "tools": tools,
-        "unrecorded": unrecorded,
+        "unrecorded": unrecorded_json(episode, replays),
         "strategies": strategies,
     })
 }
 
-fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
-    let steps: Vec<Value> = r
+/// Where each finding's evidence occurs in the page's texts: `[text, finding, start, end]`.
+fn evidence_marks(episode: &Episode, texts: &Texts) -> Vec<Value> {
+    let mut patterns = Vec::new();
+    let mut finding_of = Vec::new();
+    for (f, finding) in episode.findings.iter().enumerate() {
+        for e in finding.evidence.iter().filter(|e| !e.trim().is_empty()) {
+            patterns.push(e.as_str());
+            finding_of.push(f);
+        }
+    }
+    let finder = aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(&patterns)
+        .ok()
+        .filter(|_| !patterns.is_empty())
+        .map(|ac| (ac, finding_of));
+    texts
+        .all
+        .iter()
+        .enumerate()
+        .flat_map(|(t, text)| {
+            marks(text, &finder)
+                .into_iter()
+                .map(move |[f, s, e]| json!([t, f, s, e]))
+        })
+        .collect()
+}
+
+/// The episode's findings as the page reads them.
+fn findings_json(episode: &Episode) -> Vec<Value> {
+    episode
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "id": f.id, "kind": f.kind.as_str(), "text": f.text, "evidence": f.evidence,
+                "at": f.introduced_at, "task": f.from_task, "needs": f.needed_at,
+            })
+        })
+        .collect()
+}
+
+/// The episode's probes as the page reads them, each with its finding's position.
+fn probes_json(episode: &Episode) -> Vec<Value> {
+    episode
+        .probes
+        .iter()
+        .map(|p| {
+            json!({
+                "id": p.id, "q": p.question, "answers": p.answers, "reference": p.reference,
+                "finding": p.finding.as_ref().and_then(|id| episode.findings.iter().position(|f| f.id == *id)),
+                "kind": p.kind.as_str(),
+            })
+        })
+        .collect()
+}
+
+/// How much of the baseline's input is context the trace did not record (blocks import added), and what.
+fn unrecorded_json(episode: &Episode, replays: &[Replayed<'_>]) -> Option<Value> {
+    let r = replays.iter().find(|r| r.strategy.config.is_baseline())?;
+    let sent: usize = r.replay.steps.iter().map(|s| s.tokens_sent).sum();
+    let blocks: usize = r
         .replay
         .steps
         .iter()
-        .map(|s| {
-            json!([
-                s.tokens_sent,
-                s.tokens_before,
-                s.cached_tokens,
-                s.tokens_by_kind.iter().map(|(_, n)| n).collect::<Vec<_>>(),
-                s.compacted_items.saturating_sub(s.truncated_items),
-                s.truncated_items,
-                s.dropped_items,
-                s.summarized_items,
-                s.llm_calls.len(),
-                u8::from(s.changed),
-                (0..episode.findings.len())
-                    .filter(|&f| s.present.contains(f))
-                    .collect::<Vec<_>>(),
-                s.floor_tokens,
-            ])
-        })
-        .collect();
+        .map(|s| s.tokens_by_kind.get(ItemKind::Unrecorded))
+        .sum();
+    let what = crate::history::usage::ProviderUsage::of(episode).and_then(|u| u.leaves_out);
+    Some(json!({"tokens": blocks, "input": sent, "what": what}))
+}
+
+fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
     let mut changed: Vec<(&usize, &Vec<capture::Transition>)> = r.timeline.items.iter().collect();
     changed.sort_by_key(|(i, _)| **i);
     let items: Vec<Value> = changed
@@ -559,7 +546,52 @@ fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
             })
             .collect()
     };
-    let ledger: Vec<Value> = crate::metrics::needs::ledger(episode, &r.replay.steps)
+    let trigger =
+        trigger(&r.strategy.config, window).map(|(t, label)| json!({"tokens": t, "label": label}));
+    json!({
+        "name": r.strategy.name,
+        "config": serde_json::to_string(&r.strategy.config).unwrap_or_default(),
+        "baseline": r.strategy.config == StrategyConfig::None,
+        "trigger": trigger,
+        "steps": steps_json(r, episode),
+        "items": items,
+        "written": written(&r.timeline.written),
+        "instructions": written(&r.timeline.instructions),
+        "ledger": ledger_json(r, episode),
+        "probes": answers_json(r, episode),
+    })
+}
+
+/// A strategy's call points: tokens sent, before and cached, by kind, what it changed, and the findings
+/// present.
+fn steps_json(r: &Replayed<'_>, episode: &Episode) -> Vec<Value> {
+    r.replay
+        .steps
+        .iter()
+        .map(|s| {
+            json!([
+                s.tokens_sent,
+                s.tokens_before,
+                s.cached_tokens,
+                s.tokens_by_kind.iter().map(|(_, n)| n).collect::<Vec<_>>(),
+                s.compacted_items.saturating_sub(s.truncated_items),
+                s.truncated_items,
+                s.dropped_items,
+                s.summarized_items,
+                s.llm_calls.len(),
+                u8::from(s.changed),
+                (0..episode.findings.len())
+                    .filter(|&f| s.present.contains(f))
+                    .collect::<Vec<_>>(),
+                s.floor_tokens,
+            ])
+        })
+        .collect()
+}
+
+/// A strategy's needs: each finding at each need, kept or where and by what it was lost.
+fn ledger_json(r: &Replayed<'_>, episode: &Episode) -> Vec<Value> {
+    crate::metrics::needs::ledger(episode, &r.replay.steps)
         .into_iter()
         .map(|n| {
             json!([
@@ -571,9 +603,12 @@ fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
                 n.lost_by.unwrap_or_default()
             ])
         })
-        .collect();
-    let probes: Vec<Value> = r
-        .replay
+        .collect()
+}
+
+/// A strategy's probe answers, graded.
+fn answers_json(r: &Replayed<'_>, episode: &Episode) -> Vec<Value> {
+    r.replay
         .probes
         .iter()
         .map(|p| {
@@ -588,19 +623,5 @@ fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
                     .map(|g| json!({"overall": g.overall, "dimensions": g.dimensions})),
             ])
         })
-        .collect();
-    let trigger =
-        trigger(&r.strategy.config, window).map(|(t, label)| json!({"tokens": t, "label": label}));
-    json!({
-        "name": r.strategy.name,
-        "config": serde_json::to_string(&r.strategy.config).unwrap_or_default(),
-        "baseline": r.strategy.config == StrategyConfig::None,
-        "trigger": trigger,
-        "steps": steps,
-        "items": items,
-        "written": written(&r.timeline.written),
-        "instructions": written(&r.timeline.instructions),
-        "ledger": ledger,
-        "probes": probes,
-    })
+        .collect()
 }

@@ -138,28 +138,20 @@ pub(super) enum Command {
     Undo,
 }
 
+/// The first line of a console message.
+fn first_line<'a>(m: &[&'a str]) -> &'a str {
+    m.first().copied().unwrap_or("")
+}
+
 /// What aider sent built from the console output since the last reply or user input, with the name of the
 /// observation, when it sent anything: the first of these that the console shows.
 pub(super) fn sent(
     messages: &[&[&str]],
     command: Option<&Command>,
 ) -> Option<(&'static str, String)> {
-    fn first_line<'a>(m: &[&'a str]) -> &'a str {
-        m.first().copied().unwrap_or("")
-    }
     let find = |p: &str| messages.iter().position(|m| first_line(m).starts_with(p));
     if let Some(Command::Run { name, args }) = command {
-        let output = command_output(messages);
-        let mut text = run_output(args, &format!("{output}\n"));
-        if let Some(a) = messages.iter().find_map(|m| answer(m)) {
-            if matches!(a.to_lowercase().as_str(), "n" | "no") {
-                return None;
-            }
-            if !yes(&a) {
-                text = format!("{a}\n\n{text}");
-            }
-        }
-        return Some((name, text));
+        return command_sent(messages, *name, args);
     }
     if let Some(at) = find("The LLM did not conform to the edit format")
         .or_else(|| find("Exception while updating files"))
@@ -176,46 +168,11 @@ pub(super) fn sent(
             .collect();
         return Some(("aider", lines.join("\n").trim().to_owned()));
     }
-    for (question, name) in [
-        ("Attempt to fix lint errors?", "lint"),
-        ("Attempt to fix test errors?", "test"),
-    ] {
-        if let Some(at) =
-            find(question).filter(|&at| yes(first_line(messages[at])[question.len()..].trim()))
-        {
-            let start = if name == "lint" {
-                messages[..at]
-                    .iter()
-                    .rposition(|m| first_line(m).starts_with("# Fix any errors"))
-                    .unwrap_or(0)
-            } else {
-                messages[..at]
-                    .iter()
-                    .rposition(|m| m.len() > 1)
-                    .unwrap_or(0)
-            };
-            let text: Vec<&str> = messages[start..at]
-                .iter()
-                .flat_map(|m| m.iter().copied())
-                .collect();
-            return Some((name, text.join("\n").trim().to_owned()));
-        }
+    if let Some(fix) = fix_sent(messages) {
+        return Some(fix);
     }
     if let Some(at) = find("Add these files to the chat?") {
-        let question = first_line(messages[at]);
-        if yes(question["Add these files to the chat?".len()..].trim()) {
-            let fnames: Vec<String> = messages[..at]
-                .iter()
-                .rev()
-                .take_while(|m| m.len() == 1 && !m[0].contains(' ') && !m[0].is_empty())
-                .map(|m| m[0].to_owned())
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            return Some(("aider", added_files(&fnames)));
-        }
-        return None;
+        return added_sent(messages, at);
     }
     if command == Some(&Command::Undo) {
         return Some(("undo", UNDO_REPLY.to_owned()));
@@ -227,6 +184,78 @@ pub(super) fn sent(
         .collect();
     let rest = rest.join("\n");
     (!rest.trim().is_empty()).then(|| ("aider", rest.trim().to_owned()))
+}
+
+/// A `/run` or `/test` command's output as aider sends it (with the user's words when they answered more than
+/// yes), or nothing when they declined to add it.
+fn command_sent(
+    messages: &[&[&str]],
+    name: &'static str,
+    args: &str,
+) -> Option<(&'static str, String)> {
+    let output = command_output(messages);
+    let mut text = run_output(args, &format!("{output}\n"));
+    if let Some(a) = messages.iter().find_map(|m| answer(m)) {
+        if matches!(a.to_lowercase().as_str(), "n" | "no") {
+            return None;
+        }
+        if !yes(&a) {
+            text = format!("{a}\n\n{text}");
+        }
+    }
+    Some((name, text))
+}
+
+/// The lint or test errors aider sent after the user agreed to fix them.
+fn fix_sent(messages: &[&[&str]]) -> Option<(&'static str, String)> {
+    for (question, name) in [
+        ("Attempt to fix lint errors?", "lint"),
+        ("Attempt to fix test errors?", "test"),
+    ] {
+        let Some(at) = messages
+            .iter()
+            .position(|m| first_line(m).starts_with(question))
+            .filter(|&at| yes(first_line(messages[at])[question.len()..].trim()))
+        else {
+            continue;
+        };
+        let start = if name == "lint" {
+            messages[..at]
+                .iter()
+                .rposition(|m| first_line(m).starts_with("# Fix any errors"))
+                .unwrap_or(0)
+        } else {
+            messages[..at]
+                .iter()
+                .rposition(|m| m.len() > 1)
+                .unwrap_or(0)
+        };
+        let text: Vec<&str> = messages[start..at]
+            .iter()
+            .flat_map(|m| m.iter().copied())
+            .collect();
+        return Some((name, text.join("\n").trim().to_owned()));
+    }
+    None
+}
+
+/// The files the user agreed to add at `at` (the file names listed before the question), as aider sends
+/// them; nothing when they declined.
+fn added_sent(messages: &[&[&str]], at: usize) -> Option<(&'static str, String)> {
+    let question = first_line(messages[at]);
+    if !yes(question["Add these files to the chat?".len()..].trim()) {
+        return None;
+    }
+    let fnames: Vec<String> = messages[..at]
+        .iter()
+        .rev()
+        .take_while(|m| m.len() == 1 && !m[0].contains(' ') && !m[0].is_empty())
+        .map(|m| m[0].to_owned())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    Some(("aider", added_files(&fnames)))
 }
 
 #[cfg(test)]

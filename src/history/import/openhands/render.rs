@@ -77,16 +77,7 @@ pub(super) fn workspace_context(extras: &Map<String, Value>) -> Option<String> {
     // additional_info.j2 with Jinja's defaults (a tag's line keeps its newline), stripped.
     let mut t = String::new();
     if has_repo {
-        t.push_str(&format!(
-            "\n<REPOSITORY_INFO>\nAt the user's request, repository {repo_name} has been cloned to {repo_dir} in the current working directory.\n"
-        ));
-        let branch = s("repo_branch");
-        if !branch.is_empty() {
-            t.push_str(&format!(
-                "The repository has been checked out to branch \"{branch}\".\n\nIMPORTANT: You should work within the current branch \"{branch}\" unless:\n    1. the user explicitly instructs otherwise\n    2. the current branch is \"main\", \"master\", or another default branch where direct pushes may be unsafe\n"
-            ));
-        }
-        t.push_str("\n</REPOSITORY_INFO>\n");
+        t.push_str(&repository_info(extras, repo_name, repo_dir));
     }
     t.push('\n');
     if !repo_instructions.is_empty() {
@@ -96,6 +87,45 @@ pub(super) fn workspace_context(extras: &Map<String, Value>) -> Option<String> {
     }
     t.push('\n');
     // `runtime_info` is always built by the conversation memory.
+    t.push_str(&runtime_information(extras, date, secrets));
+    if !conversation.is_empty() {
+        t.push_str(&format!(
+            "<CONVERSATION_INSTRUCTIONS>\n{conversation}\n</CONVERSATION_INSTRUCTIONS>\n"
+        ));
+    }
+    Some(t.trim().to_owned())
+}
+
+/// The `<REPOSITORY_INFO>` block of a recall: the repository cloned, and its branch when there is one.
+fn repository_info(extras: &Map<String, Value>, repo_name: &str, repo_dir: &str) -> String {
+    let s = |k: &str| extras.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut t = String::new();
+    t.push_str(&format!(
+        "\n<REPOSITORY_INFO>\nAt the user's request, repository {repo_name} has been cloned to {repo_dir} in the current working directory.\n"
+    ));
+    let branch = s("repo_branch");
+    if !branch.is_empty() {
+        t.push_str(&format!(
+            "The repository has been checked out to branch \"{branch}\".\n\nIMPORTANT: You should work within the current branch \"{branch}\" unless:\n    1. the user explicitly instructs otherwise\n    2. the current branch is \"main\", \"master\", or another default branch where direct pushes may be unsafe\n"
+        ));
+    }
+    t.push_str("\n</REPOSITORY_INFO>\n");
+    t
+}
+
+/// The `<RUNTIME_INFORMATION>` block of a recall: the working directory, the hosts, further instructions,
+/// the secrets' descriptions and the date.
+fn runtime_information(
+    extras: &Map<String, Value>,
+    date: &str,
+    secrets: Option<&Map<String, Value>>,
+) -> String {
+    let s = |k: &str| extras.get(k).and_then(Value::as_str).unwrap_or("");
+    let hosts = extras
+        .get("runtime_hosts")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty());
+    let mut t = String::new();
     t.push_str("<RUNTIME_INFORMATION>\n");
     let working_dir = s("working_dir");
     if !working_dir.is_empty() {
@@ -104,7 +134,6 @@ pub(super) fn workspace_context(extras: &Map<String, Value>) -> Option<String> {
         ));
     }
     t.push('\n');
-    let hosts = map("runtime_hosts");
     let additional = s("additional_agent_instructions");
     if let Some(hosts) = hosts {
         t.push_str("\nThe user has access to the following hosts for accessing a web application,\neach of which has a corresponding port:\n");
@@ -133,10 +162,5 @@ pub(super) fn workspace_context(extras: &Map<String, Value>) -> Option<String> {
         t.push_str(&format!("\nToday's date is {date} (UTC).\n"));
     }
     t.push_str("\n</RUNTIME_INFORMATION>\n");
-    if !conversation.is_empty() {
-        t.push_str(&format!(
-            "<CONVERSATION_INSTRUCTIONS>\n{conversation}\n</CONVERSATION_INSTRUCTIONS>\n"
-        ));
-    }
-    Some(t.trim().to_owned())
+    t
 }
