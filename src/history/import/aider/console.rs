@@ -151,7 +151,7 @@ pub(super) fn sent(
 ) -> Option<(&'static str, String)> {
     let find = |p: &str| messages.iter().position(|m| first_line(m).starts_with(p));
     if let Some(Command::Run { name, args }) = command {
-        return command_sent(messages, *name, args);
+        return command_sent(messages, name, args);
     }
     if let Some(at) = find("The LLM did not conform to the edit format")
         .or_else(|| find("Exception while updating files"))
