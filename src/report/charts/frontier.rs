@@ -66,12 +66,38 @@ pub(super) fn retention_vs_savings<DB: DrawingBackend>(
         let at = chart.backend_coord(p);
         draw_marker(&plot, at, i, if frontier.contains(&i) { 7 } else { 5 })?;
     }
-    // Every point is numbered as in the legend; each number goes to the first of eight places around its point
-    // where it overlaps no number placed before (frontier points first), so close points stay readable.
-    let mut order: Vec<usize> = (0..points.len()).collect();
+    let markers: Vec<(i32, i32)> = points.iter().map(|p| chart.backend_coord(p)).collect();
+    number_points(&plot, &markers, &frontier)?;
+    let mut entries: Vec<Entry> = run
+        .strategies
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Entry::Series {
+            index: i,
+            name: format!(
+                "{} {}{}",
+                i + 1,
+                s.strategy,
+                if frontier.contains(&i) { " ★" } else { "" }
+            ),
+            line: false,
+        })
+        .collect();
+    entries.push(Entry::Note("★ on the Pareto frontier (dashed):".into()));
+    entries.push(Entry::Note("no other saves more and keeps more".into()));
+    legend(&side, &entries)
+}
+
+/// Numbers every point as in the legend: each number goes to the first of eight places around its point where it
+/// overlaps no number placed before (frontier points first) and no marker, so close points stay readable.
+fn number_points<DB: DrawingBackend>(
+    plot: &DrawingArea<DB, Shift>,
+    markers: &[(i32, i32)],
+    frontier: &[usize],
+) -> Result<()> {
+    let mut order: Vec<usize> = (0..markers.len()).collect();
     order.sort_by_key(|i| !frontier.contains(i));
     let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
-    let markers: Vec<(i32, i32)> = points.iter().map(|p| chart.backend_coord(p)).collect();
     for i in order {
         let (x, y) = markers[i];
         let label = (i + 1).to_string();
@@ -108,22 +134,5 @@ pub(super) fn retention_vs_savings<DB: DrawingBackend>(
         ))
         .map_err(err("chart"))?;
     }
-    let mut entries: Vec<Entry> = run
-        .strategies
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Entry::Series {
-            index: i,
-            name: format!(
-                "{} {}{}",
-                i + 1,
-                s.strategy,
-                if frontier.contains(&i) { " ★" } else { "" }
-            ),
-            line: false,
-        })
-        .collect();
-    entries.push(Entry::Note("★ on the Pareto frontier (dashed):".into()));
-    entries.push(Entry::Note("no other saves more and keeps more".into()));
-    legend(&side, &entries)
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Bars of the strategies' own LLM calls over the dataset.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -70,6 +71,17 @@ pub(super) fn llm_calls<DB: DrawingBackend>(
         .x_desc("LLM calls")
         .draw()
         .map_err(err("chart"))?;
+    draw_bars(root, &mut chart, run, font_size)
+}
+
+/// Each strategy's bar of calls, top down, labelled with its calls and total LLM time.
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    run: &RunReport,
+    font_size: i32,
+) -> Result<()> {
+    let n = run.strategies.len().max(1);
     for (i, s) in run.strategies.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
         let (y, calls) = ((n - i - 1) as f64, s.count(field::STRATEGY_CALLS) as f64);

@@ -1,6 +1,7 @@
 //! Line charts of one value per call point of one episode, per strategy (context tokens, retention,
 //! cumulative cost).
 
+use plotters::coord::types::{RangedCoordf64, RangedCoordusize};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -60,19 +61,7 @@ pub(super) fn step_lines<DB: DrawingBackend>(
         .max()
         .unwrap_or(1)
         .max(1);
-    let all: Vec<f64> = data
-        .series
-        .iter()
-        .flat_map(|s| values(s).into_iter().flatten())
-        .chain(hline.map(|h| h.0))
-        .collect();
-    let (min_y, max_y) = match axis {
-        Axis::Percent => (0.0, 100.0),
-        Axis::Count | Axis::Dollars => (
-            0.0,
-            all.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.06,
-        ),
-    };
+    let (min_y, max_y) = y_range(data, values, hline, axis);
     let digits = dollar_digits((max_y - min_y) / 10.0);
     let mut chart = ChartBuilder::on(&plot)
         .caption(format!("{title} — {}", data.episode), ("sans-serif", 18))
@@ -103,6 +92,41 @@ pub(super) fn step_lines<DB: DrawingBackend>(
             dashed: true,
         });
     }
+    draw_lines(&mut chart, &plot, data, values, &mut entries)?;
+    legend(&side, &entries)
+}
+
+/// The y axis: 0–100 for percentages, else from 0 to a little above the largest value (or the reference).
+fn y_range(
+    data: &ChartData,
+    values: &dyn Fn(&StepSeries) -> Vec<Option<f64>>,
+    hline: Option<(f64, &str)>,
+    axis: Axis,
+) -> (f64, f64) {
+    let all: Vec<f64> = data
+        .series
+        .iter()
+        .flat_map(|s| values(s).into_iter().flatten())
+        .chain(hline.map(|h| h.0))
+        .collect();
+    match axis {
+        Axis::Percent => (0.0, 100.0),
+        Axis::Count | Axis::Dollars => (
+            0.0,
+            all.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.06,
+        ),
+    }
+}
+
+/// One line per strategy (solid or dashed by its style), a few markers on each so the legend's shapes find
+/// their lines, and its legend entry.
+fn draw_lines<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordusize, RangedCoordf64>>,
+    plot: &DrawingArea<DB, Shift>,
+    data: &ChartData,
+    values: &dyn Fn(&StepSeries) -> Vec<Option<f64>>,
+    entries: &mut Vec<Entry>,
+) -> Result<()> {
     for (i, s) in data.series.iter().enumerate() {
         let (c, _) = style(i);
         let pts: Vec<(usize, f64)> = values(s)
@@ -119,10 +143,9 @@ pub(super) fn step_lines<DB: DrawingBackend>(
                 .map(|_| ()),
         }
         .map_err(err("chart"))?;
-        // Markers on a few points, so that the legend's shapes find their lines.
         let every = (pts.len() / 6).max(1);
         for p in pts.iter().skip(i % every).step_by(every) {
-            draw_marker(&plot, chart.backend_coord(p), i, 3)?;
+            draw_marker(plot, chart.backend_coord(p), i, 3)?;
         }
         entries.push(Entry::Series {
             index: i,
@@ -130,7 +153,7 @@ pub(super) fn step_lines<DB: DrawingBackend>(
             line: true,
         });
     }
-    legend(&side, &entries)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -31,117 +31,142 @@ pub fn sweep_charts(
             continue;
         };
         for (k, (param, _)) in first.values.iter().enumerate() {
-            // The distinct values of this parameter, in grid order: the x axis.
-            let mut xs: Vec<String> = Vec::new();
-            for p in &members {
-                let v = p.values[k].1.clone();
-                if !xs.contains(&v) {
-                    xs.push(v);
-                }
-            }
-            // Lines: one per combination of the other parameters.
-            let mut lines: Vec<SweepLine> = Vec::new();
-            for p in &members {
-                let others: Vec<String> = p
-                    .values
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != k)
-                    .map(|(_, (n, v))| format!("{}={v}", n.rsplit('/').next().unwrap_or(n)))
-                    .collect();
-                let key = others.join(" ");
-                let m = metrics[p.strategy.as_str()];
-                let value = p.values[k].1.clone();
-                let x = xs.iter().position(|v| *v == value).unwrap_or(0);
-                let point = (
-                    x,
-                    m.number(field::SAVINGS).unwrap_or(0.0) * 100.0,
-                    m.number(field::RETENTION_AT_NEED).unwrap_or(1.0) * 100.0,
-                );
-                match lines.iter_mut().find(|(k2, _)| *k2 == key) {
-                    Some((_, pts)) => pts.push(point),
-                    None => lines.push((key, vec![point])),
-                }
-            }
+            let (xs, lines) = parameter_lines(&members, k, metrics);
             let short = param.rsplit('/').next().unwrap_or(param);
-            let mut svg = String::new();
-            {
-                let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-                root.fill(&WHITE).map_err(err("chart"))?;
-                let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
-                let mut entries = vec![Entry::Reference {
-                    name: "retention target".into(),
-                    dashed: true,
-                }];
-                let max_x = xs.len().saturating_sub(1).max(1);
-                let mut chart = ChartBuilder::on(&plot)
-                    .caption(
-                        format!("Sweep {grid}: savings (solid) and retention (dotted) by {short}"),
-                        ("sans-serif", 18),
-                    )
-                    .margin(16)
-                    .x_label_area_size(44)
-                    .y_label_area_size(60)
-                    .build_cartesian_2d(0usize..max_x, 0.0..105.0)
-                    .map_err(err("chart"))?;
-                let labels = xs.clone();
-                chart
-                    .configure_mesh()
-                    .x_labels(xs.len())
-                    .x_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
-                    .y_label_formatter(&|v| format!("{v:.0}"))
-                    .x_desc(param.as_str())
-                    .y_desc("%")
-                    .draw()
-                    .map_err(err("chart"))?;
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        [(0, min_retention * 100.0), (max_x, min_retention * 100.0)],
-                        6,
-                        4,
-                        REFERENCE.stroke_width(2),
-                    ))
-                    .map_err(err("chart"))?;
-                for (i, (key, pts)) in lines.iter().enumerate() {
-                    let c = style(i + 1).0;
-                    let label = if key.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({key})")
-                    };
-                    chart
-                        .draw_series(LineSeries::new(
-                            pts.iter().map(|p| (p.0, p.1)),
-                            c.stroke_width(2),
-                        ))
-                        .map_err(err("chart"))?;
-                    entries.push(Entry::Series {
-                        index: i + 1,
-                        name: format!("savings{label} (solid)"),
-                        line: true,
-                    });
-                    chart
-                        .draw_series(DashedLineSeries::new(
-                            pts.iter().map(|p| (p.0, p.2)),
-                            2,
-                            3,
-                            c.stroke_width(2),
-                        ))
-                        .map_err(err("chart"))?;
-                    entries.push(Entry::Series {
-                        index: i + 1,
-                        name: format!("retention{label} (dotted)"),
-                        line: false,
-                    });
-                    chart
-                        .draw_series(pts.iter().map(|p| Circle::new((p.0, p.2), 3, c.filled())))
-                        .map_err(err("chart"))?;
-                }
-                legend(&side, &entries)?;
-                root.present().map_err(err("chart"))?;
-            }
+            let svg = draw(&Axis { grid, param, short }, &xs, &lines, min_retention)?;
             out.push((format!("sweep_{grid}_{short}.svg"), svg));
         }
     }
     Ok(out)
+}
+
+/// The parameter a chart is drawn against: its grid, its full and short names.
+struct Axis<'a> {
+    grid: &'a str,
+    param: &'a str,
+    short: &'a str,
+}
+
+/// The distinct values of parameter `k`, in grid order (the x axis), and one line per combination of the
+/// other parameters: at each value, savings and retention at need in percent.
+fn parameter_lines(
+    members: &[&SweepPoint],
+    k: usize,
+    metrics: &std::collections::BTreeMap<&str, &StrategyMetrics>,
+) -> (Vec<String>, Vec<SweepLine>) {
+    let mut xs: Vec<String> = Vec::new();
+    for p in members {
+        let v = p.values[k].1.clone();
+        if !xs.contains(&v) {
+            xs.push(v);
+        }
+    }
+    let mut lines: Vec<SweepLine> = Vec::new();
+    for p in members {
+        let others: Vec<String> = p
+            .values
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != k)
+            .map(|(_, (n, v))| format!("{}={v}", n.rsplit('/').next().unwrap_or(n)))
+            .collect();
+        let key = others.join(" ");
+        let m = metrics[p.strategy.as_str()];
+        let value = p.values[k].1.clone();
+        let x = xs.iter().position(|v| *v == value).unwrap_or(0);
+        let point = (
+            x,
+            m.number(field::SAVINGS).unwrap_or(0.0) * 100.0,
+            m.number(field::RETENTION_AT_NEED).unwrap_or(1.0) * 100.0,
+        );
+        match lines.iter_mut().find(|(k2, _)| *k2 == key) {
+            Some((_, pts)) => pts.push(point),
+            None => lines.push((key, vec![point])),
+        }
+    }
+    (xs, lines)
+}
+
+/// The chart of one parameter: the retention target dashed, each line's savings solid and retention dotted,
+/// the legend beside.
+fn draw(axis: &Axis<'_>, xs: &[String], lines: &[SweepLine], min_retention: f64) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err("chart"))?;
+        let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        let mut entries = vec![Entry::Reference {
+            name: "retention target".into(),
+            dashed: true,
+        }];
+        let max_x = xs.len().saturating_sub(1).max(1);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(
+                format!(
+                    "Sweep {}: savings (solid) and retention (dotted) by {}",
+                    axis.grid, axis.short
+                ),
+                ("sans-serif", 18),
+            )
+            .margin(16)
+            .x_label_area_size(44)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0usize..max_x, 0.0..105.0)
+            .map_err(err("chart"))?;
+        chart
+            .configure_mesh()
+            .x_labels(xs.len())
+            .x_label_formatter(&|i| xs.get(*i).cloned().unwrap_or_default())
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .x_desc(axis.param)
+            .y_desc("%")
+            .draw()
+            .map_err(err("chart"))?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0, min_retention * 100.0), (max_x, min_retention * 100.0)],
+                6,
+                4,
+                REFERENCE.stroke_width(2),
+            ))
+            .map_err(err("chart"))?;
+        for (i, (key, pts)) in lines.iter().enumerate() {
+            let c = style(i + 1).0;
+            let label = if key.is_empty() {
+                String::new()
+            } else {
+                format!(" ({key})")
+            };
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|p| (p.0, p.1)),
+                    c.stroke_width(2),
+                ))
+                .map_err(err("chart"))?;
+            entries.push(Entry::Series {
+                index: i + 1,
+                name: format!("savings{label} (solid)"),
+                line: true,
+            });
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.iter().map(|p| (p.0, p.2)),
+                    2,
+                    3,
+                    c.stroke_width(2),
+                ))
+                .map_err(err("chart"))?;
+            entries.push(Entry::Series {
+                index: i + 1,
+                name: format!("retention{label} (dotted)"),
+                line: false,
+            });
+            chart
+                .draw_series(pts.iter().map(|p| Circle::new((p.0, p.2), 3, c.filled())))
+                .map_err(err("chart"))?;
+        }
+        legend(&side, &entries)?;
+        root.present().map_err(err("chart"))?;
+    }
+    Ok(svg)
 }
