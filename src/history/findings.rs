@@ -328,14 +328,11 @@ fn unique(texts: &[&str], left: &str, right: &str, word: &str) -> bool {
     fits
 }
 
-/// Adds automatic findings and probes to `ep` (which should have none).
-pub fn extract(ep: &mut Episode) {
-    let items = &ep.items;
-    let task = items.iter().position(|i| i.is_role(Role::User));
-    let task_text = TaskText::new(ep);
-    let texts: Vec<String> = items.iter().map(Item::searchable_text).collect();
-    let tokenized: Vec<Vec<Word<'_>>> = texts.iter().map(|t| words(t)).collect();
-    // Where each word first appears, and the assistant turns that use it (by the turn's first item).
+/// Where each word first appears, and the assistant turns that use it (by the turn's first item).
+type Uses<'t> = (HashMap<&'t str, usize>, HashMap<&'t str, Vec<usize>>);
+
+/// [`Uses`] of the tokenized items.
+fn uses<'t>(items: &[Item], tokenized: &[Vec<Word<'t>>]) -> Uses<'t> {
     let mut first_seen: HashMap<&str, usize> = HashMap::new();
     let mut uses: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut turn_start = 0;
@@ -353,8 +350,12 @@ pub fn extract(ep: &mut Episode) {
             }
         }
     }
-    // The agent's own tool names are in every request's schemas: naming one is not a finding.
-    let mut taken: HashSet<&str> = items
+    (first_seen, uses)
+}
+
+/// The agent's own tool names, which are in every request's schemas: naming one is not a finding.
+fn tool_names(ep: &Episode) -> HashSet<&str> {
+    ep.items
         .iter()
         .filter_map(|i| match i {
             Item::ToolCall { name, .. } => Some(&**name),
@@ -366,7 +367,18 @@ pub fn extract(ep: &mut Episode) {
                 .get("name")
                 .and_then(serde_json::Value::as_str)
         }))
-        .collect();
+        .collect()
+}
+
+/// Adds automatic findings and probes to `ep` (which should have none).
+pub fn extract(ep: &mut Episode) {
+    let items = &ep.items;
+    let task = items.iter().position(|i| i.is_role(Role::User));
+    let task_text = TaskText::new(ep);
+    let texts: Vec<String> = items.iter().map(Item::searchable_text).collect();
+    let tokenized: Vec<Vec<Word<'_>>> = texts.iter().map(|t| words(t)).collect();
+    let (first_seen, uses) = uses(items, &tokenized);
+    let mut taken = tool_names(ep);
     let mut findings = Vec::new();
     let mut probes = Vec::new();
     'items: for (i, ws) in tokenized.iter().enumerate() {
@@ -407,39 +419,19 @@ pub fn extract(ep: &mut Episode) {
             {
                 continue;
             }
-            let n = findings.len() + 1;
             let source = source_of(&items[i], from_task);
             let needed_at = finding.needed_at.clone();
             findings.push(Finding {
                 text: format!("{source} named '{w}'"),
                 ..finding
             });
-            // Asked where it is needed last: the call point before that turn.
-            let last_need = needed_at[needed_at.len() - 1];
-            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-            let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
-            let line = &text[line_start..line_end];
-            let Some((left, right)) = quote(line, at - line_start, w) else {
-                continue;
-            };
-            let seen: Vec<&str> = texts[..last_need].iter().map(String::as_str).collect();
-            if !unique(&seen, &left, &right, w) {
-                continue;
-            }
-            let end = turn_end(items, last_need);
-            debug_assert!(end > last_need);
-            probes.push(Probe {
-                id: format!("auto{n}"),
-                after_item: last_need - 1,
-                question: format!(
-                    "From {source}: what fills the blank in {}?",
-                    delimited(&format!("{left}____{right}"))
-                ),
-                answers: vec![w.to_owned()],
-                finding: Some(format!("auto{n}")),
+            let asked = Asked {
+                word: (i, at, w),
+                source: &source,
+                n: findings.len(),
                 kind,
-                reference: None,
-            });
+            };
+            probes.extend(probe(items, &texts, &asked, &needed_at));
         }
     }
     if !findings.is_empty() {
@@ -448,6 +440,51 @@ pub fn extract(ep: &mut Episode) {
     }
     ep.findings = findings;
     ep.probes = probes;
+}
+
+/// What a probe asks about: the word `w` at byte `at` of item `i`, where it came from, its finding's number
+/// and kind.
+struct Asked<'a> {
+    word: (usize, usize, &'a str),
+    source: &'a str,
+    n: usize,
+    kind: FindingKind,
+}
+
+/// The probe of automatic finding `n`, the word `w` at byte `at` of item `i`: asked where it is needed last
+/// (the call point before that turn), a fill-in-the-blank of its line that only `w` fits in what came before.
+fn probe(
+    items: &[Item],
+    texts: &[String],
+    asked: &Asked<'_>,
+    needed_at: &[usize],
+) -> Option<Probe> {
+    let (i, at, w) = asked.word;
+    let (source, n, kind) = (asked.source, asked.n, asked.kind);
+    let text = &texts[i];
+    let last_need = needed_at[needed_at.len() - 1];
+    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+    let line = &text[line_start..line_end];
+    let (left, right) = quote(line, at - line_start, w)?;
+    let seen: Vec<&str> = texts[..last_need].iter().map(String::as_str).collect();
+    if !unique(&seen, &left, &right, w) {
+        return None;
+    }
+    let end = turn_end(items, last_need);
+    debug_assert!(end > last_need);
+    Some(Probe {
+        id: format!("auto{n}"),
+        after_item: last_need - 1,
+        question: format!(
+            "From {source}: what fills the blank in {}?",
+            delimited(&format!("{left}____{right}"))
+        ),
+        answers: vec![w.to_owned()],
+        finding: Some(format!("auto{n}")),
+        kind,
+        reference: None,
+    })
 }
 
 #[cfg(test)]
