@@ -14,6 +14,8 @@
 //! - `threshold` (0.8): fraction of the window at which reduction starts, in (0, 1].
 //! - `context_window`: overrides the run's window.
 //! - `reserve_tokens`: trigger at window minus this many tokens instead (an auto-compact buffer).
+//! - `trigger_tokens`: trigger at this many tokens instead, whatever the window (a server's `compact_threshold`,
+//!   Anthropic's `trigger`); the run's window still bounds what is sent.
 //! - `run_all` (false): run every stage at every call point, each judging its own trigger.
 //! - `stages`: the strategies, in order.
 //!
@@ -43,6 +45,9 @@ pub struct PipelineConfig {
     /// Trigger at the window minus this many tokens, instead of at `threshold` × window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserve_tokens: Option<usize>,
+    /// Trigger at this many tokens, instead of at a share of the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_tokens: Option<usize>,
     /// Run every stage at every call point, each with its own trigger; the pipeline's trigger is ignored.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub run_all: bool,
@@ -62,6 +67,11 @@ impl StrategySpec for PipelineConfig {
         }
         if self.stages.is_empty() {
             return Err(Error::Config("pipeline has no stage".into()));
+        }
+        if self.trigger_tokens == Some(0) {
+            return Err(Error::Config(
+                "pipeline trigger_tokens must be above 0".into(),
+            ));
         }
         self.stages.iter().try_for_each(StrategyConfig::validate)
     }
@@ -83,10 +93,13 @@ impl StrategySpec for PipelineConfig {
 }
 
 impl PipelineConfig {
-    /// The trigger in tokens for a run whose window is `run_window`: `threshold` × the window, or the window
-    /// less `reserve_tokens`.
+    /// The trigger in tokens for a run whose window is `run_window`: `trigger_tokens`, or `threshold` × the
+    /// window, or the window less `reserve_tokens`.
     #[must_use]
     pub fn trigger_tokens(&self, run_window: usize) -> usize {
+        if let Some(tokens) = self.trigger_tokens {
+            return tokens;
+        }
         let window = self.context_window.unwrap_or(run_window);
         if let Some(reserve) = self.reserve_tokens {
             return window.saturating_sub(reserve);
@@ -175,12 +188,24 @@ mod tests {
             threshold,
             context_window: Some(10_000),
             reserve_tokens: None,
+            trigger_tokens: None,
             run_all: false,
             stages: vec![
                 StrategyConfig::Compaction(CompactionConfig::default()),
                 StrategyConfig::Summarization(SummarizationConfig::default()),
             ],
         })
+    }
+
+    #[test]
+    fn an_absolute_trigger_ignores_the_window() {
+        let config = PipelineConfig {
+            trigger_tokens: Some(150_000),
+            ..book_order(0.5).config
+        };
+        assert_eq!(config.trigger_tokens(1_000_000), 150_000);
+        assert_eq!(config.trigger_tokens(10), 150_000);
+        assert_eq!(config.budget(200_000), Some(150_000));
     }
 
     #[test]

@@ -46,14 +46,8 @@ fn condenser(
     action: CondenseAction,
 ) -> CondenserConfig {
     CondenserConfig {
-        unit,
-        max_units,
-        keep_first,
-        keep_last,
         action,
-        rolling: true,
-        shadow_prompt: None,
-        item_chars: 10_000,
+        ..CondenserConfig::new(unit, max_units, keep_first, keep_last)
     }
 }
 
@@ -131,6 +125,7 @@ pub fn presets() -> Vec<Preset> {
                 threshold: 1.0,
                 context_window: None,
                 reserve_tokens: None,
+                trigger_tokens: None,
                 run_all: true,
                 stages: vec![
                     S::Compaction(masking(Unit::AgentTurns, 10, SWE_AGENT_PLACEHOLDER)),
@@ -162,6 +157,7 @@ pub fn presets() -> Vec<Preset> {
                 threshold: 0.5,
                 context_window: None,
                 reserve_tokens: None,
+                trigger_tokens: None,
                 run_all: false,
                 stages: vec![S::Summarization(SummarizationConfig {
                     keep_recent: 5,
@@ -190,6 +186,7 @@ pub fn presets() -> Vec<Preset> {
                 threshold: 1.0,
                 context_window: None,
                 reserve_tokens: Some(13_000),
+                trigger_tokens: None,
                 run_all: false,
                 stages: vec![S::Summarization(SummarizationConfig {
                     keep_recent: 0,
