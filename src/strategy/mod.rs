@@ -39,7 +39,7 @@ pub use compaction::{Compaction, CompactionConfig, CompactionMode};
 pub use condenser::{CondenseAction, Condenser, CondenserConfig};
 pub use external::{External, ExternalConfig};
 pub use pairing::{paired, retain_paired};
-pub use pipeline::{Pipeline, PipelineConfig};
+pub use pipeline::{Measure, Pipeline, PipelineConfig};
 pub use prompt::Prompt;
 pub use rewrite::{Rewrite, RewriteConfig, RewriteUnit};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
@@ -375,6 +375,7 @@ pub fn defaults() -> Vec<NamedStrategy> {
                 context_window: None,
                 reserve_tokens: None,
                 trigger_tokens: None,
+                measure: Measure::Request,
                 run_all: false,
                 stages: vec![StrategyConfig::Summarization(SummarizationConfig::default())],
             }),
@@ -386,6 +387,7 @@ pub fn defaults() -> Vec<NamedStrategy> {
                 context_window: None,
                 reserve_tokens: None,
                 trigger_tokens: None,
+                measure: Measure::Request,
                 run_all: false,
                 stages: vec![
                     StrategyConfig::Compaction(CompactionConfig::default()),
