@@ -8,6 +8,7 @@ pub mod evidence;
 pub mod findings;
 pub mod import;
 pub mod open_probes;
+pub mod recorded;
 pub mod text;
 mod unit;
 pub mod usage;

@@ -18,6 +18,7 @@
 //! (implementing [`Strategy`]), its `pub mod` and `pub use` lines, and an entry in the `registry!` invocation
 //! below.
 
+pub mod as_recorded;
 pub mod change;
 pub mod compaction;
 pub mod condenser;
@@ -34,6 +35,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use as_recorded::{AsRecorded, AsRecordedConfig};
 pub use change::Change;
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
 pub use condenser::{CondenseAction, Condenser, CondenserConfig};
@@ -253,6 +255,13 @@ pub trait StrategySpec {
     /// A fresh strategy for one episode.
     fn build(&self) -> Box<dyn Strategy>;
 
+    /// A fresh strategy for `episode`: [`StrategySpec::build`], unless the strategy reads what the episode
+    /// recorded ([`AsRecorded`]).
+    fn build_for(&self, episode: &crate::history::Episode) -> Box<dyn Strategy> {
+        let _ = episode;
+        self.build()
+    }
+
     /// The size, in tokens, the strategy brings a request down to (or down under) in a run whose context
     /// window is `context_window`, when it has one: a sliding window's budget, a pipeline's trigger. Below what
     /// it may not reduce (the system prompt, tool schemas, the task, unrecorded context) it cannot work: a
@@ -296,6 +305,15 @@ macro_rules! registry {
                 }
             }
 
+            /// A fresh strategy for `episode` ([`StrategySpec::build_for`]).
+            #[must_use]
+            pub fn build_for(&self, episode: &crate::history::Episode) -> Box<dyn Strategy> {
+                match self {
+                    StrategyConfig::None => Box::new(NoReduction),
+                    $( StrategyConfig::$variant(c) => StrategySpec::build_for(c, episode), )*
+                }
+            }
+
             /// Its budget in a run whose window is `context_window` ([`StrategySpec::budget`]).
             #[must_use]
             pub fn budget(&self, context_window: usize) -> Option<usize> {
@@ -327,6 +345,8 @@ registry! {
     Condenser(CondenserConfig),
     /// See [`Rewrite`].
     Rewrite(RewriteConfig),
+    /// See [`AsRecorded`].
+    AsRecorded(AsRecordedConfig),
     /// See [`External`].
     External(ExternalConfig),
 }

@@ -90,6 +90,15 @@ impl StrategySpec for PipelineConfig {
         if self.stages.is_empty() {
             return Err(Error::Config("pipeline has no stage".into()));
         }
+        if self
+            .stages
+            .iter()
+            .any(|s| matches!(s, StrategyConfig::AsRecorded(_)))
+        {
+            return Err(Error::Config(
+                "as_recorded replays what an agent sent: it cannot be a pipeline's stage".into(),
+            ));
+        }
         if self.trigger_tokens == Some(0) {
             return Err(Error::Config(
                 "pipeline trigger_tokens must be above 0".into(),
