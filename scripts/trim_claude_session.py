@@ -2,7 +2,7 @@
 
 usage: trim_claude_session.py SESSION.jsonl OUT.jsonl
 
-Made for tests/fixtures/import/compaction/claude_code_2.1.39_auto_compact.jsonl, from the public session
+Made for tests/fixtures/compacted/claude_code_2.1.39_auto_compact.jsonl, from the public session
 258c7280-ae70-4798-800f-63464d01a85d.jsonl of marot/spotter (MIT, "Copyright (c) 2026 marot"),
 test/fixtures/transcripts/, commit 0c7102a37a16a869d8e069b168cb3ab0d7441c12: written by Claude Code 2.1.39 (its
 author's redaction: home paths, e-mails, thinking signatures), 2,759,678 bytes, one auto-compact at 167,094

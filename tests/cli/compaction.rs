@@ -1,5 +1,5 @@
 //! Traces whose agent compacted its own context. Inspect AI logs written by inspect-ai itself with each of its
-//! compaction strategies (`tests/fixtures/import/compaction`, rewritten by `scripts/make_obs_fixtures.sh`), and
+//! compaction strategies (`tests/fixtures/compacted`, rewritten by `scripts/make_obs_fixtures.sh`), and
 //! a public Claude Code 2.1.39 session with an auto-compact (marot/spotter, MIT), trimmed by
 //! `scripts/trim_claude_session.py`; the whole sessions, an auto-compact and a `/compact`, where
 //! `CTXBENCH_COMPACTED_SESSIONS` names their folder. The
@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::{ctxbench, root, text};
 
 fn fixture(name: &str) -> PathBuf {
-    root().join("tests/fixtures/import/compaction").join(name)
+    root().join("tests/fixtures/compacted").join(name)
 }
 
 fn as_recorded() -> NamedStrategy {
