@@ -101,7 +101,8 @@ pub(super) fn cmd_usage(
         "\n{}",
         hanging(
             &format!(
-                "Input tokens: replayed, what the baseline replay sends ({counted_with}); unrecorded, the share \
+                "Input tokens: replayed, what the baseline replay sends ({counted_with}; where the agent \
+                 compacted its own context, what it sent: as_recorded); unrecorded, the share \
                  of it that is context the trace left out and import added (\"not added\": the trace leaves \
                  some out, imported with `--unrecorded ignore`); recorded, the provider's prompt tokens as the \
                  trace records them (~ rounded); ratio, replayed / recorded. Recorded calls without usage are \
