@@ -6,7 +6,8 @@
 #        scripts/make_obs_fixtures.sh --write  the same, then replace tests/fixtures/import/obs/ with what it wrote
 #
 # Three venvs under ~/.cache/ctxbench (made once, remade when a pin below changes), every version pinned:
-# - inspect-ai and its built-in mockllm/model, whose custom_outputs make tool calls: a .eval and a .json log;
+# - inspect-ai and its built-in mockllm/model, whose custom_outputs make tool calls: a .eval and a .json log,
+#   and a .eval per compaction strategy (tests/fixtures/compacted);
 # - opentelemetry-instrumentation-openai-v2 2.4b0 (with opentelemetry-util-genai 1.1b0: 1.3b0 fails at import)
 #   and openinference-instrumentation-openai, driving the openai client against scripts/obs_fixtures/stub.py on
 #   127.0.0.1: the latest experimental GenAI convention (content on spans, then on events) and OpenInference;
@@ -68,6 +69,8 @@ trap cleanup EXIT
 "$py_inspect" "$here/inspect_task.py" "$out/inspect"
 cp "$out"/inspect/eval/*.eval "$out/inspect.eval"
 cp "$out"/inspect/json/*.json "$out/inspect.json"
+# Inspect AI with each of its compaction strategies (the agent's own compaction, replayed as `as_recorded`).
+"$py_inspect" "$here/inspect_compaction.py" "$out/compaction"
 
 # OpenTelemetry and OpenInference: the stub on a free port of 127.0.0.1.
 port=$("$py_latest" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -97,6 +100,7 @@ if [ "${1:-}" = "--write" ]; then
   # The agent's tool definitions, for --tools: beside the folder, which then holds only traces.
   cp "$out"/otel_tools.json tests/fixtures/obs_tools.json
   cp "$out"/otel_legacy/*.jsonl "$dest/otel_legacy/"
+  cp "$out"/compaction/inspect_*.eval tests/fixtures/compacted/
   # The bad-input corpus's malformed copies of them (their lines and expected errors in cases.toml).
   "$py_inspect" tests/fixtures/bad/make_obs_fixtures.py
   echo "wrote $dest and tests/fixtures/bad/import/g_obs_*"

@@ -103,9 +103,10 @@ fn write_episodes(
     ];
     write!(stdout, "{}", markdown(2, &header, &table, WIDTH))?;
     let legend = format!(
-        "Input tokens: replayed, what the baseline replay sends ({counted_with}); unrecorded, the share of it \
-         that is context the trace left out and import added (\"not added\": the trace leaves some out, \
-         imported with `--unrecorded ignore`); recorded, the provider's prompt tokens as the trace records them \
+        "Input tokens: replayed, what the baseline replay sends ({counted_with}; where the agent compacted its \
+         own context, what it sent: as_recorded); unrecorded, the share of it that is context the trace left \
+         out and import added (\"not added\": the trace leaves some out, imported with `--unrecorded ignore`); \
+         recorded, the provider's prompt tokens as the trace records them \
          (~ rounded); ratio, replayed / recorded. Recorded calls without usage are counted apart (no usage)."
     );
     writeln!(stdout, "\n{}", hanging(&legend, WIDTH, 0))?;

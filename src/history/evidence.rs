@@ -26,8 +26,10 @@
 //!     hold "edited src/app3/billing.py".
 //! - **Not evidence**: what a strategy wrote in place of a recorded tool output or tool call (a compaction
 //!   stub, a masking placeholder, a truncation marker). A tool output or call that the episode did not record
-//!   holds evidence only in what it kept of the recorded one: their longest common start and end, cut back to
-//!   whole tokens ([`visible`]). This is decided by comparing with the recording, not by the placeholder's
+//!   holds evidence only in what it kept of the recorded one: their longest common start and end, or the
+//!   recorded start held whole after a header of the strategy's (a preview, at least 64 bytes), cut back to
+//!   whole tokens ([`visible`]). A tool output a model rewrote ([`REFINED_PREFIX`]) is a model's words, read
+//!   as written. This is decided by comparing with the recording, not by the placeholder's
 //!   wording, so it holds for any strategy, presets and external programs included.
 //!
 //! ## Where a finding came from
@@ -42,7 +44,7 @@ use std::borrow::Cow;
 pub use canon::{canon, on_boundaries, pieces, stem, Canon};
 
 use super::findings::GENERIC_EXCEPTIONS;
-use super::{Episode, Finding, Item, Role, SUMMARY_PREFIX};
+use super::{Episode, Finding, Item, Role, REFINED_PREFIX, SUMMARY_PREFIX};
 
 /// How a text is read: exactly, or as a model's own words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,6 +60,7 @@ pub enum Reading {
 #[must_use]
 pub fn reading(item: &Item) -> Reading {
     let written = item.is_summary()
+        || is_refined(item)
         || matches!(item, Item::Reasoning { .. })
         || item.is_role(Role::Assistant);
     if written {
@@ -435,10 +438,17 @@ pub fn first_line(text: &str) -> Option<&str> {
     text.split('\n').next().filter(|l| !l.is_empty())
 }
 
-/// What `rewritten` kept of `original`: their longest common start and longest common end (not overlapping),
-/// each cut back to whole tokens of the original.
+/// The shortest start of a recorded output that counts as kept when a rewrite holds it whole after a header of
+/// its own (a preview under a notice, as Strands' offloader writes): long enough that no placeholder holds it by
+/// chance.
+const PREVIEW_MIN_BYTES: usize = 64;
+
+/// What `rewritten` kept of `original`: their longest common start, the original's start held whole further
+/// inside the rewrite (a preview after a header, when they have no common start and it is at least
+/// 64 bytes), and their longest common end, none overlapping another, each cut back to whole tokens of the
+/// original.
 #[must_use]
-pub fn kept<'t>(rewritten: &'t str, original: &str) -> [&'t str; 2] {
+pub fn kept<'t>(rewritten: &'t str, original: &str) -> [&'t str; 3] {
     let (r, o) = (rewritten.as_bytes(), original.as_bytes());
     // Where a token of the original straddles `at`.
     let straddles = |at: usize| {
@@ -448,19 +458,39 @@ pub fn kept<'t>(rewritten: &'t str, original: &str) -> [&'t str; 2] {
                 .next_back()
                 .is_some_and(canon::word_char)
     };
-    let mut p = r.iter().zip(o).take_while(|(a, b)| a == b).count();
-    while !rewritten.is_char_boundary(p) {
-        p -= 1;
-    }
-    if straddles(p) {
-        // The token the rewrite cut is not kept: back to its start.
-        p = original[..p]
-            .char_indices()
-            .rev()
-            .find(|&(_, c)| !canon::word_char(c))
-            .map_or(0, |(k, c)| k + c.len_utf8());
-    }
-    let room = r.len().min(o.len()) - p;
+    // The common run from the start of `original` and from `from` in `rewritten`, cut back to whole tokens.
+    let run = |from: usize| {
+        let mut p = r[from..].iter().zip(o).take_while(|(a, b)| a == b).count();
+        while !rewritten.is_char_boundary(from + p) {
+            p -= 1;
+        }
+        if straddles(p) {
+            // The token the rewrite cut is not kept: back to its start.
+            p = original[..p]
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| !canon::word_char(c))
+                .map_or(0, |(k, c)| k + c.len_utf8());
+        }
+        p
+    };
+    let p = run(0);
+    let inside = if p == 0 && o.len() >= PREVIEW_MIN_BYTES {
+        let mut head = PREVIEW_MIN_BYTES;
+        while !original.is_char_boundary(head) {
+            head -= 1;
+        }
+        memchr::memmem::find(r, &o[..head]).map_or((0, 0), |q| (q, q + run(q)))
+    } else {
+        (0, 0)
+    };
+    // Where the rewrite and the original are used up by what the start already kept.
+    let (r_used, o_used) = if inside.1 > inside.0 {
+        (inside.1, inside.1 - inside.0)
+    } else {
+        (p, p)
+    };
+    let room = (r.len() - r_used).min(o.len() - o_used);
     let mut s = r
         .iter()
         .rev()
@@ -477,7 +507,18 @@ pub fn kept<'t>(rewritten: &'t str, original: &str) -> [&'t str; 2] {
             .find(|c: char| !canon::word_char(c))
             .unwrap_or(s);
     }
-    [&rewritten[..p], &rewritten[r.len() - s..]]
+    [
+        &rewritten[..p],
+        &rewritten[inside.0..inside.1],
+        &rewritten[r.len() - s..],
+    ]
+}
+
+/// Whether `item`, a tool output the episode did not record, holds a model's rewrite of the recorded one
+/// ([`REFINED_PREFIX`]: ACON's refined observation): read whole, as a model's words, not as a placeholder.
+#[must_use]
+pub fn is_refined(item: &Item) -> bool {
+    item.is_tool_output() && item.text().starts_with(REFINED_PREFIX)
 }
 
 /// The parts of `item`'s searchable text that can hold evidence, in a request replaying an episode of `items`:
@@ -486,15 +527,14 @@ pub fn kept<'t>(rewritten: &'t str, original: &str) -> [&'t str; 2] {
 /// [`crate::replay::evidence`] computes the same with indexes.
 #[must_use]
 pub fn visible<'t>(items: &[Item], item: &'t Item) -> Vec<Cow<'t, str>> {
-    if !rewritable(item) || items.contains(item) {
+    if !rewritable(item) || items.contains(item) || is_refined(item) {
         return vec![item.searchable()];
     }
     let Some(o) = original(items, item) else {
         return Vec::new();
     };
     let (text, original) = (item.searchable(), o.searchable());
-    let [a, b] = kept(&text, &original);
-    let parts = [a.to_owned(), b.to_owned()];
+    let parts = kept(&text, &original).map(str::to_owned);
     parts
         .into_iter()
         .filter(|p| !p.is_empty())

@@ -8,16 +8,36 @@ pub mod evidence;
 pub mod findings;
 pub mod import;
 pub mod open_probes;
+pub mod recorded;
 pub mod text;
+mod unit;
 pub mod usage;
 pub mod validate;
 
 use serde::{Deserialize, Serialize};
 
 pub use text::{normalize, Text};
+pub use unit::Unit;
 
 /// The first line of every summary a strategy writes, in the instructions or in the contents.
 pub const SUMMARY_PREFIX: &str = "[Previous work summary]\n";
+
+/// How the summaries agents write of their own context begin, when they replace it with one (a peer preset
+/// writes its peer's, an import keeps the agent's own): a message that starts so is a summary, as one that
+/// starts with [`SUMMARY_PREFIX`] is.
+pub const AGENT_SUMMARY_OPENINGS: [&str; 4] = [
+    // Inspect AI 0.3.285, `CompactionSummary` (inspect_ai/model/_compaction/summary.py).
+    "[CONTEXT COMPACTION SUMMARY]",
+    // Claude Code 2.1 after an auto-compact or `/compact` (the `isCompactSummary` user record).
+    "This session is being continued from a previous conversation",
+    // OpenAI Codex CLI, codex-rs/core/templates/compact/summary_prefix.md at 928a707f and at 50a53333.
+    "You are resuming an in-progress task after context compaction.",
+    "Another language model started to solve this problem and produced a summary",
+];
+
+/// The first line of a tool output a model rewrote (ACON's refined observation): what follows is a model's
+/// words, read as such by [`evidence`], not a placeholder.
+pub const REFINED_PREFIX: &str = "[Refined observation]\n";
 
 /// The text of an item that has none.
 static EMPTY: std::sync::LazyLock<Text> = std::sync::LazyLock::new(Text::default);
@@ -298,11 +318,11 @@ impl Item {
         }
     }
 
-    /// Whether this is a summary a strategy wrote into the contents: a message starting with
-    /// [`SUMMARY_PREFIX`].
+    /// Whether this is a summary written into the contents: a message starting with [`SUMMARY_PREFIX`] (a
+    /// strategy's) or with one of [`AGENT_SUMMARY_OPENINGS`] (an agent's own, or a peer preset's).
     #[must_use]
     pub fn is_summary(&self) -> bool {
-        matches!(self, Item::Message { content, .. } if content.starts_with(SUMMARY_PREFIX))
+        matches!(self, Item::Message { content, .. } if is_summary_text(content))
     }
 
     /// Whether this item is part of an assistant turn (assistant text, reasoning or a tool call).
@@ -512,6 +532,12 @@ pub struct Episode {
     pub meta: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Whether `text` is a summary's: it starts with [`SUMMARY_PREFIX`] or one of [`AGENT_SUMMARY_OPENINGS`].
+#[must_use]
+pub fn is_summary_text(text: &str) -> bool {
+    text.starts_with(SUMMARY_PREFIX) || AGENT_SUMMARY_OPENINGS.iter().any(|o| text.starts_with(o))
+}
+
 /// Index of every call point of `items`: the positions just before an assistant turn begins.
 ///
 /// An assistant message and the tool calls that directly follow it form one turn, so a call point is an
@@ -552,87 +578,9 @@ pub fn turn_end(items: &[Item], start: usize) -> usize {
         .map_or(items.len(), |n| start + n)
 }
 
-/// What a strategy counts when it keeps "the last N" of a history.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Every item (an OpenHands "event", a Letta "message").
-    #[default]
-    Items,
-    /// Every tool result (an "observation", a "tool use").
-    ToolResults,
-    /// Every assistant turn: an assistant message or tool calls, with the results that follow.
-    AgentTurns,
-    /// Every user message with all that follows it (an Agents SDK "turn", an ADK "invocation").
-    UserTurns,
-}
-
-impl Unit {
-    /// Where each unit of `items` starts. System messages and summaries never start a unit; items before
-    /// the first start belong to no unit.
-    #[must_use]
-    pub fn starts(self, items: &[Item]) -> Vec<usize> {
-        (0..items.len())
-            .filter(|&i| self.starts_at(items, i))
-            .collect()
-    }
-
-    /// Where the `k`-th unit from the end starts (`k` = 1 is the last unit), scanning back only that far.
-    #[must_use]
-    pub fn start_of_last(self, items: &[Item], k: usize) -> Option<usize> {
-        if k == 0 {
-            return None;
-        }
-        (0..items.len())
-            .rev()
-            .filter(|&i| self.starts_at(items, i))
-            .nth(k - 1)
-    }
-
-    /// Whether a unit starts at `items[i]`.
-    fn starts_at(self, items: &[Item], i: usize) -> bool {
-        let counted = |item: &Item| !item.is_role(Role::System) && !item.is_summary();
-        let item = &items[i];
-        counted(item)
-            && match self {
-                Unit::Items => true,
-                Unit::ToolResults => item.is_tool_output(),
-                Unit::AgentTurns => {
-                    item.is_assistant_turn()
-                        && (i == 0 || !items[i - 1].is_assistant_turn() || !counted(&items[i - 1]))
-                }
-                Unit::UserTurns => item.is_role(Role::User),
-            }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn units_start_where_expected() {
-        let items = vec![
-            Item::system("sys"),
-            Item::user("task"),
-            Item::assistant("plan"),
-            Item::tool_call("c1", "ls", "{}"),
-            Item::tool_result("c1", "ls", "a b"),
-            Item::tool_call("c2", "cat", "{}"),
-            Item::tool_result("c2", "cat", "text"),
-            Item::user(format!("{SUMMARY_PREFIX}earlier work")),
-            Item::user("next task"),
-            Item::assistant("done"),
-        ];
-        assert_eq!(Unit::Items.starts(&items), vec![1, 2, 3, 4, 5, 6, 8, 9]);
-        assert_eq!(Unit::ToolResults.starts(&items), vec![4, 6]);
-        assert_eq!(Unit::AgentTurns.starts(&items), vec![2, 5, 9]);
-        assert_eq!(Unit::UserTurns.starts(&items), vec![1, 8]);
-        assert_eq!(Unit::AgentTurns.start_of_last(&items, 2), Some(5));
-        assert_eq!(Unit::AgentTurns.start_of_last(&items, 4), None);
-        assert_eq!(Unit::ToolResults.start_of_last(&items, 0), None);
-        assert_eq!(items[7].kind(), ItemKind::Summary);
-    }
 
     #[test]
     fn call_points_group_text_and_tool_calls() {

@@ -13,7 +13,7 @@ use rustc_hash::FxBuildHasher;
 
 use super::record::FindingSet;
 use crate::history::evidence::{
-    canon, first_line, instruction_reading, kept, reading, rewritable, Needle, Reading,
+    canon, first_line, instruction_reading, is_refined, kept, reading, rewritable, Needle, Reading,
 };
 use crate::history::{Episode, Item, Text};
 use crate::tokens::item_hash;
@@ -146,7 +146,7 @@ impl Evidence {
         }
         if !self.cache.contains_key(&key) {
             let mut bits = vec![0u64; self.words];
-            if rewritable(item) && !self.recorded.contains(&key) {
+            if rewritable(item) && !self.recorded.contains(&key) && !is_refined(item) {
                 // A strategy wrote it: only what it kept of the recorded item counts.
                 if let Some(original) = self.original(item) {
                     let (text, original) = (item.searchable(), original.searchable());

@@ -128,7 +128,7 @@ impl<'a> Replayer<'a> {
         let prepared = Prepared::new(episode, &self.tokenizer, self.unrecorded);
         let mut out = Vec::with_capacity(strategies.len());
         for s in strategies {
-            let strategy = s.config.build();
+            let strategy = s.config.build_for(episode);
             let budget = s.config.budget(self.context_window);
             out.push(self.replay_with(
                 episode,
@@ -151,7 +151,7 @@ impl<'a> Replayer<'a> {
         self.replay_with(
             episode,
             (&strategy.name, strategy.config.budget(self.context_window)),
-            strategy.config.build(),
+            strategy.config.build_for(episode),
             &prepared,
             &mut Evidence::new(episode),
         )

@@ -44,7 +44,7 @@ pub fn replay(
         questions: &questions,
     });
     let recorder = Recorder::new(llm, llm);
-    let mut reducer = strategy.config.build();
+    let mut reducer = strategy.config.build_for(episode);
     let mut probes: Vec<&Probe> = episode.probes.iter().collect();
     probes.sort_by_key(|p| p.after_item);
     let mut asked = Vec::new();

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use super::Replayer;
 use crate::error::Result;
+use crate::history::recorded::RecordedCompaction;
 use crate::history::usage::ProviderUsage;
 use crate::history::{Episode, Item};
 use crate::llm::mock::{MockConfig, MockLlm};
@@ -74,7 +75,8 @@ pub enum NotCalibrated {
 }
 
 /// Calibrates `episode` with `tokenizer`: before each call point, a block of the prompt tokens the trace
-/// records for that call less the baseline's replay of it (none where the replay reaches the record; the
+/// records for that call less the replay of what the agent sent there (the baseline's; where the agent compacted
+/// its own context, `as_recorded`'s: [`crate::history::recorded`]) (none where the replay reaches the record; the
 /// nearest recorded call's block where the trace shows a call without usage). Finding, need and probe
 /// positions move with the items they point at.
 ///
@@ -157,15 +159,23 @@ pub fn calibrate(
     }))
 }
 
-/// The input tokens the baseline sends at each call point of `episode` as it stands.
+/// The input tokens the agent sent at each call point of `episode` as it stands, as replayed: the baseline's,
+/// or where the agent compacted its own context, what it recorded sending (`as_recorded`).
 fn baseline(episode: &Episode, tokenizer: &Arc<Tokenizer>) -> Result<Vec<usize>> {
     let mut bare = episode.clone();
     // Probes and findings do not change what the baseline sends.
     bare.probes.clear();
     bare.findings.clear();
+    let sent = if RecordedCompaction::is_in(episode) {
+        NamedStrategy::new(
+            "as_recorded",
+            StrategyConfig::AsRecorded(crate::strategy::AsRecordedConfig::default()),
+        )
+    } else {
+        NamedStrategy::new("none", StrategyConfig::None)
+    };
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(tokenizer));
-    let replay = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX)
-        .replay(&bare, &NamedStrategy::new("none", StrategyConfig::None))?;
+    let replay = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX).replay(&bare, &sent)?;
     Ok(replay.steps.iter().map(|s| s.tokens_sent).collect())
 }
 
@@ -191,6 +201,10 @@ fn insert_blocks(episode: &mut Episode, points: &[usize], blocks: &[(usize, Opti
     }
     for p in &mut episode.probes {
         p.after_item = shift(p.after_item);
+    }
+    if let Some(mut recorded) = RecordedCompaction::of(episode) {
+        recorded.shift(shift);
+        recorded.store(episode);
     }
 }
 

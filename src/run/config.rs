@@ -269,6 +269,51 @@ impl RunConfig {
         strategy::validate_all(&self.strategies)
     }
 
+    /// The same configuration comparing what an agent sent where it compacted its own context: `as_recorded`
+    /// after the baseline, unless a strategy of its type is there already.
+    #[must_use]
+    pub fn with_as_recorded(&self) -> Self {
+        let mut config = self.clone();
+        if config
+            .strategies
+            .iter()
+            .any(|s| matches!(s.config, strategy::StrategyConfig::AsRecorded(_)))
+        {
+            return config;
+        }
+        let at = config
+            .strategies
+            .iter()
+            .position(|s| s.config.is_baseline())
+            .map_or(0, |i| i + 1);
+        let name = if config.strategies.iter().any(|s| s.name == "as_recorded") {
+            "as_recorded (agent)"
+        } else {
+            "as_recorded"
+        };
+        config.strategies.insert(
+            at,
+            NamedStrategy::new(
+                name,
+                strategy::StrategyConfig::AsRecorded(strategy::AsRecordedConfig::default()),
+            ),
+        );
+        config
+    }
+
+    /// The configuration a run on `dataset` uses: this one, with `as_recorded` ([`RunConfig::with_as_recorded`])
+    /// where an episode records its agent's own compaction.
+    ///
+    /// # Errors
+    /// When a dataset file cannot be read.
+    pub fn for_dataset(&self, dataset: &Path) -> Result<std::borrow::Cow<'_, Self>> {
+        Ok(if has_recorded_compaction(dataset)? {
+            std::borrow::Cow::Owned(self.with_as_recorded())
+        } else {
+            std::borrow::Cow::Borrowed(self)
+        })
+    }
+
     /// Keeps only the strategies named in `names` (comma-separated lists are split), in that order.
     ///
     /// # Errors
@@ -423,4 +468,37 @@ pub fn dataset_sha256(path: &Path) -> Result<String> {
         }
     }
     Ok(format!("{:x}", hasher.finalize()))
+}
+
+/// Whether an episode of the dataset at `path` records its agent's own compaction (a line holding the key
+/// [`crate::history::recorded::META_KEY`]): a run then compares what the agent sent too, as `as_recorded`.
+///
+/// # Errors
+/// When a file cannot be read.
+pub fn has_recorded_compaction(path: &Path) -> Result<bool> {
+    let needle = format!("\"{}\"", crate::history::recorded::META_KEY);
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    for file in dataset_files(path)? {
+        let mut f = std::fs::File::open(&file).map_err(|e| Error::io("open", &file, e))?;
+        // Chunks that overlap by the needle's length, so that no occurrence falls between two.
+        let keep = needle.len() - 1;
+        let mut buf = vec![0u8; (1 << 16) + keep];
+        let mut held = 0;
+        loop {
+            let n = f
+                .read(&mut buf[held..])
+                .map_err(|e| Error::io("read", &file, e))?;
+            if n == 0 {
+                break;
+            }
+            let end = held + n;
+            if finder.find(&buf[..end]).is_some() {
+                return Ok(true);
+            }
+            let tail = end.min(keep);
+            buf.copy_within(end - tail..end, 0);
+            held = tail;
+        }
+    }
+    Ok(false)
 }

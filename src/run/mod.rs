@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 pub use config::{
-    dataset_sha256, PricingConfig, RunConfig, TokenizerConfig, UnrecordedMode, SUMMARY_VERSION,
+    dataset_sha256, has_recorded_compaction, PricingConfig, RunConfig, TokenizerConfig,
+    UnrecordedMode, SUMMARY_VERSION,
 };
 pub use dry::{dry_run, DryRow, DryRun};
 pub use overrides::{Overrides, TokenizerOverride};
@@ -132,6 +133,8 @@ pub fn run(
     options: &RunOptions,
 ) -> Result<RunOutcome> {
     config.validate()?;
+    // Where the agent compacted its own context, what it sent is a row of the comparison.
+    let config = &*config.for_dataset(dataset)?;
     let resume = options.resume;
     // A real LLM's client is checked (its key, its endpoint, its model) before anything is written.
     let session = Session::open(

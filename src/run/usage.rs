@@ -1,6 +1,7 @@
 //! `ctxbench usage`: the replay's baseline against what a trace records about the provider's usage, per
 //! episode and per call, so that a user can see how faithfully an imported trace replays before trusting what
-//! a strategy saves on it.
+//! a strategy saves on it. Where the agent compacted its own context, its record is of the compacted requests:
+//! they are replayed as the agent sent them (`as_recorded`), not the uncompacted baseline.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,6 +11,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::history::dataset::stream;
+use crate::history::recorded::RecordedCompaction;
 use crate::history::usage::{CallUsage, ProviderUsage, Unrecorded};
 use crate::llm::mock::{MockConfig, MockLlm};
 use crate::replay::Replayer;
@@ -111,6 +113,10 @@ pub fn compare(
     let replayer = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX)
         .with_unrecorded(unrecorded.is_keep());
     let baseline = NamedStrategy::new("none", StrategyConfig::None);
+    let as_recorded = NamedStrategy::new(
+        "as_recorded",
+        StrategyConfig::AsRecorded(crate::strategy::AsRecordedConfig::default()),
+    );
     let mut out = Vec::new();
     for entry in stream(dataset)? {
         let (_, _, mut episode) = entry?;
@@ -119,7 +125,11 @@ pub fn compare(
         };
         // Probes do not change what the baseline sends.
         episode.probes.clear();
-        let replay = replayer.replay(&episode, &baseline)?;
+        let replay = if RecordedCompaction::is_in(&episode) {
+            replayer.replay(&episode, &as_recorded)?
+        } else {
+            replayer.replay(&episode, &baseline)?
+        };
         let sent: Vec<usize> = replay.steps.iter().map(|s| s.tokens_sent).collect();
         let calls: Vec<CallComparison> = usage
             .per_call_point(sent.len())

@@ -18,6 +18,11 @@
 //! - `min_chars` (200): shorter results are left alone; a stub would not save much.
 //! - `args_max_chars` (500): longer tool-call arguments are compacted too; `0` turns that off.
 //! - `mode` (`stub`), `head_chars` (300), `tail_chars` (300): truncation keeps head and tail.
+//! - `min_tokens` (0: off): only results of more tokens than this (the run's tokenizer, counted as the message
+//!   they are) are compacted, as Strands' offloader measures them.
+//! - `placeholder` (none): the text written instead, its `{name}`, `{id}` (the call's), `{chars}`, `{lines}`,
+//!   `{tokens}`, `{ref}`, `{head}` (the first `head_chars` characters) and `{tail}` (the last `tail_chars`)
+//!   filled in; `{chars:,}` and `{tokens:,}` with thousands separators, as Python's format writes them.
 //!
 //! ## Example
 //! `{"type": "compaction", "keep_last": 10, "mode": "stub"}`
@@ -78,6 +83,9 @@ pub struct CompactionConfig {
     /// Compact only when this round would save at least this many tokens.
     #[serde(skip_serializing_if = "is_zero")]
     pub clear_at_least: usize,
+    /// Compact only results of more tokens than this (0: any size).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub min_tokens: usize,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -104,6 +112,7 @@ impl Default for CompactionConfig {
             exclude_tools: Vec::new(),
             trigger_tokens: None,
             clear_at_least: 0,
+            min_tokens: 0,
         }
     }
 }
@@ -144,6 +153,31 @@ fn key(is_call: bool, id: &str) -> Key {
     h.update(&[u8::from(is_call)]);
     h.update(id.as_bytes());
     h.digest()
+}
+
+/// What a placeholder may name of the text it replaces.
+struct Original<'a> {
+    /// The tool's name.
+    name: &'a str,
+    /// The call's id ("" for an observation).
+    id: &'a str,
+    /// The text.
+    text: &'a str,
+    /// Its tokens, when they were counted.
+    tokens: Option<usize>,
+}
+
+/// `n` with a comma every three digits (Python's `{n:,}`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The compaction strategy; see the module docs.
@@ -209,30 +243,42 @@ impl Compaction {
         }
     }
 
-    fn shorten(&mut self, what: &str, name: &str, text: &str) -> String {
+    fn shorten(&mut self, what: &str, original: &Original<'_>) -> String {
         let reference = self.next_ref;
         self.next_ref += 1;
+        let text = original.text;
         let chars = text.chars().count();
         let lines = crate::history::text::line_count(text);
+        let head: String = text.chars().take(self.config.head_chars).collect();
+        let tail: String = {
+            let skip = chars
+                .saturating_sub(self.config.tail_chars)
+                .max(self.config.head_chars);
+            text.chars().skip(skip).collect()
+        };
         if let Some(template) = &self.config.placeholder {
+            let tokens = original.tokens.unwrap_or(0);
             return template
-                .replace("{name}", name)
+                .replace("{name}", original.name)
+                .replace("{id}", original.id)
+                .replace("{chars:,}", &thousands(chars))
                 .replace("{chars}", &chars.to_string())
+                .replace("{tokens:,}", &thousands(tokens))
+                .replace("{tokens}", &tokens.to_string())
                 .replace("{lines}", &lines.to_string())
-                .replace("{ref}", &reference.to_string());
+                .replace("{ref}", &reference.to_string())
+                // Last: the output's own text may hold braces.
+                .replace("{head}", &head)
+                .replace("{tail}", &tail);
         }
         match self.config.mode {
             CompactionMode::Stub => {
-                format!("[compacted {what} of '{name}': {chars} chars, {lines} lines; ref #{reference}]")
+                format!(
+                    "[compacted {what} of '{}': {chars} chars, {lines} lines; ref #{reference}]",
+                    original.name
+                )
             }
             CompactionMode::Truncate => {
-                let head: String = text.chars().take(self.config.head_chars).collect();
-                let tail: String = {
-                    let skip = chars
-                        .saturating_sub(self.config.tail_chars)
-                        .max(self.config.head_chars);
-                    text.chars().skip(skip).collect()
-                };
                 let elided = chars - head.chars().count() - tail.chars().count();
                 format!("{head}\n[... {elided} chars elided; ref #{reference} ...]\n{tail}")
             }
@@ -322,8 +368,14 @@ impl Compaction {
             .find(|&i| matches!(&req.contents[i], Item::ToolCall { id, .. } if !answered.contains(&**id)))
             .unwrap_or(cut);
         let mut edits: Vec<(usize, Text)> = Vec::new();
+        let count_tokens = self.config.min_tokens > 0
+            || self
+                .config
+                .placeholder
+                .as_deref()
+                .is_some_and(|p| p.contains("{tokens"));
         for i in start..cut {
-            let (what, key, name, text, limit) = match &req.contents[i] {
+            let (what, key, name, id, text, limit) = match &req.contents[i] {
                 Item::ToolResult {
                     call_id,
                     name,
@@ -333,6 +385,7 @@ impl Compaction {
                     "output",
                     key(false, call_id),
                     &**name,
+                    &**call_id,
                     content,
                     self.config.min_chars,
                 ),
@@ -344,6 +397,7 @@ impl Compaction {
                     "arguments",
                     key(true, id),
                     &**name,
+                    &**id,
                     arguments,
                     self.config.args_max_chars,
                 ),
@@ -357,14 +411,27 @@ impl Compaction {
                         continue;
                     }
                     let name: &str = if name.is_empty() { "observation" } else { name };
-                    ("output", key, name, content, self.config.min_chars)
+                    ("output", key, name, "", content, self.config.min_chars)
                 }
                 _ => continue,
             };
             if !self.worth(key, text, limit) {
                 continue;
             }
-            let replacement: Text = self.shorten(what, name, text).into();
+            let tokens = (count_tokens && what == "output")
+                .then(|| state.tokenizer.count_item(&req.contents[i]));
+            if what == "output" && tokens.is_some_and(|t| t <= self.config.min_tokens) {
+                // Under the size that counts: settled, as a short text is.
+                self.settled.insert(key);
+                continue;
+            }
+            let original = Original {
+                name,
+                id,
+                text,
+                tokens,
+            };
+            let replacement: Text = self.shorten(what, &original).into();
             self.store.insert(key, (replacement.clone(), text.clone()));
             edits.push((i, replacement));
         }
@@ -488,6 +555,33 @@ mod tests {
     fn keys_of_neighbouring_ids_differ() {
         assert_ne!(key(false, "c14"), key(true, "c13"));
         assert_ne!(key(false, "c1"), key(true, "c1"));
+    }
+
+    #[test]
+    fn a_token_threshold_and_a_template_with_the_head() {
+        let st = state(100_000);
+        let mut r = req();
+        r.contents
+            .push(Item::tool_result("c9", "read", "x\n".repeat(10)));
+        let mut c = Compaction::new(CompactionConfig {
+            keep_last: 0,
+            min_chars: 0,
+            args_max_chars: 0,
+            min_tokens: 150,
+            head_chars: 14,
+            placeholder: Some("[~{tokens:,} tokens, {chars:,} chars of {id}]\n{head}".into()),
+            ..CompactionConfig::default()
+        });
+        // Six results of ~200 tokens each are over 150; the short one is not.
+        assert_eq!(c.reduce(&st, &mut r), 6);
+        let expected = format!(
+            "[~{} tokens, 700 chars of c0]\nline 0\nline 0\n",
+            st.tokenizer.count_item(&req().contents[2])
+        );
+        assert_eq!(r.contents[2].text(), expected);
+        assert_eq!(r.contents[13].text(), "x\n".repeat(10));
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
     }
 
     #[test]

@@ -19,6 +19,15 @@
 //! A tool result whose call is forgotten, and a tool call whose result is forgotten, go too: an API rejects
 //! either one alone.
 //!
+//! With `forget_share`, a condensation forgets the oldest share of the units after the first `keep_first` (at
+//! least one, never the last `keep_last`), moving the cut past tool results whose call it forgot (Strands'
+//! summarizing manager, Inspect AI's trim). With `keep_user_tokens`, the forgotten user messages are kept,
+//! newest first, within that many tokens (as Codex estimates them: 4 bytes a token; the one that crosses is cut
+//! in its middle), and the summary follows them (Codex CLI). The summary is asked with a peer's `prompt`
+//! ([`Prompt`]) and written as that peer writes it; with `opaque_tokens` it stands for a server's opaque
+//! compaction item of that size, cut to it or filled up to it with a marker, so that the request is as large
+//! as the provider's would be (the item's content cannot be known offline).
+//!
 //! ## Trade-offs
 //! Unit counts are cheap to check and independent of the tokenizer, but blind to size: a hundred short events
 //! trigger a condensation that a few huge tool outputs never will. Halving (keep far fewer than `max_units`)
@@ -28,18 +37,21 @@
 //! ## Parameters
 //! - `unit` (`items`), `max_units` (required), `keep_first` (0), `keep_last` (required).
 //! - `action` (`drop`), `rolling` (true), `shadow_prompt` (none), `item_chars` (10000: the formatter's cut).
+//! - `forget_share` (none), `keep_user_tokens` (none), `prompt` (`ctxbench`), `opaque_tokens` (none).
 //!
 //! ## Example
 //! `{"type": "condenser", "unit": "items", "max_units": 100, "keep_first": 1, "keep_last": 49}`
 
 use serde::{Deserialize, Serialize};
 
-use super::summarization::request_summary;
+use super::prompt::Prompt;
+use super::summarization::ask;
 use super::{paired, retain_paired, Applied, CallPoint, Change, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role, Unit, SUMMARY_PREFIX};
 use crate::llm::transcript::Transcript;
 use crate::llm::{Llm, LlmRequest};
+use crate::tokens::Tokenizer;
 
 /// What happens to the forgotten units.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +73,7 @@ fn default_item_chars() -> usize {
 }
 
 /// Parameters of [`Condenser`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CondenserConfig {
     /// What is counted.
@@ -86,6 +98,42 @@ pub struct CondenserConfig {
     /// Characters of each item shown to the summarizer.
     #[serde(default = "default_item_chars")]
     pub item_chars: usize,
+    /// Forget this share of the units after the first `keep_first` (at least one, never the last `keep_last`)
+    /// instead of all but the last `keep_last`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forget_share: Option<f64>,
+    /// Keep the forgotten user messages, newest first, within this many tokens (4 bytes a token); the summary
+    /// follows them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_user_tokens: Option<usize>,
+    /// The summarizer's prompt, and how the summary is written into the history.
+    #[serde(default, skip_serializing_if = "Prompt::is_ctxbench")]
+    pub prompt: Prompt,
+    /// The summary stands for an opaque item of this many tokens: it is cut to them or filled up to them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opaque_tokens: Option<usize>,
+}
+
+impl CondenserConfig {
+    /// A condenser of `max_units` units keeping the first `keep_first` and the last `keep_last`, with every
+    /// other parameter at its default (`drop`, rolling, ctxbench's prompt).
+    #[must_use]
+    pub fn new(unit: Unit, max_units: usize, keep_first: usize, keep_last: usize) -> Self {
+        Self {
+            unit,
+            max_units,
+            keep_first,
+            keep_last,
+            action: CondenseAction::Drop,
+            rolling: true,
+            shadow_prompt: None,
+            item_chars: default_item_chars(),
+            forget_share: None,
+            keep_user_tokens: None,
+            prompt: Prompt::Ctxbench,
+            opaque_tokens: None,
+        }
+    }
 }
 
 impl StrategySpec for CondenserConfig {
@@ -103,6 +151,18 @@ impl StrategySpec for CondenserConfig {
         }
         if self.item_chars == 0 {
             return Err(Error::Config("condenser item_chars must be above 0".into()));
+        }
+        if let Some(share) = self.forget_share {
+            if !(share > 0.0 && share <= 1.0) {
+                return Err(Error::Config(format!(
+                    "condenser forget_share {share} is outside (0, 1]"
+                )));
+            }
+        }
+        if self.opaque_tokens == Some(0) {
+            return Err(Error::Config(
+                "condenser opaque_tokens must be above 0".into(),
+            ));
         }
         Ok(())
     }
@@ -149,11 +209,33 @@ impl Condenser {
             return None;
         }
         let from = starts[self.config.keep_first];
-        let to = if self.config.keep_last == 0 {
-            items.len()
-        } else {
-            starts[n - self.config.keep_last]
+        let last = match self.config.forget_share {
+            None => n - self.config.keep_last,
+            Some(share) => {
+                let after_first = n - self.config.keep_first;
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    clippy::cast_precision_loss
+                )]
+                let forget = ((after_first as f64 * share).floor() as usize).max(1);
+                (self.config.keep_first + forget).min(n - self.config.keep_last)
+            }
         };
+        let mut to = starts.get(last).copied().unwrap_or(items.len());
+        if self.config.forget_share.is_some() {
+            // The kept part may not start with a result whose call is forgotten: the cut moves past it.
+            while items.get(to).is_some_and(|i| {
+                matches!(i, Item::ToolResult { .. })
+                    && i.call_id().is_some_and(|id| {
+                        items[from..to]
+                            .iter()
+                            .any(|c| matches!(c, Item::ToolCall { id: cid, .. } if **cid == *id))
+                    })
+            }) {
+                to += 1;
+            }
+        }
         let fold = self.config.action == CondenseAction::Summarize && self.config.rolling;
         let forgotten = (0..items.len())
             .map(|i| {
@@ -169,10 +251,21 @@ impl Condenser {
 }
 
 impl Strategy for Condenser {
-    fn apply(&mut self, _: &CallPoint, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
-        let Some(forgotten) = self.forgotten(&req.contents) else {
+    fn apply(&mut self, at: &CallPoint, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
+        let Some(mut forgotten) = self.forgotten(&req.contents) else {
             return Ok(Applied::unchanged());
         };
+        // What the summary covers: the forgotten items, user messages kept by a budget included.
+        let covered = forgotten.clone();
+        let range_end = covered.iter().rposition(|&f| f).map_or(0, |i| i + 1);
+        let mut edited: Option<(usize, String)> = None;
+        if let Some(budget) = self.config.keep_user_tokens {
+            let (kept, cut) = keep_user_messages(&req.contents, &forgotten, budget);
+            for i in kept {
+                forgotten[i] = false;
+            }
+            edited = cut;
+        }
         let keep: Vec<bool> = forgotten.iter().map(|f| !f).collect();
         let mut summary_items = Vec::new();
         let mut call = None;
@@ -181,13 +274,17 @@ impl Strategy for Condenser {
             let mut previous = Vec::new();
             let mut history = Vec::new();
             for (i, item) in req.contents.iter().enumerate() {
-                if !forgotten[i] {
+                if !covered[i] {
                     continue;
                 }
-                match item.text().strip_prefix(SUMMARY_PREFIX) {
-                    Some(summary) if item.is_summary() => previous.push(summary),
-                    _ if self.is_summary_part(&req.contents, i) => {}
-                    _ => history.push(item.clone()),
+                if item.is_summary() {
+                    previous.push(
+                        item.text()
+                            .strip_prefix(SUMMARY_PREFIX)
+                            .unwrap_or(item.text()),
+                    );
+                } else if !self.is_summary_part(&req.contents, i) {
+                    history.push(item.clone());
                 }
             }
             let transcript =
@@ -197,11 +294,23 @@ impl Strategy for Condenser {
                             .then(|| previous.join("\n"))
                             .as_deref(),
                     );
-            match request_summary(llm, &transcript) {
-                Ok((summary, done)) => {
+            let task = req
+                .contents
+                .iter()
+                .find(|i| i.is_role(Role::User) && !i.is_summary())
+                .map_or("", Item::text);
+            let request = self.config.prompt.summary_request(&transcript, task);
+            match ask(llm, &request) {
+                Ok((answer, done)) => {
                     call = Some(done);
                     summarized_items = history.len();
-                    let summary = format!("{SUMMARY_PREFIX}{summary}");
+                    let mut summary = self
+                        .config
+                        .prompt
+                        .wrap(&self.config.prompt.extract(&answer));
+                    if let Some(tokens) = self.config.opaque_tokens {
+                        summary = opaque(&at.tokenizer, &summary, tokens);
+                    }
                     summary_items = match &self.config.shadow_prompt {
                         Some(shadow) => vec![Item::user(shadow.clone()), Item::assistant(summary)],
                         None => vec![Item::user(summary)],
@@ -211,32 +320,147 @@ impl Strategy for Condenser {
                 Err(failed) => return Ok(Applied::unchanged().with_call(failed)),
             }
         }
+        if let Some((i, text)) = &edited {
+            req.contents[*i] = Item::user(text.clone());
+        }
         let first_forgotten = forgotten.iter().position(|&f| f).unwrap_or(0);
         let keep = paired(&req.contents, &keep);
-        let insert_at = keep[..first_forgotten].iter().filter(|&&k| k).count();
+        // The summary goes where the forgotten items were; after the user messages a budget kept, with one.
+        let insert_before = if self.config.keep_user_tokens.is_some() {
+            range_end
+        } else {
+            first_forgotten
+        };
+        let insert_at = keep[..insert_before].iter().filter(|&&k| k).count();
+        let edited_at = edited
+            .as_ref()
+            .map(|(i, _)| keep[..*i].iter().filter(|&&k| k).count());
         let kept = retain_paired(&mut req.contents, &keep);
         let removed = kept.iter().filter(|&&k| !k).count();
         let forgotten_items = forgotten.iter().filter(|&&f| f).count();
-        let change = if summary_items.is_empty() {
+        let first_dropped = kept.iter().position(|&k| !k).unwrap_or(kept.len());
+        let change = if summary_items.is_empty() && edited.is_none() {
             Change::Dropped(kept)
         } else {
-            // The items before the first one dropped, and before the summary, are as they were.
-            let first_dropped = kept.iter().position(|&k| !k).unwrap_or(kept.len());
+            // The items before the first one dropped or changed, and before the summary, are as they were.
             Change::Rewrote {
-                kept_prefix: first_dropped.min(insert_at),
+                kept_prefix: first_dropped
+                    .min(if summary_items.is_empty() {
+                        usize::MAX
+                    } else {
+                        insert_at
+                    })
+                    .min(edited_at.unwrap_or(usize::MAX)),
             }
         };
         let mut applied = Applied::new(change);
         applied.llm_calls.extend(call);
         applied.summarized_items = summarized_items;
+        applied.compacted_items = usize::from(edited.is_some());
+        applied.truncated_items = usize::from(edited.is_some());
         applied.dropped_items = if summary_items.is_empty() {
             removed
         } else {
-            removed - forgotten_items
+            removed.saturating_sub(forgotten_items)
         };
         req.contents.splice(insert_at..insert_at, summary_items);
         Ok(applied)
     }
+}
+
+/// Codex's estimate of a text's tokens: 4 bytes a token, rounded up.
+fn approx_tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+/// The user messages of `items` among the `forgotten` ones that fit `budget` tokens, newest first (Codex's
+/// `build_compacted_history`): their indices, and the one that crosses the budget with its middle cut out.
+fn keep_user_messages(
+    items: &[Item],
+    forgotten: &[bool],
+    budget: usize,
+) -> (Vec<usize>, Option<(usize, String)>) {
+    let mut kept = Vec::new();
+    let mut remaining = budget;
+    for i in (0..items.len()).rev() {
+        if !forgotten[i] || !items[i].is_role(Role::User) || items[i].is_summary() {
+            continue;
+        }
+        if remaining == 0 {
+            break;
+        }
+        let text = items[i].text();
+        let tokens = approx_tokens(text);
+        kept.push(i);
+        if tokens <= remaining {
+            remaining -= tokens;
+        } else {
+            return (kept, Some((i, truncate_middle(text, remaining))));
+        }
+    }
+    (kept, None)
+}
+
+/// `text` cut to `tokens` tokens (4 bytes each) in its middle, as Codex truncates: half the budget's bytes
+/// from the start, the rest from the end, and `…N tokens truncated…` between.
+fn truncate_middle(text: &str, tokens: usize) -> String {
+    let budget = tokens * 4;
+    if text.len() <= budget {
+        return text.to_owned();
+    }
+    let mut left = budget / 2;
+    while !text.is_char_boundary(left) {
+        left -= 1;
+    }
+    let mut right = text.len() - (budget - budget / 2);
+    while !text.is_char_boundary(right) {
+        right += 1;
+    }
+    format!(
+        "{}…{} tokens truncated…{}",
+        &text[..left],
+        (text.len() - budget).div_ceil(4),
+        &text[right..]
+    )
+}
+
+/// What fills an opaque item up to its size, after a line saying what it is: a word of one token.
+const OPAQUE_FILL: &str = " opaque";
+
+/// `summary` as an opaque item of `tokens` tokens (counted as a user message by `tokenizer`): cut at its end to
+/// fit, or filled up to them after a line `[opaque compaction item]`; within a token or two where the tokenizer
+/// merges.
+fn opaque(tokenizer: &Tokenizer, summary: &str, tokens: usize) -> String {
+    let count = |text: &str| tokenizer.count_item(&Item::user(text));
+    let mut text = summary.to_owned();
+    // A token holds at least one character: dropping as many characters as tokens over never cuts too much.
+    while count(&text) > tokens && !text.is_empty() {
+        let over = count(&text) - tokens;
+        let n = text.chars().count();
+        text = text.chars().take(n.saturating_sub(over)).collect();
+    }
+    if count(&text) >= tokens {
+        return text;
+    }
+    let base = format!("{text}\n[opaque compaction item]");
+    if count(&base) > tokens {
+        return text;
+    }
+    let mut fill = tokens.saturating_sub(count(&base));
+    // A few rounds: each fill word is one token, but merges at the seams may make it more or fewer.
+    for _ in 0..8 {
+        let candidate = format!("{base}{}", OPAQUE_FILL.repeat(fill));
+        let got = count(&candidate);
+        if got <= tokens {
+            text = candidate;
+        }
+        match got.cmp(&tokens) {
+            std::cmp::Ordering::Equal => break,
+            std::cmp::Ordering::Less => fill += tokens - got,
+            std::cmp::Ordering::Greater => fill = fill.saturating_sub(got - tokens),
+        }
+    }
+    text
 }
 
 #[cfg(test)]
@@ -245,16 +469,7 @@ mod tests {
     use crate::strategy::testing::{mock, run, state, Failing};
 
     fn config(max_units: usize, keep_first: usize, keep_last: usize) -> CondenserConfig {
-        CondenserConfig {
-            unit: Unit::Items,
-            max_units,
-            keep_first,
-            keep_last,
-            action: CondenseAction::Drop,
-            rolling: true,
-            shadow_prompt: None,
-            item_chars: 10_000,
-        }
+        CondenserConfig::new(Unit::Items, max_units, keep_first, keep_last)
     }
 
     /// sys, task, then `n` (call, result) pairs.
@@ -336,6 +551,56 @@ mod tests {
         assert_eq!(r, before);
         assert!(!a.changed());
         assert_eq!(a.failures(), 1);
+    }
+
+    #[test]
+    fn a_share_forgets_the_oldest_and_moves_the_cut_past_an_orphan_result() {
+        // Strands: 30% of the messages, never the last 10; the task is a message like any other.
+        let mut cfg = CondenserConfig::new(Unit::Messages, 10, 0, 10);
+        cfg.forget_share = Some(0.3);
+        let mut r = history(10); // task + 20 messages = 21: forget 6 (task, c0, r0, c1, r1, c2) and r2 with c2
+        let a = run(&mut Condenser::new(cfg), &state(100_000), &mut r, &mock());
+        assert_eq!(r.contents[1].text(), "{\"i\":3}");
+        assert_eq!(a.dropped_items, 7);
+    }
+
+    #[test]
+    fn codex_keeps_user_messages_within_a_budget_and_the_summary_follows_them() {
+        let mut cfg = CondenserConfig::new(Unit::Items, 1, 0, 0);
+        cfg.action = CondenseAction::Summarize;
+        cfg.keep_user_tokens = Some(10);
+        cfg.prompt = Prompt::Codex;
+        let mut r = history(2);
+        // 25 tokens by Codex's estimate, newest first: cut to the budget's 10, and the task no longer fits.
+        r.contents.push(Item::user("x".repeat(100)));
+        let a = run(&mut Condenser::new(cfg), &state(100_000), &mut r, &mock());
+        let texts: Vec<&str> = r.contents.iter().map(Item::text).collect();
+        assert_eq!(
+            texts[1],
+            format!("{}…15 tokens truncated…{}", "x".repeat(20), "x".repeat(20))
+        );
+        assert!(
+            texts[2].starts_with("You are resuming an in-progress task"),
+            "{}",
+            texts[2]
+        );
+        assert_eq!(r.contents.len(), 3);
+        assert_eq!(a.truncated_items, 1);
+        assert_eq!(a.llm_calls.len(), 1);
+    }
+
+    #[test]
+    fn an_opaque_item_has_the_size_it_states() {
+        let tok = crate::tokens::Tokenizer::shared_default().unwrap();
+        for target in [40, 400, 2_000] {
+            let text = opaque(&tok, "short summary\nwith two lines", target);
+            let got = tok.count_item(&Item::user(text.as_str()));
+            assert!(got.abs_diff(target) <= 2, "{target}: {got}");
+        }
+        let long = "fact 1234 ".repeat(500);
+        let cut = opaque(&tok, &long, 100);
+        assert!(tok.count_item(&Item::user(cut.as_str())) <= 100);
+        assert!(long.starts_with(&cut));
     }
 
     #[test]

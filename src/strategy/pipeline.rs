@@ -14,6 +14,10 @@
 //! - `threshold` (0.8): fraction of the window at which reduction starts, in (0, 1].
 //! - `context_window`: overrides the run's window.
 //! - `reserve_tokens`: trigger at window minus this many tokens instead (an auto-compact buffer).
+//! - `trigger_tokens`: trigger at this many tokens instead, whatever the window (a server's `compact_threshold`,
+//!   Anthropic's `trigger`); the run's window still bounds what is sent.
+//! - `measure` (`request`): what is held against the trigger: the whole request, or `history` (the request less
+//!   the tool schemas, unrecorded context, system messages and the task: ACON counts its history alone).
 //! - `run_all` (false): run every stage at every call point, each judging its own trigger.
 //! - `stages`: the strategies, in order.
 //!
@@ -24,7 +28,24 @@ use serde::{Deserialize, Serialize};
 
 use super::{Applied, CallPoint, Strategy, StrategyConfig, StrategySpec};
 use crate::error::{Error, Result};
+use crate::history::{Item, Role};
 use crate::llm::{Llm, LlmRequest};
+
+/// What a pipeline holds against its trigger.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// The whole request, as sent.
+    #[default]
+    Request,
+    /// The history: the request less the tool schemas, unrecorded context, system messages and the task.
+    History,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_request(m: &Measure) -> bool {
+    *m == Measure::Request
+}
 
 fn default_threshold() -> f64 {
     0.8
@@ -43,6 +64,12 @@ pub struct PipelineConfig {
     /// Trigger at the window minus this many tokens, instead of at `threshold` × window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserve_tokens: Option<usize>,
+    /// Trigger at this many tokens, instead of at a share of the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_tokens: Option<usize>,
+    /// What is held against the trigger.
+    #[serde(default, skip_serializing_if = "is_request")]
+    pub measure: Measure,
     /// Run every stage at every call point, each with its own trigger; the pipeline's trigger is ignored.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub run_all: bool,
@@ -63,6 +90,20 @@ impl StrategySpec for PipelineConfig {
         if self.stages.is_empty() {
             return Err(Error::Config("pipeline has no stage".into()));
         }
+        if self
+            .stages
+            .iter()
+            .any(|s| matches!(s, StrategyConfig::AsRecorded(_)))
+        {
+            return Err(Error::Config(
+                "as_recorded replays what an agent sent: it cannot be a pipeline's stage".into(),
+            ));
+        }
+        if self.trigger_tokens == Some(0) {
+            return Err(Error::Config(
+                "pipeline trigger_tokens must be above 0".into(),
+            ));
+        }
         self.stages.iter().try_for_each(StrategyConfig::validate)
     }
 
@@ -73,7 +114,9 @@ impl StrategySpec for PipelineConfig {
     /// Its trigger (what it brings a request under, unless every stage runs regardless), or a stage's own
     /// budget when that is smaller.
     fn budget(&self, context_window: usize) -> Option<usize> {
-        let own = (!self.run_all).then(|| self.trigger_tokens(context_window));
+        // A trigger on the history alone is no size of the request.
+        let own = (!self.run_all && self.measure == Measure::Request)
+            .then(|| self.trigger_tokens(context_window));
         self.stages
             .iter()
             .filter_map(|s| s.budget(context_window))
@@ -83,10 +126,28 @@ impl StrategySpec for PipelineConfig {
 }
 
 impl PipelineConfig {
-    /// The trigger in tokens for a run whose window is `run_window`: `threshold` × the window, or the window
-    /// less `reserve_tokens`.
+    /// A pipeline of `stages` triggered at `threshold` × the run's window, every other parameter at its
+    /// default.
+    #[must_use]
+    pub fn new(threshold: f64, stages: Vec<StrategyConfig>) -> Self {
+        Self {
+            threshold,
+            context_window: None,
+            reserve_tokens: None,
+            trigger_tokens: None,
+            measure: Measure::Request,
+            run_all: false,
+            stages,
+        }
+    }
+
+    /// The trigger in tokens for a run whose window is `run_window`: `trigger_tokens`, or `threshold` × the
+    /// window, or the window less `reserve_tokens`.
     #[must_use]
     pub fn trigger_tokens(&self, run_window: usize) -> usize {
+        if let Some(tokens) = self.trigger_tokens {
+            return tokens;
+        }
         let window = self.context_window.unwrap_or(run_window);
         if let Some(reserve) = self.reserve_tokens {
             return window.saturating_sub(reserve);
@@ -128,7 +189,8 @@ impl Strategy for Pipeline {
         let mut applied = Applied::unchanged();
         let mut tokens = state.input_tokens(req);
         for stage in &mut self.stages {
-            if !self.config.run_all && tokens <= trigger {
+            if !self.config.run_all && measured(self.config.measure, state, req, tokens) <= trigger
+            {
                 break;
             }
             // Until a stage changes the request, what the caller knew of it still holds.
@@ -147,6 +209,29 @@ impl Strategy for Pipeline {
             applied.merge(done);
         }
         Ok(applied)
+    }
+}
+
+/// What is held against the trigger, of a request of `tokens` tokens.
+fn measured(measure: Measure, state: &CallPoint, req: &LlmRequest, tokens: usize) -> usize {
+    match measure {
+        Measure::Request => tokens,
+        Measure::History => {
+            let task = req.contents.iter().position(|i| i.is_role(Role::User));
+            let head: usize = req
+                .instructions
+                .iter()
+                .map(|i| state.tokenizer.count_instruction(i))
+                .chain(
+                    req.contents
+                        .iter()
+                        .enumerate()
+                        .filter(|&(k, i)| i.is_role(Role::System) || Some(k) == task)
+                        .map(|(_, i): (usize, &Item)| state.tokenizer.count_item(i)),
+                )
+                .sum();
+            tokens.saturating_sub(state.fixed_tokens() + head)
+        }
     }
 }
 
@@ -175,12 +260,42 @@ mod tests {
             threshold,
             context_window: Some(10_000),
             reserve_tokens: None,
+            trigger_tokens: None,
+            measure: Measure::Request,
             run_all: false,
             stages: vec![
                 StrategyConfig::Compaction(CompactionConfig::default()),
                 StrategyConfig::Summarization(SummarizationConfig::default()),
             ],
         })
+    }
+
+    #[test]
+    fn an_absolute_trigger_ignores_the_window() {
+        let config = PipelineConfig {
+            trigger_tokens: Some(150_000),
+            ..book_order(0.5).config
+        };
+        assert_eq!(config.trigger_tokens(1_000_000), 150_000);
+        assert_eq!(config.trigger_tokens(10), 150_000);
+        assert_eq!(config.budget(200_000), Some(150_000));
+    }
+
+    #[test]
+    fn a_history_trigger_leaves_out_the_head() {
+        let st = state(0);
+        let mut p = book_order(1.0);
+        p.config.trigger_tokens = Some(2_000);
+        p.config.measure = Measure::History;
+        // A long system prompt and task, a short history: under the trigger on the history alone.
+        let mut r = req(1);
+        r.contents[0] = Item::system("rules ".repeat(3_000));
+        r.contents[1] = Item::user("task ".repeat(3_000));
+        assert!(st.measure(&r) > 2_000);
+        let before = r.clone();
+        run(&mut p, &st, &mut r, &mock());
+        assert_eq!(r, before);
+        assert_eq!(p.config.budget(10_000), None);
     }
 
     #[test]

@@ -125,7 +125,19 @@ pub(crate) fn request_summary(
     llm: &dyn Llm,
     transcript: &Transcript,
 ) -> std::result::Result<(String, LlmCall), LlmCall> {
-    match llm.generate(&transcript.request()) {
+    ask(llm, &transcript.request())
+}
+
+/// Sends `request` to `llm`: its answer and the call, or the failed call.
+///
+/// # Errors
+/// The failed call, with its error text, for the caller to record; the caller must leave the request as it
+/// was.
+pub(crate) fn ask(
+    llm: &dyn Llm,
+    request: &LlmRequest,
+) -> std::result::Result<(String, LlmCall), LlmCall> {
+    match llm.generate(request) {
         Ok(response) => Ok((
             response.text,
             LlmCall {

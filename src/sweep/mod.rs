@@ -108,6 +108,30 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// A grid's base configuration: `base` itself, or where it is `{ preset = "NAME" }` the configuration of that
+/// peer preset (`ctxbench strategies`), so that a sweep can tune a preset's thresholds.
+fn base_config(g: &Grid) -> Result<Value> {
+    let Some(name) = g
+        .base
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.get("preset"))
+    else {
+        return Ok(g.base.clone());
+    };
+    let preset = name
+        .as_str()
+        .and_then(crate::strategy::presets::find)
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "grid '{}': no preset named {name} (ctxbench strategies lists them)",
+                g.name
+            ))
+        })?;
+    serde_json::to_value(&preset.config)
+        .map_err(|e| Error::Config(format!("grid '{}': {e}", g.name)))
+}
+
 impl SweepConfig {
     /// Parses TOML.
     ///
@@ -154,8 +178,9 @@ impl SweepConfig {
                     })
                     .collect();
             }
+            let base = base_config(g)?;
             for combo in combos {
-                let mut config = g.base.clone();
+                let mut config = base.clone();
                 for (p, v) in &combo {
                     set(&mut config, p, v.clone())?;
                 }
@@ -270,5 +295,34 @@ mod tests {
     fn bad_parameter_is_named() {
         let s = SweepConfig::parse("[[grid]]\nname = \"w\"\nbase = { type = \"sliding_window\" }\n[grid.params]\nmax_tokenz = [1]\n", "t").unwrap();
         assert!(s.points().unwrap_err().to_string().contains("max_tokenz"));
+    }
+
+    #[test]
+    fn a_grid_tunes_a_preset_by_name() {
+        let c = SweepConfig::parse(
+            "[[grid]]\nname = \"cc\"\nbase = { preset = \"claude_code_auto_compact\" }\n[grid.params]\nreserve_tokens = [20000, 50000]\n",
+            "t",
+        )
+        .unwrap();
+        let points = c.points().unwrap();
+        let preset = crate::strategy::presets::find("claude_code_auto_compact").unwrap();
+        let mut expected = serde_json::to_value(&preset.config).unwrap();
+        expected["reserve_tokens"] = 50000.into();
+        assert_eq!(points.len(), 2);
+        assert_eq!(points[1].strategy.name, "cc reserve_tokens=50000");
+        assert_eq!(
+            serde_json::to_value(&points[1].strategy.config).unwrap(),
+            expected
+        );
+        let bad = SweepConfig::parse(
+            "[[grid]]\nname = \"x\"\nbase = { preset = \"nope\" }\n[grid.params]\nthreshold = [0.5]\n",
+            "t",
+        )
+        .unwrap();
+        assert!(bad
+            .points()
+            .unwrap_err()
+            .to_string()
+            .contains("no preset named"));
     }
 }

@@ -1,6 +1,7 @@
 //! The one integration test binary: the CLI end to end, plus property tests of the strategies.
 
 mod bad_inputs;
+mod compaction;
 mod console;
 mod import;
 mod import_fidelity;

@@ -216,6 +216,8 @@ proptest! {
         // A trigger of one token: the pipeline always runs its stage.
         let pipeline = StrategyConfig::Pipeline(PipelineConfig { threshold: 1.0, context_window: Some(1),
  reserve_tokens: None,
+ trigger_tokens: None,
+ measure: ctxbench::strategy::Measure::Request,
  run_all: false, stages: vec![stage.clone()] });
         let llm = MockLlm::new(MockConfig::default(), tokenizer());
         let mut a = LlmRequest::from_contents(items.clone());

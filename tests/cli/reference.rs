@@ -5,11 +5,13 @@
 
 use std::sync::{Arc, OnceLock};
 
+use ctxbench::history::Unit;
 use ctxbench::history::{Finding, FindingKind, Probe};
 use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::replay::{reference, EpisodeReplay, Replayer};
 use ctxbench::strategy::{
-    self, presets, CompactionConfig, CompactionMode, NamedStrategy, SlidingWindowConfig,
+    self, presets, CompactionConfig, CompactionMode, CondenseAction, CondenserConfig, Measure,
+    NamedStrategy, PipelineConfig, Prompt, RewriteConfig, RewriteUnit, SlidingWindowConfig,
     StrategyConfig,
 };
 use ctxbench::{Episode, Item, Tokenizer};
@@ -43,6 +45,75 @@ fn strategies() -> Vec<NamedStrategy> {
         StrategyConfig::SlidingWindow(SlidingWindowConfig {
             max_items: Some(0),
             ..SlidingWindowConfig::default()
+        }),
+    ));
+    // The new building blocks at sizes a random episode reaches: rewrites of short steps and outputs, a share
+    // forgotten, user messages kept within a budget, an opaque item, a trigger on the history alone, a preview.
+    all.push(NamedStrategy::new(
+        "rewrite-steps",
+        StrategyConfig::Rewrite(RewriteConfig {
+            min_tokens: 30,
+            accept_saved: Some(10),
+            ..RewriteConfig::default()
+        }),
+    ));
+    all.push(NamedStrategy::new(
+        "rewrite-outputs",
+        StrategyConfig::Rewrite(RewriteConfig {
+            unit: RewriteUnit::ToolResults,
+            delay: 0,
+            context_before: None,
+            min_tokens: 40,
+            accept_saved: None,
+            accept_ratio: None,
+            prompt: Prompt::AconObservation,
+            ..RewriteConfig::default()
+        }),
+    ));
+    all.push(NamedStrategy::new(
+        "share-codex-opaque",
+        StrategyConfig::Pipeline(PipelineConfig {
+            trigger_tokens: Some(900),
+            ..PipelineConfig::new(
+                1.0,
+                vec![
+                    StrategyConfig::Condenser(CondenserConfig {
+                        forget_share: Some(0.3),
+                        action: CondenseAction::Summarize,
+                        prompt: Prompt::Strands,
+                        ..CondenserConfig::new(Unit::Messages, 4, 0, 4)
+                    }),
+                    StrategyConfig::Condenser(CondenserConfig {
+                        keep_user_tokens: Some(12),
+                        opaque_tokens: Some(150),
+                        action: CondenseAction::Summarize,
+                        prompt: Prompt::Codex,
+                        ..CondenserConfig::new(Unit::Items, 1, 0, 0)
+                    }),
+                ],
+            )
+        }),
+    ));
+    all.push(NamedStrategy::new(
+        "history-trigger-preview",
+        StrategyConfig::Pipeline(PipelineConfig {
+            trigger_tokens: Some(600),
+            measure: Measure::History,
+            run_all: true,
+            ..PipelineConfig::new(
+                1.0,
+                vec![StrategyConfig::Compaction(CompactionConfig {
+                    keep_last: 0,
+                    min_chars: 0,
+                    args_max_chars: 0,
+                    min_tokens: 60,
+                    head_chars: 80,
+                    placeholder: Some(
+                        "[~{tokens:,} tokens of {id}]\n{head}\n[{chars:,} chars]".into(),
+                    ),
+                    ..CompactionConfig::default()
+                })],
+            )
         }),
     ));
     all.push(NamedStrategy::new(

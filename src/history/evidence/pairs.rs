@@ -344,16 +344,53 @@ fn placeholders_hold_no_evidence() {
 
 #[test]
 fn kept_cuts_back_to_whole_tokens() {
-    assert_eq!(kept("abc 12[x]", "abc 1234 end"), ["abc ", ""]);
-    assert_eq!(kept("[x]34 end", "abc 1234 end"), ["", " end"]);
-    assert_eq!(kept("same", "same"), ["same", ""]);
-    assert_eq!(kept("é [x] é", "é a é"), ["é ", " é"]);
-    assert_eq!(kept("é[x]é", "éaé"), ["", ""]);
-    assert_eq!(kept("", "abc"), ["", ""]);
+    assert_eq!(kept("abc 12[x]", "abc 1234 end"), ["abc ", "", ""]);
+    assert_eq!(kept("[x]34 end", "abc 1234 end"), ["", "", " end"]);
+    assert_eq!(kept("same", "same"), ["same", "", ""]);
+    assert_eq!(kept("é [x] é", "é a é"), ["é ", "", " é"]);
+    assert_eq!(kept("é[x]é", "éaé"), ["", "", ""]);
+    assert_eq!(kept("", "abc"), ["", "", ""]);
     // Bytes in common that end inside a character are not kept: `→` and `←` share their first two bytes.
-    assert_eq!(kept("→x", "←y"), ["", ""]);
+    assert_eq!(kept("→x", "←y"), ["", "", ""]);
     // At the end too: `é` and `ũ` share their last byte.
-    assert_eq!(kept(" é", " ũ"), [" ", ""]);
+    assert_eq!(kept(" é", " ũ"), [" ", "", ""]);
+}
+
+#[test]
+fn a_preview_after_a_header_is_kept_and_a_short_start_is_not() {
+    let original = format!(
+        "{}ERROR E0042 at line 7\n{}",
+        "setup line\n".repeat(8),
+        "ok\n".repeat(500)
+    );
+    // Strands' offloader: a notice, the first characters of the output, the references.
+    let preview = &original[..120];
+    let rewritten = format!(
+        "[Offloaded: 1 blocks, ~900 tokens]\nUse the preview.\n\n{preview}\n\n[Stored references:]"
+    );
+    let [start, inside, end] = kept(&rewritten, &original);
+    assert_eq!((start, end), ("", ""));
+    // Cut back to the last whole token of the original.
+    assert!(
+        preview.starts_with(inside) && inside.len() > 100,
+        "{inside:?}"
+    );
+    assert!(
+        inside.contains("ERROR E0042 at line 7") && inside.ends_with("ok\nok\nok\n"),
+        "{inside:?}"
+    );
+    // A placeholder that happens to hold a short output is not a preview of it.
+    let short = "ok\n";
+    assert_eq!(kept("[compacted: ok\n]", short), ["", "", ""]);
+    // A model's rewrite of a tool output is read whole, as written.
+    let items = [Item::tool_result("c1", "bash", original.clone())];
+    let refined = Item::tool_result(
+        "c1",
+        "bash",
+        format!("{REFINED_PREFIX}The build failed: ERROR E0042 at line 7."),
+    );
+    assert_eq!(visible(&items, &refined).len(), 1);
+    assert_eq!(reading(&refined), Reading::Written);
 }
 
 #[test]

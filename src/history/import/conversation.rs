@@ -185,6 +185,18 @@ impl Conversation {
         }
     }
 
+    /// The number of items appended so far.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether no item was appended yet.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// The last item appended.
     #[must_use]
     pub fn last(&self) -> Option<&Item> {

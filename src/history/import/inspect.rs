@@ -18,8 +18,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::calls::{self, Msg, ToolCall};
+use super::compacted;
 use super::{arguments_of, bad, episode, parse_json, sure, text_of, Importer, Sniff};
 use crate::error::Result;
+use crate::history::recorded::Compaction;
 use crate::history::usage::{CallUsage, ProviderUsage};
 use crate::history::Episode;
 
@@ -147,83 +149,51 @@ fn tool(info: &Value) -> Value {
     serde_json::json!({"type": "function", "function": f})
 }
 
+/// Whether an Inspect message is a summary a compaction strategy wrote (`metadata.summary`).
+fn is_summary(m: &Value) -> bool {
+    m.pointer("/metadata/summary").is_some()
+}
+
 fn id_of(v: &Value) -> Option<&str> {
     v.get("id").and_then(Value::as_str)
 }
 
 /// The episode of one sample; `at` names it in errors, `header` is the log's header (`eval`, …).
 fn sample_episode(mut sample: Value, header: &Value, origin: &Path, at: &str) -> Result<Episode> {
-    let attachments = sample
-        .get("attachments")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let mut missing = Vec::new();
-    resolve(&mut sample, &attachments, &mut missing);
-    if let Some(key) = missing.first() {
-        return Err(bad(
-            origin,
-            1,
-            format!("at `{at}`: `attachment://{key}` has no entry in the sample's `attachments`"),
-        ));
-    }
-    let Some(raw) = sample.get("messages").and_then(Value::as_array) else {
+    resolve_attachments(&mut sample, origin, at)?;
+    let Some(all) = sample.get("messages").and_then(Value::as_array) else {
         return Err(bad(
             origin,
             1,
             format!("at `{at}.messages`: expected a list of messages"),
         ));
     };
-    let messages: Vec<Msg> = raw.iter().map(message).collect();
+    // The summaries a compaction strategy wrote are what the agent sent after compacting, not its history.
+    let raw: Vec<&Value> = all.iter().filter(|m| !is_summary(m)).collect();
+    let raw = &raw[..];
+    let messages: Vec<Msg> = raw.iter().map(|m| message(m)).collect();
     let pool = sample
         .pointer("/events_data/messages")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
-    let events: Vec<&Value> = sample
+    let all_events: Vec<&Value> = sample
         .get("events")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|e| e.get("event").and_then(Value::as_str) == Some("model"))
         .collect();
-    // The usage of each assistant message, by its position in the conversation.
-    let mut usage: Vec<Option<CallUsage>> = vec![None; raw.len()];
-    let (mut other, mut tools) = (0, Vec::new());
-    for (k, event) in events.iter().enumerate() {
-        let input = event_input(event, pool);
-        if input.len() > raw.len() && pool.is_empty() && event.get("input_refs").is_some() {
-            return Err(bad(
-                origin,
-                1,
-                format!("at `{at}.events`: model event {k} refers to `events_data.messages`, which is missing"),
-            ));
-        }
-        let output = event.pointer("/output/choices/0/message");
-        let by_id = output
-            .and_then(id_of)
-            .and_then(|id| raw.iter().position(|m| id_of(m) == Some(id)));
-        let by_input = (input.len() < raw.len()
-            && input.iter().zip(raw).all(|(a, b)| {
-                message(a).same(&message(b)) || id_of(a).is_some_and(|id| id_of(b) == Some(id))
-            }))
-        .then_some(input.len());
-        match by_id
-            .or(by_input)
-            .filter(|&p| messages[p].role == "assistant")
-        {
-            Some(p) => {
-                usage[p] = Some(
-                    event
-                        .pointer("/output/usage")
-                        .map_or_else(CallUsage::default, call_usage),
-                );
-                if let Some(t) = event.get("tools").and_then(Value::as_array) {
-                    tools = t.iter().map(tool).collect();
-                }
-            }
-            None => other += 1,
-        }
-    }
+    let events = all_events
+        .iter()
+        .filter(|e| e.get("event").and_then(Value::as_str) == Some("model"))
+        .count();
+    let Calls {
+        usage,
+        inputs,
+        compacted,
+        strategy,
+        other,
+        tools,
+    } = match_events(raw, &messages, &all_events, pool, origin, at)?;
     let id = sample.get("id").map_or_else(String::new, |v| match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -237,38 +207,10 @@ fn sample_episode(mut sample: Value, header: &Value, origin: &Path, at: &str) ->
     );
     ep.stopped = true;
     ep.tools = tools;
-    if let Some(input) = sample.get("input") {
-        let task = match input {
-            Value::Array(list) => list
-                .iter()
-                .map(|m| message(m).text)
-                .collect::<Vec<_>>()
-                .join("\n"),
-            other => text_of(other),
-        };
-        if !task.is_empty() {
-            ep.task = task.chars().take(200).collect();
-        }
+    if let Some(task) = sample.get("input").map(task_of).filter(|t| !t.is_empty()) {
+        ep.task = task.chars().take(200).collect();
     }
-    let mut meta = Map::new();
-    for (key, value) in [
-        ("task", header.pointer("/eval/task")),
-        ("model", header.pointer("/eval/model")),
-        ("sample_id", sample.get("id")),
-        ("epoch", sample.get("epoch")),
-        ("input", sample.get("input")),
-        ("target", sample.get("target")),
-        ("scores", sample.get("scores")),
-        ("model_usage", sample.get("model_usage")),
-    ] {
-        if let Some(v) = value.filter(|v| !v.is_null()) {
-            meta.insert(key.into(), v.clone());
-        }
-    }
-    meta.insert("model_events".into(), Value::from(events.len()));
-    if other > 0 {
-        meta.insert("other_model_calls".into(), Value::from(other));
-    }
+    let meta = inspect_meta(&sample, header, events, other);
     if let Some(model) = header.pointer("/eval/model") {
         ep.meta.insert("model".into(), model.clone());
     }
@@ -285,9 +227,215 @@ fn sample_episode(mut sample: Value, header: &Value, origin: &Path, at: &str) ->
         Some(calls) if !calls.is_empty() => {
             ProviderUsage::from_calls("events[model].output.usage", calls).store(&mut ep);
         }
-        _ => totals(&sample, events.len()).store(&mut ep),
+        _ => totals(&sample, events).store(&mut ep),
     }
+    store_compactions(&mut ep, &messages, &inputs, compacted, &strategy);
     Ok(ep)
+}
+
+/// What a sample's events say of its messages (by position in the conversation): the usage of each assistant
+/// message's call, what that call was sent, the compactions just before it; the compaction strategy's name, the
+/// model calls that are no call point, the tools the agent had.
+struct Calls {
+    usage: Vec<Option<CallUsage>>,
+    inputs: Vec<Option<Vec<Msg>>>,
+    compacted: Vec<Vec<Compaction>>,
+    strategy: String,
+    other: usize,
+    tools: Vec<Value>,
+}
+
+/// Replaces each `attachment://` string of `sample` by the attachment's text.
+fn resolve_attachments(sample: &mut Value, origin: &Path, at: &str) -> Result<()> {
+    let attachments = sample
+        .get("attachments")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut missing = Vec::new();
+    resolve(sample, &attachments, &mut missing);
+    match missing.first() {
+        Some(key) => Err(bad(
+            origin,
+            1,
+            format!("at `{at}`: `attachment://{key}` has no entry in the sample's `attachments`"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The text of a sample's input: a string, or the texts of its messages.
+fn task_of(input: &Value) -> String {
+    match input {
+        Value::Array(list) => list
+            .iter()
+            .map(|m| message(m).text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => text_of(other),
+    }
+}
+
+/// Matches each model event to the assistant message it produced ([`Calls`]).
+fn match_events(
+    raw: &[&Value],
+    messages: &[Msg],
+    all_events: &[&Value],
+    pool: &[Value],
+    origin: &Path,
+    at: &str,
+) -> Result<Calls> {
+    let mut usage: Vec<Option<CallUsage>> = vec![None; raw.len()];
+    let mut inputs: Vec<Option<Vec<Msg>>> = vec![None; raw.len()];
+    let mut compacted: Vec<Vec<Compaction>> = vec![Vec::new(); raw.len()];
+    let mut pending: Vec<Compaction> = Vec::new();
+    let mut strategy = String::new();
+    // The last model call since the agent's own that is not a call point (a summarizer's, a scorer's).
+    let mut summarizer: Option<CallUsage> = None;
+    let (mut other, mut tools) = (0, Vec::new());
+    let mut model_events = 0;
+    for event in all_events {
+        if event.get("event").and_then(Value::as_str) == Some("compaction") {
+            if let Some(name) = event.pointer("/metadata/strategy").and_then(Value::as_str) {
+                name.clone_into(&mut strategy);
+            }
+            pending.push(compaction(event, summarizer.take()));
+            continue;
+        }
+        if event.get("event").and_then(Value::as_str) != Some("model") {
+            continue;
+        }
+        let k = model_events;
+        model_events += 1;
+        let input = event_input(event, pool);
+        if input.len() > raw.len() && pool.is_empty() && event.get("input_refs").is_some() {
+            return Err(bad(
+                origin,
+                1,
+                format!("at `{at}.events`: model event {k} refers to `events_data.messages`, which is missing"),
+            ));
+        }
+        let output = event.pointer("/output/choices/0/message");
+        let by_id = output
+            .and_then(id_of)
+            .and_then(|id| raw.iter().position(|m| id_of(m) == Some(id)));
+        let by_input = (input.len() < raw.len()
+            && input.iter().zip(raw).all(|(a, &b)| {
+                message(a).same(&message(b)) || id_of(a).is_some_and(|id| id_of(b) == Some(id))
+            }))
+        .then_some(input.len());
+        match by_id
+            .or(by_input)
+            .filter(|&p| messages[p].role == "assistant")
+        {
+            Some(p) => {
+                usage[p] = Some(
+                    event
+                        .pointer("/output/usage")
+                        .map_or_else(CallUsage::default, call_usage),
+                );
+                inputs[p] = Some(input.iter().map(|m| message(m)).collect());
+                compacted[p].append(&mut pending);
+                summarizer = None;
+                if let Some(t) = event.get("tools").and_then(Value::as_array) {
+                    tools = t.iter().map(tool).collect();
+                }
+            }
+            None => {
+                other += 1;
+                summarizer = event.pointer("/output/usage").map(call_usage);
+            }
+        }
+    }
+    Ok(Calls {
+        usage,
+        inputs,
+        compacted,
+        strategy,
+        other,
+        tools,
+    })
+}
+
+/// A `compaction` event, with the summarizer's call that made it (a model event of its own just before; none for
+/// trim or edit).
+fn compaction(event: &Value, summarizer: Option<CallUsage>) -> Compaction {
+    let n = |k: &str| event.get(k).and_then(Value::as_u64);
+    Compaction {
+        call_point: 0,
+        kind: event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("compaction")
+            .to_owned(),
+        tokens_before: n("tokens_before"),
+        tokens_after: n("tokens_after"),
+        llm_input_tokens: summarizer.map(|u| u.input_tokens),
+        llm_output_tokens: summarizer.map(|u| u.output_tokens),
+    }
+}
+
+/// What the importer keeps of the log under `meta.inspect`.
+fn inspect_meta(
+    sample: &Value,
+    header: &Value,
+    model_events: usize,
+    other: usize,
+) -> Map<String, Value> {
+    let mut meta = Map::new();
+    for (key, value) in [
+        ("task", header.pointer("/eval/task")),
+        ("model", header.pointer("/eval/model")),
+        ("sample_id", sample.get("id")),
+        ("epoch", sample.get("epoch")),
+        ("input", sample.get("input")),
+        ("target", sample.get("target")),
+        ("scores", sample.get("scores")),
+        ("model_usage", sample.get("model_usage")),
+    ] {
+        if let Some(v) = value.filter(|v| !v.is_null()) {
+            meta.insert(key.into(), v.clone());
+        }
+    }
+    meta.insert("model_events".into(), Value::from(model_events));
+    if other > 0 {
+        meta.insert("other_model_calls".into(), Value::from(other));
+    }
+    meta
+}
+
+/// Stores what each call was sent where a compaction strategy made it differ from the history
+/// ([`compacted::store`]).
+fn store_compactions(
+    ep: &mut Episode,
+    messages: &[Msg],
+    inputs: &[Option<Vec<Msg>>],
+    mut compacted: Vec<Vec<Compaction>>,
+    strategy: &str,
+) {
+    // What each call was sent, where a compaction strategy made it differ from the history.
+    let mut sent = Vec::new();
+    let mut compactions = Vec::new();
+    for (p, m) in messages.iter().enumerate() {
+        if m.role == "assistant" && !(m.text.trim().is_empty() && m.calls.is_empty()) {
+            for mut c in std::mem::take(&mut compacted[p]) {
+                c.call_point = sent.len();
+                compactions.push(c);
+            }
+            sent.push(inputs[p].as_ref().map(|input| calls::items(input)));
+        }
+    }
+    if !compactions.is_empty() {
+        let by = format!(
+            "inspect {}",
+            if strategy.is_empty() {
+                "compaction"
+            } else {
+                strategy
+            }
+        );
+        compacted::store(&by, compactions, ep, &sent);
+    }
 }
 
 /// The sample's `model_usage` totals, over every model.

@@ -13,6 +13,7 @@ pub mod aider;
 pub mod anthropic;
 pub mod calls;
 pub mod claude_code;
+pub mod compacted;
 pub mod conversation;
 pub mod inspect;
 pub mod mini_swe_agent;

@@ -1,81 +1,19 @@
-//! Peer presets: the context managers agent builders would otherwise use, by name, with their published
-//! defaults, as configurations of this crate's strategies.
-//!
-//! Every preset names its source. Where a peer's unit or trigger differs from ours, the preset's `note` says
-//! how it is mapped; the mapping is tested on a small hand-built history (see the tests below).
-//!
-//! Units: an OpenHands "event" or a Letta "message" is one item; a SWE-agent "turn" (Complexity Trap) is one
-//! assistant turn with its tool results; an Agents SDK "turn" or an ADK "invocation" is one user message with
-//! all that follows it. System messages are always kept and never counted.
+//! The presets of the context managers ctxbench first compared (see the module docs of [`super`] for how a unit
+//! maps onto ctxbench's).
 
-use super::{
-    CompactionConfig, CondenseAction, CondenserConfig, NamedStrategy, PipelineConfig,
+use super::{condenser, masking, Preset, AGENTS_SDK_SHADOW_PROMPT, SWE_AGENT_PLACEHOLDER};
+use crate::history::Unit;
+use crate::strategy::{
+    CompactionConfig, CondenseAction, CondenserConfig, Measure, PipelineConfig,
     SlidingWindowConfig, StrategyConfig, SummarizationConfig,
 };
-use crate::history::Unit;
 
-/// A named peer configuration.
-#[derive(Debug, Clone)]
-pub struct Preset {
-    /// The name `--strategies` accepts.
-    pub name: &'static str,
-    /// Where the behaviour and the defaults come from.
-    pub source: &'static str,
-    /// How the peer's semantics map onto this crate's strategies.
-    pub note: &'static str,
-    /// The configuration.
-    pub config: StrategyConfig,
-}
-
-impl Preset {
-    /// The preset as a strategy to run.
-    #[must_use]
-    pub fn named(&self) -> NamedStrategy {
-        NamedStrategy::new(self.name, self.config.clone())
-    }
-}
-
-/// The Agents SDK cookbook's synthetic user message before a summary.
-pub const AGENTS_SDK_SHADOW_PROMPT: &str = "Summarize the conversation we had so far.";
-
-fn condenser(
-    unit: Unit,
-    max_units: usize,
-    keep_first: usize,
-    keep_last: usize,
-    action: CondenseAction,
-) -> CondenserConfig {
-    CondenserConfig {
-        unit,
-        max_units,
-        keep_first,
-        keep_last,
-        action,
-        rolling: true,
-        shadow_prompt: None,
-        item_chars: 10_000,
-    }
-}
-
-/// Observation masking: every tool result older than the last `keep_last` units becomes `placeholder`.
-fn masking(unit: Unit, keep_last: usize, placeholder: &str) -> CompactionConfig {
-    CompactionConfig {
-        keep_last,
-        min_chars: 0,
-        args_max_chars: 0,
-        unit,
-        placeholder: Some(placeholder.to_owned()),
-        ..CompactionConfig::default()
-    }
-}
-
-/// The Complexity Trap's placeholder for a masked observation.
-const SWE_AGENT_PLACEHOLDER: &str = "Old environment output: ({lines} lines omitted)";
-
-/// Every preset, in the order `ctxbench strategies` lists them.
+/// The presets of the context managers ctxbench first compared: OpenHands' condensers, the Complexity Trap's
+/// masking, summary and hybrid, LangChain, LangMem, Anthropic's context editing, Google ADK, the Agents SDK's
+/// sessions and Letta.
 #[must_use]
 #[allow(clippy::too_many_lines)]
-pub fn presets() -> Vec<Preset> {
+pub(super) fn presets() -> Vec<Preset> {
     use CondenseAction::{Drop, Summarize};
     use StrategyConfig as S;
     vec![
@@ -131,6 +69,8 @@ pub fn presets() -> Vec<Preset> {
                 threshold: 1.0,
                 context_window: None,
                 reserve_tokens: None,
+                trigger_tokens: None,
+                measure: Measure::Request,
                 run_all: true,
                 stages: vec![
                     S::Compaction(masking(Unit::AgentTurns, 10, SWE_AGENT_PLACEHOLDER)),
@@ -162,6 +102,8 @@ pub fn presets() -> Vec<Preset> {
                 threshold: 0.5,
                 context_window: None,
                 reserve_tokens: None,
+                trigger_tokens: None,
+                measure: Measure::Request,
                 run_all: false,
                 stages: vec![S::Summarization(SummarizationConfig {
                     keep_recent: 5,
@@ -180,23 +122,6 @@ pub fn presets() -> Vec<Preset> {
             config: S::Compaction(CompactionConfig {
                 trigger_tokens: Some(100_000),
                 ..masking(Unit::ToolResults, 3, "[cleared]")
-            }),
-        },
-        Preset {
-            name: "anthropic_auto_compact",
-            source: "Claude Code auto-compact: the conversation is summarized at the window minus a 13k buffer",
-            note: "at window - 13,000 tokens, summarizes everything after the task into one running summary",
-            config: S::Pipeline(PipelineConfig {
-                threshold: 1.0,
-                context_window: None,
-                reserve_tokens: Some(13_000),
-                run_all: false,
-                stages: vec![S::Summarization(SummarizationConfig {
-                    keep_recent: 0,
-                    message_chars: 10_000,
-                    tool_result_chars: 10_000,
-                    rolling: true,
-                })],
             }),
         },
         Preset {
@@ -231,89 +156,12 @@ pub fn presets() -> Vec<Preset> {
     ]
 }
 
-/// The preset called `name`.
-#[must_use]
-pub fn find(name: &str) -> Option<NamedStrategy> {
-    presets()
-        .into_iter()
-        .find(|p| p.name == name)
-        .map(|p| p.named())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{agent_run, apply, assert_unchanged, chat, preset, texts};
     use super::*;
     use crate::history::{Item, ItemKind};
-    use crate::llm::LlmRequest;
     use crate::strategy::testing::{mock, run, state};
-    use crate::strategy::{validate_all, CallPoint};
-
-    fn preset(name: &str) -> Box<dyn crate::strategy::Strategy> {
-        find(name).unwrap().config.build()
-    }
-
-    /// sys, task, then `n` single-call turns (call, result of `size` repeated words).
-    fn agent_run(n: usize, size: usize) -> LlmRequest {
-        let mut items = vec![Item::system("sys"), Item::user("task")];
-        for i in 0..n {
-            items.push(Item::tool_call(
-                format!("c{i}"),
-                "bash",
-                format!("{{\"i\":{i}}}"),
-            ));
-            items.push(Item::tool_result(
-                format!("c{i}"),
-                "bash",
-                format!("output {i}\n").repeat(size),
-            ));
-        }
-        LlmRequest::from_contents(items)
-    }
-
-    /// `n` user turns, each a user message, an assistant reply, a call and its result.
-    fn chat(n: usize) -> LlmRequest {
-        let mut items = vec![Item::system("sys")];
-        for i in 0..n {
-            items.push(Item::user(format!("question {i}")));
-            items.push(Item::tool_call(format!("c{i}"), "lookup", "{}"));
-            items.push(Item::tool_result(
-                format!("c{i}"),
-                "lookup",
-                format!("fact {i}"),
-            ));
-            items.push(Item::assistant(format!("answer {i}")));
-        }
-        LlmRequest::from_contents(items)
-    }
-
-    fn apply(name: &str, req: &mut LlmRequest, st: &CallPoint) -> crate::strategy::Applied {
-        run(preset(name).as_mut(), st, req, &mock())
-    }
-
-    /// Applies the preset and checks that it left the request as it was.
-    fn assert_unchanged(name: &str, r: &mut LlmRequest, st: &CallPoint) {
-        let before = r.clone();
-        apply(name, r, st);
-        assert_eq!(*r, before, "{name} changed the request");
-    }
-
-    fn texts(req: &LlmRequest) -> Vec<&str> {
-        req.contents.iter().map(Item::text).collect()
-    }
-
-    #[test]
-    fn every_preset_is_valid_unique_and_documented() {
-        let all: Vec<NamedStrategy> = presets().iter().map(Preset::named).collect();
-        validate_all(&all).unwrap();
-        for p in presets() {
-            assert!(!p.source.is_empty() && !p.note.is_empty(), "{}", p.name);
-            assert!(
-                crate::strategy::defaults().iter().all(|d| d.name != p.name),
-                "{} shadows a default",
-                p.name
-            );
-        }
-    }
 
     #[test]
     fn openhands_recent_keeps_first_event_and_newest_99() {
@@ -477,20 +325,6 @@ mod tests {
             .filter(|i| i.text() == "[cleared]")
             .count();
         assert_eq!(cleared, 28);
-    }
-
-    #[test]
-    fn anthropic_auto_compact_fires_13k_below_the_window() {
-        let mut r = agent_run(10, 200);
-        let tokens = state(0).measure(&r);
-        assert_unchanged("anthropic_auto_compact", &mut r, &state(tokens + 13_000));
-        let a = apply("anthropic_auto_compact", &mut r, &state(tokens + 12_999));
-        assert_eq!(a.llm_calls.len(), 1);
-        assert_eq!(
-            texts(&r),
-            ["sys", "task"],
-            "everything after the task is summarized"
-        );
     }
 
     #[test]
