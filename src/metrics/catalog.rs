@@ -269,6 +269,7 @@ impl Catalog {
             strategy: name.to_owned(),
             episodes: totals.episodes,
             baseline: false,
+            recorded: false,
             values,
         }
     }

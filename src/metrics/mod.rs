@@ -418,6 +418,10 @@ pub struct StrategyMetrics {
     /// compared with it, and it is never recommended.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub baseline: bool,
+    /// Whether this is what the agent itself sent where it compacted its own context (`as_recorded`): compared
+    /// like any strategy, but nobody can pick it, so it is never recommended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recorded: bool,
     /// Every field, by name, in catalog order.
     #[serde(flatten)]
     pub values: serde_json::Map<String, Value>,

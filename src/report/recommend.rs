@@ -176,7 +176,11 @@ pub fn recommend(strategies: &[StrategyMetrics], rule: &Rule) -> Recommendation 
         (Some(x), Some(y)) => x.total_cmp(&y).then(savings(b).total_cmp(&savings(a))),
         _ => savings(b).total_cmp(&savings(a)),
     };
-    let candidates: Vec<&StrategyMetrics> = strategies.iter().filter(|s| !s.baseline).collect();
+    // Neither the baseline nor what the agent itself sent (`as_recorded`) can be picked.
+    let candidates: Vec<&StrategyMetrics> = strategies
+        .iter()
+        .filter(|s| !s.baseline && !s.recorded)
+        .collect();
     let verdicts: Vec<Verdict> = candidates
         .iter()
         .map(|s| {
@@ -312,6 +316,7 @@ mod tests {
             strategy: name.into(),
             episodes: 36,
             baseline: name == "base",
+            recorded: name == "as_recorded",
             values,
         }
     }
@@ -346,6 +351,12 @@ mod tests {
         ];
         let r = recommend(&all, &rule());
         assert_eq!(r.strategy.as_deref(), Some("better"), "{}", r.text);
+        // What the agent itself sent, cheapest and keeping everything, is compared but never a candidate.
+        let mut with_agent = all.to_vec();
+        with_agent.push(strategy("as_recorded", common(0.1, 36, 40, 1.0, 0)));
+        let r = recommend(&with_agent, &rule());
+        assert_eq!(r.strategy.as_deref(), Some("better"), "{}", r.text);
+        assert!(r.verdicts.iter().all(|v| v.strategy != "as_recorded"));
         let standing: Vec<(&str, Standing)> = r
             .verdicts
             .iter()

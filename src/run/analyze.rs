@@ -45,12 +45,13 @@ pub fn analyze(totals: &[Totals], catalog: &Catalog, config: &RunConfig) -> Anal
         .zip(&config.strategies)
         .map(|((name, t, _, _), s)| StrategyMetrics {
             baseline: s.config.is_baseline(),
+            recorded: matches!(s.config, crate::strategy::StrategyConfig::AsRecorded(_)),
             ..catalog.strategy(name, t)
         })
         .collect();
     let recommendation = strategies
         .iter()
-        .any(|s| !s.baseline)
+        .any(|s| !s.baseline && !s.recorded)
         .then(|| recommend(&strategies, &rule(config)));
     Analysis {
         comparisons: frontier_differences(&strategies, totals, catalog),
