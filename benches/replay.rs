@@ -10,7 +10,9 @@ use ctxbench::gen::synthetic_history;
 use ctxbench::history::dataset::read_all;
 use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::llm::LlmRequest;
+use ctxbench::metrics::Catalog;
 use ctxbench::replay::Replayer;
+use ctxbench::run::RunConfig;
 use ctxbench::strategy::{defaults, CallPoint};
 use ctxbench::Tokenizer;
 
@@ -78,6 +80,37 @@ fn whole_replay(c: &mut Criterion) {
     group.finish();
 }
 
+/// The metrics of every episode of the bundled dataset under the default strategies (`Catalog::episode_result`:
+/// step rows, loss ledgers, episode metrics), from replays made once beforehand: the writer's share of a run.
+fn episode_results(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/default.jsonl");
+    let episodes = read_all(&path).expect("the bundled dataset reads");
+    let tok = Tokenizer::shared_default().expect("vocabulary loads");
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+    let strategies = defaults();
+    let r = Replayer::new(Arc::clone(&tok), &llm, 128_000);
+    let replays: Vec<_> = episodes
+        .iter()
+        .map(|e| r.replay_all(e, &strategies).expect("replay"))
+        .collect();
+    let catalog = Catalog::standard();
+    let context = RunConfig::default().context();
+    let mut group = c.benchmark_group("metrics/episode_result");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(episodes.len() as u64));
+    group.bench_function("bundled_dataset", |b| {
+        b.iter(|| {
+            let rows: usize = episodes
+                .iter()
+                .zip(&replays)
+                .map(|(e, rs)| catalog.episode_result(e, rs, &rs[0], &context).ledger.len())
+                .sum();
+            black_box(rows)
+        });
+    });
+    group.finish();
+}
+
 /// A whole episode replay (every call point: strategy, tokens, prefix cache, retention) at 1,000 and 10,000
 /// items, per strategy: the growth from 1k to 10k is the replay's scaling in history length.
 fn episode_length(c: &mut Criterion) {
@@ -107,5 +140,11 @@ fn episode_length(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, strategies, whole_replay, episode_length);
+criterion_group!(
+    benches,
+    strategies,
+    whole_replay,
+    episode_results,
+    episode_length
+);
 criterion_main!(benches);

@@ -122,6 +122,7 @@ mod tests {
                 replay: &r,
                 baseline: &r,
                 context: &context,
+                ledger: None,
             };
             let values = episode_values(&Floor, &v);
             assert_eq!(values[0], serde_json::json!(floor));

@@ -223,6 +223,7 @@ mod tests {
             replay,
             baseline: replay,
             context,
+            ledger: None,
         };
         crate::metrics::slots::episode_values(&Judge, &view)
     }
@@ -372,6 +373,7 @@ mod tests {
                 replay: &replay,
                 baseline: &replay,
                 context: &context,
+                ledger: None,
             };
             let m = catalog.episode(&view);
             totals.add(&m, &m);

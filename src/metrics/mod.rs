@@ -157,6 +157,9 @@ pub struct EpisodeView<'a> {
     pub baseline: &'a EpisodeReplay,
     /// The run's context.
     pub context: &'a Context,
+    /// The strategy's loss ledger ([`needs::ledger`]) when the caller has it, computed once per episode and
+    /// strategy for every metric that reads it; a metric computes it when it is absent.
+    pub ledger: Option<&'a [needs::NeedRow]>,
 }
 
 impl EpisodeView<'_> {
@@ -214,6 +217,7 @@ impl Catalog {
             replay,
             baseline,
             context,
+            ledger: None,
         };
         let steps = replays
             .iter()
@@ -260,20 +264,18 @@ impl Catalog {
                 )
             })
             .collect();
-        let (ledger, lost): (Vec<_>, Vec<_>) = replays
-            .iter()
-            .map(|r| needs::resolve(episode, &r.strategy, needs::ledger(episode, &r.steps)))
-            .unzip();
+        let (strategies, baseline_metrics, ledger, lost) =
+            self.strategy_results(episode, replays, baseline, context);
         EpisodeResult {
             episode: episode.id.clone(),
             items: episode.items.len(),
             steps,
-            ledger: ledger.into_iter().flatten().collect(),
+            ledger,
             calls,
             examples,
-            lost: lost.into_iter().flatten().collect(),
-            strategies: replays.iter().map(|r| self.episode(&view(r))).collect(),
-            baseline: self.episode(&view(baseline)),
+            lost,
+            strategies,
+            baseline: baseline_metrics,
             compute_us: replays
                 .iter()
                 .map(|r| {
@@ -292,6 +294,55 @@ impl Catalog {
                 .unwrap_or(0),
             fidelity: fidelity::Fidelity::of(episode, baseline),
         }
+    }
+
+    /// Each strategy's [`EpisodeMetrics`], the baseline's, and the episode's ledger rows and lost findings,
+    /// strategy by strategy. Each strategy's loss ledger is computed once (and which findings the task gives
+    /// once for all of them), read by the metrics and made into the ledger's rows; the baseline's metrics are
+    /// those of its replay among `replays` (never copied) when it is there.
+    fn strategy_results(
+        &self,
+        episode: &Episode,
+        replays: &[EpisodeReplay],
+        baseline: &EpisodeReplay,
+        context: &Context,
+    ) -> (
+        Vec<EpisodeMetrics>,
+        EpisodeMetrics,
+        Vec<needs::LedgerRow>,
+        Vec<needs::LostFinding>,
+    ) {
+        let view = |replay, ledger| EpisodeView {
+            episode,
+            replay,
+            baseline,
+            context,
+            ledger,
+        };
+        let given = needs::task_given(episode);
+        let ledgers: Vec<Vec<needs::NeedRow>> = replays
+            .iter()
+            .map(|r| needs::ledger_given(episode, &r.steps, &given))
+            .collect();
+        let metrics: Vec<EpisodeMetrics> = replays
+            .iter()
+            .zip(&ledgers)
+            .map(|(r, rows)| self.episode(&view(r, Some(rows))))
+            .collect();
+        let baseline_metrics = replays
+            .iter()
+            .position(|r| std::ptr::eq(r, baseline))
+            .map_or_else(
+                || self.episode(&view(baseline, None)),
+                |i| metrics[i].clone(),
+            );
+        let (mut ledger, mut lost) = (Vec::new(), Vec::new());
+        for (r, rows) in replays.iter().zip(ledgers) {
+            let (l, f) = needs::resolve(episode, &r.strategy, rows);
+            ledger.extend(l);
+            lost.extend(f);
+        }
+        (metrics, baseline_metrics, ledger, lost)
     }
 }
 

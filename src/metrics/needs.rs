@@ -97,11 +97,24 @@ fn cause(step: &StepRecord) -> String {
 /// order, with what became of each.
 #[must_use]
 pub fn ledger(episode: &Episode, steps: &[StepRecord]) -> Vec<NeedRow> {
+    ledger_given(episode, steps, &task_given(episode))
+}
+
+/// Whether the task of `episode` gives each of its findings, in finding order ([`TaskText::gives`]): the same
+/// under every strategy, so an episode's ledgers read it once ([`ledger_given`]).
+#[must_use]
+pub fn task_given(episode: &Episode) -> Vec<bool> {
+    let task = TaskText::new(episode);
+    episode.findings.iter().map(|f| task.gives(f)).collect()
+}
+
+/// [`ledger`], with which findings the task gives already known (`given`, from [`task_given`]).
+#[must_use]
+pub fn ledger_given(episode: &Episode, steps: &[StepRecord], given: &[bool]) -> Vec<NeedRow> {
     let mut rows = Vec::new();
     let Some(last) = steps.len().checked_sub(1) else {
         return rows;
     };
-    let task = TaskText::new(episode);
     for (f, finding) in episode.findings.iter().enumerate() {
         let mut checked: Vec<(Option<usize>, usize)> = if finding.needed_at.is_empty() {
             (steps[last].item_index > finding.introduced_at)
@@ -117,7 +130,7 @@ pub fn ledger(episode: &Episode, steps: &[StepRecord]) -> Vec<NeedRow> {
         };
         checked.sort_by_key(|c| c.1);
         checked.dedup_by_key(|c| c.1);
-        let from_task = task.gives(finding);
+        let from_task = given[f];
         for (n, (needed_at, step)) in checked.into_iter().enumerate() {
             let retained = steps[step].present.contains(f);
             let lost_at_step = (!retained)
@@ -264,8 +277,14 @@ impl Metric for RetentionAtNeed {
     }
 
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
-        let rows = ledger(v.episode, &v.replay.steps);
-        let c = NeedCounts::of(&rows);
+        let computed;
+        let rows = if let Some(rows) = v.ledger {
+            rows
+        } else {
+            computed = ledger(v.episode, &v.replay.steps);
+            &computed
+        };
+        let c = NeedCounts::of(rows);
         let mut kinds = [(0usize, 0usize); FindingKind::ALL.len()];
         let mut causes = [0usize; CAUSES.len()];
         for r in rows.iter().filter(|r| !r.from_task) {

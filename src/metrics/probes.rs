@@ -149,6 +149,7 @@ mod tests {
             replay,
             baseline,
             context: &context,
+            ledger: None,
         };
         crate::metrics::slots::episode_values(&Probes, &view)
     }

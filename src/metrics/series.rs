@@ -72,6 +72,7 @@ impl ChartData {
                         replay: r,
                         baseline: r,
                         context,
+                        ledger: None,
                     };
                     let mut series = StepSeries {
                         strategy: r.strategy.clone(),

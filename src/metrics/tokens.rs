@@ -238,6 +238,7 @@ mod tests {
             replay: &r,
             baseline: &baseline,
             context: &context,
+            ledger: None,
         };
         let values = episode_values(&Tokens, &view);
         assert_eq!(

@@ -312,7 +312,7 @@ impl Tokenizer {
         match &self.engine {
             Engine::Bpe(vocab, pre) => {
                 let mut ids = Vec::new();
-                pre.pieces_while(text, |piece| {
+                pre.pieces_while(text, |piece: &str| {
                     vocab.encode(piece.as_bytes(), &mut ids);
                     true
                 });

@@ -4,15 +4,14 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::terms::{emit_run, head, question_terms, term_hashes, CLASS, MAX_STRIPPED, PLAIN};
+use super::terms::{
+    emit_run, head, line_term_hashes, question_terms, term_hashes, CLASS, MAX_STRIPPED, NEWLINE,
+    PLAIN,
+};
 use crate::history::text::line_count;
 
 /// Line indexes kept at most per thread (a few episodes' texts, a few megabytes).
 pub(super) const MAX_LINE_INDEXES: usize = 2_048;
-
-/// The characters of a term's prefix an [`Interest`] looks for, at most (the first ones): four make the fewest
-/// instructions on the bundled run (three let too many runs through, five make a larger automaton to build).
-const PREFIX_CHARS: usize = 4;
 
 /// Where each word of a text occurs: an open-addressed table from a word's hash to the lines that hold it,
 /// chained newest first, each line once. Built in one pass over the text, without sorting: the sorted list of
@@ -130,98 +129,168 @@ pub(super) struct Interest {
     pub(super) words: rustc_hash::FxHashSet<u64>,
     /// One bit per [`head_bit`] of a question's term with each length a word of that stem may have.
     heads: Box<[u64; 1024]>,
-    /// A prefix of every word or part whose stem is a question's term, any case: the term, less the `i` a stem
-    /// may end with ([`stem`](super::terms::stem)), cut to its first [`PREFIX_CHARS`] characters. A run of word
-    /// bytes that holds none holds none of the terms, and is passed over without being read word by word. `None`
-    /// when it could not be built (every text is then read word by word).
-    prefixes: Option<aho_corasick::AhoCorasick>,
+    /// The first bytes of every word or part whose stem may be a question's term, any case ([`Starts`]).
+    starts: Starts,
+}
+
+/// The first bytes of every word or part whose stem is one of a set of terms, any case: each term less the `i` a
+/// stem may end with ([`stem`](super::terms::stem)) starts every word of that stem. A term's word or part starts
+/// a run of word bytes or follows a separator in it, so an ASCII text is read once, byte by byte, and only the
+/// runs with such a start that holds the first bytes of a term's are read word by word ([`emit_run`]): most
+/// hold none. (It replaced an Aho-Corasick DFA of the terms' first four characters, which cost a million
+/// instructions to build per episode and 16 a byte to search.)
+struct Starts {
+    /// Terms of one byte (a prefix of one character, its second byte any): bit per first byte.
+    one: [u64; 4],
+    /// Terms of two bytes: bit per first two bytes.
+    two: Box<[u64; 1024]>,
+    /// Terms of three bytes or more: bit per [`start_bit`] of the first three.
+    three: Box<[u64; 1024]>,
+}
+
+impl Starts {
+    fn new<'t>(terms: impl IntoIterator<Item = &'t str>) -> Self {
+        let mut starts = Self {
+            one: [0; 4],
+            two: Box::new([0; 1024]),
+            three: Box::new([0; 1024]),
+        };
+        let set = |bits: &mut [u64], bit: usize| bits[bit / 64] |= 1 << (bit % 64);
+        for term in terms {
+            let t = term.strip_suffix('i').unwrap_or(term).as_bytes();
+            match *t {
+                [] => {}
+                [a] => set(&mut starts.one, usize::from(a)),
+                [a, b] => set(&mut starts.two[..], usize::from(a) << 8 | usize::from(b)),
+                [a, b, c, ..] => set(&mut starts.three[..], start_bit(a, b, c)),
+            }
+        }
+        starts
+    }
+
+    /// Whether a word or part that starts at `bytes[i]` may start with a term (its bytes lower-cased; the end of
+    /// the text reads as zeros).
+    #[inline(always)]
+    fn may_start(&self, bytes: &[u8], i: usize) -> bool {
+        let byte = |k: usize| bytes.get(i + k).map_or(0, u8::to_ascii_lowercase);
+        let (a, b, c) = (byte(0), byte(1), byte(2));
+        let has = |bits: &[u64], bit: usize| bits[bit / 64] & (1 << (bit % 64)) != 0;
+        has(&self.one, usize::from(a))
+            || has(&self.two[..], usize::from(a) << 8 | usize::from(b))
+            || has(&self.three[..], start_bit(a, b, c))
+    }
+}
+
+/// A 16-bit hash of three bytes.
+fn start_bit(a: u8, b: u8, c: u8) -> usize {
+    let v = u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16;
+    (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
 }
 
 impl Interest {
     pub(super) fn new(questions: &[&str]) -> Self {
         let mut words = rustc_hash::FxHashSet::default();
         let mut heads = Box::new([0u64; 1024]);
-        let mut prefixes: Vec<String> = Vec::new();
+        let mut terms: Vec<String> = Vec::new();
         for question in questions {
             for t in question_terms(question) {
-                prefixes.push(t.strip_suffix('i').unwrap_or(&t).to_owned());
                 // A stem is at most `MAX_STRIPPED` bytes shorter than its word.
                 for len in t.len()..=t.len() + MAX_STRIPPED {
                     let bit = head_bit(head(t.as_bytes()), len);
                     heads[bit / 64] |= 1 << (bit % 64);
                 }
                 words.insert(xxh3_64(t.as_bytes()));
+                terms.push(t);
             }
         }
         let mut sorted: Vec<u64> = words.iter().copied().collect();
         sorted.sort_unstable();
         let bytes: Vec<u8> = sorted.iter().flat_map(|w| w.to_le_bytes()).collect();
-        // A run that holds a prefix holds its first characters: the automaton looks for those alone (fewer states
-        // to build), each once, and none that starts with another.
-        for p in &mut prefixes {
-            p.truncate(
-                p.char_indices()
-                    .nth(PREFIX_CHARS)
-                    .map_or(p.len(), |(i, _)| i),
-            );
-        }
-        prefixes.sort_unstable();
-        prefixes.dedup();
-        let mut shortest: Vec<String> = Vec::new();
-        for p in prefixes {
-            if !shortest.iter().any(|s| p.starts_with(s.as_str())) {
-                shortest.push(p);
-            }
-        }
-        let prefixes = shortest;
-        let prefixes = aho_corasick::AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .prefilter(false)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&prefixes)
-            .ok();
         Self {
             id: xxh3_64(&bytes) | 1,
             words,
             heads,
-            prefixes,
+            starts: Starts::new(terms.iter().map(String::as_str)),
         }
     }
 
     /// [`term_hashes`] of `text` for the terms that may be the questions': the same calls, in the same order,
-    /// for every term whose hash is among [`Interest::words`], and calls for a few other terms. In ASCII
-    /// text it reads only the runs of word bytes where a term's prefix occurs (most runs hold none), found
-    /// all at once by a multi-pattern search; the line of each is counted from the last.
+    /// for every term whose hash is among [`Interest::words`], and calls for a few other terms. It reads only
+    /// the runs of word bytes of ASCII text (or of a text's ASCII lines) where a word or part starts as a term
+    /// does ([`Starts`]); most runs hold none.
     pub(super) fn term_hashes(&self, text: &str, mut f: impl FnMut(u32, u64)) {
         let admit = |head, len| self.may_hold(head, len);
-        let Some(prefixes) = self.prefixes.as_ref().filter(|_| text.is_ascii()) else {
-            term_hashes(text, admit, f);
+        if text.is_ascii() {
+            self.started(text.as_bytes(), 0, &admit, &mut f);
             return;
+        }
+        // Line by line, each ASCII line as an ASCII text is read (a text that is not all ASCII seldom has more
+        // than a few lines that are not).
+        for (n, line) in text.lines().enumerate() {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            if line.is_ascii() {
+                self.started(line.as_bytes(), n, &admit, &mut f);
+            } else {
+                line_term_hashes(line, n, &admit, &mut f);
+            }
+        }
+    }
+
+    /// [`Interest::term_hashes`] of ASCII `bytes`, whose first line is line `first` of its text: each run of word
+    /// bytes whose start, or a byte after a separator in it, starts as a term does.
+    fn started(
+        &self,
+        bytes: &[u8],
+        first: u32,
+        admit: &impl Fn([u8; 3], usize) -> bool,
+        f: &mut impl FnMut(u32, u64),
+    ) {
+        let n = bytes.len();
+        let class = |i: usize| CLASS[usize::from(bytes[i])];
+        // The end of the run of word bytes that goes on at `i`.
+        let run_end = |mut i: usize| {
+            while i < n && class(i) >= PLAIN {
+                i += 1;
+            }
+            i
         };
-        let bytes = text.as_bytes();
-        let word_byte = |i: usize| CLASS[usize::from(bytes[i])] >= PLAIN;
-        // The line of `counted`.
-        let (mut line, mut counted) = (0u32, 0);
-        let mut at = 0;
-        while at < bytes.len() {
-            let Some(found) = prefixes.find(aho_corasick::Input::new(bytes).span(at..bytes.len()))
-            else {
-                break;
+        let mut line = first;
+        let mut i = 0;
+        while i < n {
+            let c = class(i);
+            if c < PLAIN {
+                line = line.saturating_add(u32::from(c == NEWLINE));
+                i += 1;
+                continue;
+            }
+            // A run of word bytes from `start`: a word or part starts at its first byte and after each
+            // separator. Once one starts as a term does, the rest of the run is only looked through for its end.
+            let start = i;
+            let held = if self.starts.may_start(bytes, i) {
+                i = run_end(i + 1);
+                true
+            } else {
+                let mut after_separator = c != PLAIN;
+                i += 1;
+                loop {
+                    if i >= n {
+                        break false;
+                    }
+                    let c = class(i);
+                    if c < PLAIN {
+                        break false;
+                    }
+                    if after_separator && self.starts.may_start(bytes, i) {
+                        i = run_end(i + 1);
+                        break true;
+                    }
+                    after_separator = c != PLAIN;
+                    i += 1;
+                }
             };
-            // The run of word bytes that holds the match (a prefix is word bytes only).
-            let mut start = found.start();
-            while start > 0 && word_byte(start - 1) {
-                start -= 1;
+            if held {
+                emit_run(bytes, (start, i), line, admit, f);
             }
-            let mut end = found.end();
-            while end < bytes.len() && word_byte(end) {
-                end += 1;
-            }
-            let newlines = memchr::memchr_iter(b'\n', &bytes[counted..start]).count();
-            line = line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
-            counted = start;
-            emit_run(bytes, (start, end), line, &admit, &mut f);
-            at = end;
         }
     }
 
@@ -278,7 +347,7 @@ mod tests {
     use std::borrow::Cow;
 
     /// Words whose stems and parts meet in other forms, in both cases.
-    const WORDS: [&str; 16] = [
+    const WORDS: [&str; 19] = [
         "policy",
         "Policies",
         "POLICY",
@@ -295,6 +364,10 @@ mod tests {
         "x86_64",
         "ab",
         "Api",
+        // Not ASCII: a text that holds one is read line by line.
+        "Café",
+        "naïve_résumé",
+        "line\nbreak",
     ];
 
     /// The terms of `text` among `questions`' terms, each with its line, found by an [`Interest`].

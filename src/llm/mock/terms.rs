@@ -148,33 +148,57 @@ pub(super) const CLASS: [u8; 256] = {
     t
 };
 const OTHER: u8 = 0;
-const NEWLINE: u8 = 1;
+pub(super) const NEWLINE: u8 = 1;
 pub(super) const PLAIN: u8 = 2;
 const UNDERSCORE: u8 = 3;
 const TRIMMED: u8 = 4;
 
 /// Calls `f(line, hash)` for every term of `text` (as [`terms`] finds them on each of its lines) whose first
 /// three bytes and length `admit` lets through, with the term's line number and hash. ASCII text, the common case, is
-/// scanned byte by byte without splitting it into lines.
+/// scanned byte by byte without splitting it into lines; a text that is not all ASCII is split into lines, and
+/// only its lines that are not all ASCII are split into words by [`terms`].
 pub(super) fn term_hashes(
     text: &str,
     admit: impl Fn([u8; 3], usize) -> bool,
     mut f: impl FnMut(u32, u64),
 ) {
-    if !text.is_ascii() {
-        for (n, line) in text.lines().enumerate() {
-            let n = u32::try_from(n).unwrap_or(u32::MAX);
-            for t in terms(line) {
-                if admit(head(t.as_bytes()), t.len()) {
-                    f(n, xxh3_64(t.as_bytes()));
-                }
-            }
-        }
+    if text.is_ascii() {
+        ascii_term_hashes(text.as_bytes(), 0, &admit, &mut f);
         return;
     }
-    let bytes = text.as_bytes();
+    for (n, line) in text.lines().enumerate() {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        if line.is_ascii() {
+            ascii_term_hashes(line.as_bytes(), n, &admit, &mut f);
+        } else {
+            line_term_hashes(line, n, &admit, &mut f);
+        }
+    }
+}
+
+/// [`term_hashes`] of one line that is not all ASCII, `n`, by the definition ([`terms`]).
+pub(super) fn line_term_hashes(
+    line: &str,
+    n: u32,
+    admit: &impl Fn([u8; 3], usize) -> bool,
+    f: &mut impl FnMut(u32, u64),
+) {
+    for t in terms(line) {
+        if admit(head(t.as_bytes()), t.len()) {
+            f(n, xxh3_64(t.as_bytes()));
+        }
+    }
+}
+
+/// [`term_hashes`] of ASCII `bytes`, whose first line is line `first` of its text.
+fn ascii_term_hashes(
+    bytes: &[u8],
+    first: u32,
+    admit: &impl Fn([u8; 3], usize) -> bool,
+    f: &mut impl FnMut(u32, u64),
+) {
     let class = |i: usize| CLASS[usize::from(bytes[i])];
-    let mut line = 0u32;
+    let mut line = first;
     let mut i = 0;
     while i < bytes.len() {
         let c = class(i);
@@ -188,7 +212,7 @@ pub(super) fn term_hashes(
         while i < bytes.len() && class(i) >= PLAIN {
             i += 1;
         }
-        emit_run(bytes, (start, i), line, &admit, &mut f);
+        emit_run(bytes, (start, i), line, admit, f);
     }
 }
 
@@ -305,6 +329,10 @@ mod tests {
                 "\t".repeat(70)
             ),
             "Refunds above $200; damaged_in_transit CUS-1234 policies PINNING_OLD_releases".into(),
+            // Not all ASCII: its ASCII lines are scanned as ASCII texts, the others by the definition.
+            "Café au lait\nplain ascii_line here\r\nnaïve_résumé CUS-12 ÜBER\n\n  tail-end".into(),
+            "é".into(),
+            "first line\nsecond € line\nthird".into(),
         ] {
             assert_eq!(scanned_words(&text), defined_words(&text), "{text:?}");
         }
@@ -319,6 +347,13 @@ mod tests {
 
         #[test]
         fn term_hashes_equal_the_definition(text in "([aeiyZdgns0_./ -]{0,70}[\n\r\t,:]?){0,12}") {
+            proptest::prop_assert_eq!(scanned_words(&text), defined_words(&text));
+        }
+
+        #[test]
+        fn term_hashes_of_a_text_not_all_ascii_equal_the_definition(
+            text in "([aeZdns0_./ éÉ€-]{0,30}[\n\r\t,:]?){0,10}",
+        ) {
             proptest::prop_assert_eq!(scanned_words(&text), defined_words(&text));
         }
     }

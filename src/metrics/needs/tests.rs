@@ -209,6 +209,7 @@ fn values(ep: &Episode, out: &[EpisodeReplay], strategy: usize) -> Vec<Value> {
         replay: &out[strategy],
         baseline: &out[0],
         context: &context,
+        ledger: None,
     };
     crate::metrics::slots::episode_values(&RetentionAtNeed, &view)
 }

@@ -6,7 +6,7 @@ pub(super) mod layout;
 mod pretokenize;
 mod vocab;
 
-pub(in crate::tokens) use pretokenize::Pretokenizer;
+pub(in crate::tokens) use pretokenize::{PieceSink, Pretokenizer};
 pub(in crate::tokens) use vocab::Vocabulary;
 
 /// 1 to 15 bytes as one number: the bytes little-endian, then a 1 bit past the last of them, so that texts of
@@ -51,6 +51,7 @@ const COUNT_SHIFT: u32 = 122;
 
 impl PieceCounts {
     /// The count of the piece packed as `key`, from the table, else by `count`, kept for next time.
+    #[inline(always)]
     fn get_or_count(&mut self, key: u128, count: impl FnOnce() -> usize) -> usize {
         let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
         #[allow(clippy::cast_possible_truncation)] // the top bits of a 64-bit hash
@@ -95,19 +96,37 @@ pub(super) fn count_while(
     limit: usize,
 ) -> usize {
     PIECE_COUNTS.with_borrow_mut(|caches| {
-        let cache = caches[slot].get_or_insert_with(PieceCounts::default);
-        let count = |bytes: &[u8]| vocab.count(bytes);
-        let mut n = 0usize;
-        pre.pieces_while(text, |piece| {
-            let bytes = piece.as_bytes();
-            n += match pack(bytes) {
-                Some(key) => cache.get_or_count(key, || count(bytes)),
-                None => count(bytes),
-            };
-            n <= limit
-        });
-        n
+        let mut counter = Counter {
+            cache: caches[slot].get_or_insert_with(PieceCounts::default),
+            vocab,
+            n: 0,
+            limit,
+        };
+        pre.pieces_while(text, &mut counter);
+        counter.n
     })
+}
+
+/// Counts the pieces it takes: from the thread's table of piece counts, else by the encoder.
+struct Counter<'a> {
+    cache: &'a mut PieceCounts,
+    vocab: &'a Vocabulary,
+    /// Tokens so far.
+    n: usize,
+    /// Where counting stops.
+    limit: usize,
+}
+
+impl PieceSink for &mut Counter<'_> {
+    #[inline(always)]
+    fn piece(&mut self, piece: &str) -> bool {
+        let bytes = piece.as_bytes();
+        self.n += match pack(bytes) {
+            Some(key) => self.cache.get_or_count(key, || self.vocab.count(bytes)),
+            None => self.vocab.count(bytes),
+        };
+        self.n <= self.limit
+    }
 }
 
 #[cfg(test)]
