@@ -83,7 +83,7 @@ fn page(rng: &mut Rng, lo: usize, hi: usize) -> Vec<String> {
 }
 
 /// One research episode of `turns` tool turns.
-#[allow(clippy::too_many_lines)]
+#[allow(clippy::too_many_lines)] // a script of one episode, data read top to bottom
 pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
     let topic = *rng.pick(&TOPICS);
     let org = *rng.pick(&ORGS);

@@ -40,7 +40,7 @@ send_email(customer_id, body). Verify the customer's identity, follow the writte
 promise what a policy does not allow.";
 
 /// One support episode of `turns` tool turns.
-#[allow(clippy::too_many_lines)]
+#[allow(clippy::too_many_lines)] // a script of one episode, data read top to bottom
 pub fn episode(rng: &mut Rng, index: usize, turns: usize) -> crate::Episode {
     let name = format!("{} {}", rng.pick(&FIRST), rng.pick(&LAST));
     let email = format!("{}@example.com", name.to_lowercase().replace(' ', "."));

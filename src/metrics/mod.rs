@@ -201,6 +201,28 @@ pub trait Metric: Send + Sync {
     fn strategy_fields(&self) -> Vec<Field>;
 }
 
+/// Each strategy's first summary in the episode, as its model wrote it.
+fn examples(
+    episode: &str,
+    calls: &[(String, Vec<crate::replay::calls::CallRecord>)],
+) -> Vec<ExampleCall> {
+    calls
+        .iter()
+        .filter_map(|(strategy, calls)| {
+            let c = calls.iter().find(|c| {
+                c.purpose == crate::replay::calls::Purpose::Strategy && !c.text.is_empty()
+            })?;
+            Some(ExampleCall {
+                strategy: strategy.clone(),
+                episode: episode.to_owned(),
+                step: c.step,
+                model: c.model.clone(),
+                text: c.text.clone(),
+            })
+        })
+        .collect()
+}
+
 impl Catalog {
     /// What the metrics make of one finished episode: its step rows and metrics under every strategy of
     /// `replays` (in order), and the baseline's metrics.
@@ -240,21 +262,7 @@ impl Catalog {
         if !replays.iter().any(|r| r.strategy == baseline.strategy) {
             calls.insert(0, (baseline.strategy.clone(), baseline.calls.clone()));
         }
-        let examples = calls
-            .iter()
-            .filter_map(|(strategy, calls)| {
-                let c = calls.iter().find(|c| {
-                    c.purpose == crate::replay::calls::Purpose::Strategy && !c.text.is_empty()
-                })?;
-                Some(ExampleCall {
-                    strategy: strategy.clone(),
-                    episode: episode.id.clone(),
-                    step: c.step,
-                    model: c.model.clone(),
-                    text: c.text.clone(),
-                })
-            })
-            .collect();
+        let examples = examples(&episode.id, &calls);
         let llm_ms = calls
             .iter()
             .map(|(strategy, calls)| {

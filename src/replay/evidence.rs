@@ -48,31 +48,68 @@ pub struct Evidence {
     observations: Vec<(Text, usize, Item)>,
 }
 
+/// The episode's distinct needles (told apart by everything the rule reads of them) and, per finding, the
+/// needles of its evidence strings.
+fn needles_of(episode: &Episode) -> (Vec<Needle>, Vec<Vec<usize>>) {
+    let mut needles: Vec<Needle> = Vec::new();
+    let mut index: HashMap<Needle, usize> = HashMap::new();
+    let findings = episode
+        .findings
+        .iter()
+        .map(|f| {
+            f.evidence
+                .iter()
+                .map(|e| {
+                    let n = Needle::new(e);
+                    *index.entry(n.clone()).or_insert_with(|| {
+                        needles.push(n);
+                        needles.len() - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    (needles, findings)
+}
+
+/// The recorded calls and results by id (the first of each), and the recorded observations' contents,
+/// sorted, each with its position and item.
+#[allow(clippy::type_complexity)]
+fn recorded_items(
+    episode: &Episode,
+) -> (
+    HashMap<(bool, Text), Item, FxBuildHasher>,
+    Vec<(Text, usize, Item)>,
+) {
+    let mut calls: HashMap<(bool, Text), Item, FxBuildHasher> = HashMap::default();
+    let mut observations = Vec::new();
+    for (at, item) in episode.items.iter().enumerate() {
+        match item {
+            Item::ToolResult { call_id, .. } => {
+                calls
+                    .entry((false, call_id.clone()))
+                    .or_insert_with(|| item.clone());
+            }
+            Item::ToolCall { id, .. } => {
+                calls
+                    .entry((true, id.clone()))
+                    .or_insert_with(|| item.clone());
+            }
+            Item::Observation { content, .. } => {
+                observations.push((content.clone(), at, item.clone()));
+            }
+            _ => {}
+        }
+    }
+    observations.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    (calls, observations)
+}
+
 impl Evidence {
     /// The index of `episode`'s evidence strings.
     #[must_use]
     pub fn new(episode: &Episode) -> Self {
-        // Needles are told apart by everything the rule reads of them.
-        let mut needles: Vec<Needle> = Vec::new();
-        let mut index: HashMap<Needle, usize> = HashMap::new();
-        let findings = episode
-            .findings
-            .iter()
-            .map(|f| {
-                let ids = f
-                    .evidence
-                    .iter()
-                    .map(|e| {
-                        let n = Needle::new(e);
-                        *index.entry(n.clone()).or_insert_with(|| {
-                            needles.push(n);
-                            needles.len() - 1
-                        })
-                    })
-                    .collect();
-                ids
-            })
-            .collect();
+        let (needles, findings) = needles_of(episode);
         let words = needles.len().div_ceil(64);
         let searched: Vec<usize> = (0..needles.len())
             .filter(|&i| !needles[i].text.is_empty())
@@ -103,27 +140,7 @@ impl Evidence {
             Some(finders(all))
         });
         let pieces = exact.map(finders);
-        let mut calls: HashMap<(bool, Text), Item, FxBuildHasher> = HashMap::default();
-        let mut observations = Vec::new();
-        for (at, item) in episode.items.iter().enumerate() {
-            match item {
-                Item::ToolResult { call_id, .. } => {
-                    calls
-                        .entry((false, call_id.clone()))
-                        .or_insert_with(|| item.clone());
-                }
-                Item::ToolCall { id, .. } => {
-                    calls
-                        .entry((true, id.clone()))
-                        .or_insert_with(|| item.clone());
-                }
-                Item::Observation { content, .. } => {
-                    observations.push((content.clone(), at, item.clone()));
-                }
-                _ => {}
-            }
-        }
-        observations.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        let (calls, observations) = recorded_items(episode);
         Self {
             needles,
             matcher,

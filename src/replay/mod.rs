@@ -186,6 +186,60 @@ impl<'a> Replayer<'a> {
         });
     }
 
+    /// Step 3 of a call point: the strategy may reduce the request, and what it does persists. What it did and
+    /// its own compute time (the time its LLM calls took is theirs); the change is checked (`verify`) and shown
+    /// to the observer once no call failed.
+    fn apply(
+        &self,
+        name: &str,
+        episode: &Episode,
+        strategy: &mut dyn Strategy,
+        point: &CallPoint,
+        live: &mut LlmRequest,
+        recorder: &Recorder<'_>,
+    ) -> Result<(Applied, f64)> {
+        let step = point.step;
+        let handed_in = (self.verify || self.observer.is_some()).then(|| live.clone());
+        recorder.expect(calls::Purpose::Strategy, Some(step));
+        let started = Instant::now();
+        let applied = strategy
+            .apply(point, live, recorder)
+            .map_err(|e| Error::Strategy {
+                strategy: name.to_owned(),
+                message: format!("episode '{}', step {step}: {e}", episode.id),
+            })?;
+        let compute_us = started
+            .elapsed()
+            .saturating_sub(recorder.take_wall())
+            .as_secs_f64()
+            * 1e6;
+        call_failed(recorder, &episode.id, name, &format!("step {step}"))?;
+        if let Some(before) = handed_in {
+            if self.verify {
+                check(name, episode, step, &applied, &before, live);
+            }
+            if let Some(observer) = self.observer {
+                observer.observe(name, step, &before, live, &applied);
+            }
+        }
+        Ok((applied, compute_us))
+    }
+
+    /// Step 4 of a call point: the recorded assistant turn `turn` is appended, whatever the strategy did;
+    /// its output tokens, the reasoning not sent back included.
+    fn answer(
+        &self,
+        tally: &mut Tally,
+        live: &mut LlmRequest,
+        prepared: &Prepared<'_>,
+        items: &[Item],
+        turn: Range<usize>,
+    ) -> usize {
+        let (sent, tokens) = prepared.span(turn.start, turn.end);
+        tally.answer(live, sent, tokens, self.tokenizer.message_overhead())
+            + prepared.unsent_output(items, turn, &self.tokenizer)
+    }
+
     fn replay_with(
         &self,
         episode: &Episode,
@@ -197,21 +251,7 @@ impl<'a> Replayer<'a> {
         let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
         let recorder = Recorder::new(self.llm, self.judge);
         let llm: &dyn Llm = &recorder;
-        let failed = |at: &str| -> Result<()> {
-            match recorder.failure() {
-                Some(call) => Err(Error::Llm(format!(
-                    "episode '{}', strategy '{name}', {at}: a {} call failed: {}",
-                    episode.id,
-                    match call.purpose {
-                        calls::Purpose::Strategy => "strategy",
-                        calls::Purpose::Probe => "probe",
-                        calls::Purpose::Judge => "judge",
-                    },
-                    call.error.unwrap_or_default()
-                ))),
-                None => Ok(()),
-            }
-        };
+        let failed = |at: &str| call_failed(&recorder, &episode.id, name, at);
         let mut probes = Probes::new(&episode.probes);
         let mut live = LlmRequest::default();
         let mut tally = Tally::new(evidence, prepared.tools, &self.tokenizer);
@@ -219,50 +259,26 @@ impl<'a> Replayer<'a> {
         let mut next = 0;
         for (step, &at) in prepared.points.iter().enumerate() {
             // 1. The items recorded since the last call point join the live request (as the agent sends them).
-            let new = prepared.at(next)..prepared.at(at);
             // 2. It is measured as handed over.
             let received = tally.receive(
                 &mut live,
-                (&sent[new.clone()], &keys.tokens[new]),
+                prepared.span(next, at),
                 prepared.blocks[step],
                 &self.tokenizer,
             );
             // 3. The strategy may reduce the request; what it does persists.
             let point = CallPoint {
-                tokenizer: Arc::clone(&self.tokenizer),
-                context_window: self.context_window,
                 step,
                 tool_tokens: received.tool_tokens,
                 unrecorded_tokens: prepared.blocks[step].0,
                 input_tokens: Some(received.tokens),
                 content_tokens: Some(tally.content_tokens()),
+                ..CallPoint::new(Arc::clone(&self.tokenizer), self.context_window)
             };
-            let handed_in = (self.verify || self.observer.is_some()).then(|| live.clone());
-            recorder.expect(calls::Purpose::Strategy, Some(step));
-            let started = Instant::now();
-            let applied = strategy
-                .apply(&point, &mut live, llm)
-                .map_err(|e| Error::Strategy {
-                    strategy: name.to_owned(),
-                    message: format!("episode '{}', step {step}: {e}", episode.id),
-                })?;
-            // The strategy's own work: the time its LLM calls took is theirs.
-            let compute_us = started
-                .elapsed()
-                .saturating_sub(recorder.take_wall())
-                .as_secs_f64()
-                * 1e6;
-            failed(&format!("step {step}"))?;
+            let (applied, compute_us) =
+                self.apply(name, episode, &mut *strategy, &point, &mut live, &recorder)?;
             // The tally updates the item counts in place: the strategy holds no copy of them any more.
             drop(point);
-            if let Some(before) = handed_in {
-                if self.verify {
-                    check(name, episode, step, &applied, &before, &live);
-                }
-                if let Some(observer) = self.observer {
-                    observer.observe(name, step, &before, &live, &applied);
-                }
-            }
             let measured = tally.send(
                 step,
                 (prepared.at(at), sent),
@@ -277,14 +293,8 @@ impl<'a> Replayer<'a> {
             failed(&format!("step {step}"))?;
             // 4. The recorded assistant turn is appended, whatever the strategy did.
             let end = crate::history::turn_end(items, at);
-            let turn = prepared.at(at)..prepared.at(end);
             let items_sent = live.contents.len();
-            let output_tokens = tally.answer(
-                &mut live,
-                &sent[turn.clone()],
-                &keys.tokens[turn],
-                self.tokenizer.message_overhead(),
-            ) + prepared.unsent_output(items, at..end, &self.tokenizer);
+            let output_tokens = self.answer(&mut tally, &mut live, prepared, items, at..end);
             next = end;
             steps.push(StepRecord {
                 step,
@@ -304,10 +314,7 @@ impl<'a> Replayer<'a> {
                 llm_calls: applied.llm_calls,
                 present: measured.present,
                 present_before: measured.present_before,
-                floor_tokens: self.tokenizer.reply_tokens()
-                    + received.tool_tokens
-                    + prepared.blocks[step].0
-                    + prepared.heads[step],
+                floor_tokens: prepared.floor(step, received.tool_tokens, &self.tokenizer),
                 budget_tokens: budget,
                 compute_us,
             });
@@ -324,6 +331,22 @@ impl<'a> Replayer<'a> {
             probes,
             calls: recorder.finish(),
         })
+    }
+}
+
+/// The error of the call that failed at `at`, when one did: the episode, strategy, purpose and why.
+fn call_failed(recorder: &Recorder<'_>, episode: &str, name: &str, at: &str) -> Result<()> {
+    match recorder.failure() {
+        Some(call) => Err(Error::Llm(format!(
+            "episode '{episode}', strategy '{name}', {at}: a {} call failed: {}",
+            match call.purpose {
+                calls::Purpose::Strategy => "strategy",
+                calls::Purpose::Probe => "probe",
+                calls::Purpose::Judge => "judge",
+            },
+            call.error.unwrap_or_default()
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -438,6 +461,18 @@ impl<'e> Prepared<'e> {
     /// Where recorded item `i` falls among the sent items.
     fn at(&self, i: usize) -> usize {
         self.positions.as_ref().map_or(i, |p| p[i])
+    }
+
+    /// The items sent of recorded items `from..to`, with their tokens.
+    fn span(&self, from: usize, to: usize) -> (&[Item], &[usize]) {
+        let range = self.at(from)..self.at(to);
+        (&self.sent[range.clone()], &self.keys.tokens[range])
+    }
+
+    /// What no strategy may reduce at call point `step`: the reply's priming, the tool schemas, the
+    /// unrecorded block and the system prompt and task.
+    fn floor(&self, step: usize, tool_tokens: usize, tokenizer: &Tokenizer) -> usize {
+        tokenizer.reply_tokens() + tool_tokens + self.blocks[step].0 + self.heads[step]
     }
 
     /// Output tokens of the items of `turn` that are not sent back (reasoning): output of the call all the

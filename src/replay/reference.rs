@@ -39,10 +39,7 @@ pub fn replay(
     episode: &Episode,
     strategy: &NamedStrategy,
 ) -> Result<EpisodeReplay> {
-    let questions: Vec<&str> = episode.probes.iter().map(|p| p.question.as_str()).collect();
-    llm.start_episode(&EpisodeHint {
-        questions: &questions,
-    });
+    start(llm, episode);
     let recorder = Recorder::new(llm, llm);
     let mut reducer = strategy.config.build_for(episode);
     let mut probes: Vec<&Probe> = episode.probes.iter().collect();
@@ -59,18 +56,7 @@ pub fn replay(
     for (step, &at) in episode.call_points().iter().enumerate() {
         // The context the trace did not record, sent in front of this call's request: the last block
         // recorded since the previous turn.
-        let (block, block_read) = items[next..at]
-            .iter()
-            .rev()
-            .find_map(|i| match i {
-                Item::Unrecorded {
-                    tokens,
-                    cached_tokens,
-                    ..
-                } => Some((*tokens, *cached_tokens)),
-                _ => None,
-            })
-            .unwrap_or((0, None));
+        let (block, block_read) = last_block(&items[next..at]);
         live.contents
             .extend(items[next..at].iter().filter(|i| i.is_sent()).cloned());
         let tokens_before = count(tokenizer, &live) + tool_tokens(&live) + block;
@@ -85,60 +71,14 @@ pub fn replay(
         let applied = reducer.apply(&point, &mut live, &recorder)?;
 
         // The request as sent, part by part.
-        let mut texts: Vec<(Text, usize)> = Vec::new();
-        let mut tokens_by_kind = TokensByKind::default();
-        if tools > 0 {
-            let n = tool_tokens(&live);
-            tokens_by_kind.add(ItemKind::Tools, n);
-            texts.push((Text::Tools(first_system(&live).map(str::to_owned)), n));
-        }
-        for instruction in &live.instructions {
-            let n = tokenizer.count_chat_message("system", instruction, None);
-            tokens_by_kind.add(ItemKind::Summary, n);
-            texts.push((Text::Instruction(instruction.clone()), n));
-        }
-        for item in &live.contents {
-            let n = tokenizer.count_item_uncached(item);
-            tokens_by_kind.add(item.kind(), n);
-            texts.push((Text::Item(item.clone()), n));
-        }
-        // The block is read from the cache as far as the trace says, else wholly when it is the size of the
-        // one before; the prefix after it follows only when all of it was.
-        let (block_cached, intact) = match block_read {
-            Some(read) if block > 0 => (read.min(block), read >= block),
-            _ if block_before == Some(block) => (block, true),
-            _ => (0, false),
-        };
+        let (texts, mut tokens_by_kind) = as_sent(tokenizer, &live, tools, tool_tokens(&live));
+        let cached_tokens = cached((block, block_read), block_before, &texts, &previous);
         block_before = Some(block);
         tokens_by_kind.add(ItemKind::Unrecorded, block);
-        let prefix: usize = texts
-            .iter()
-            .zip(&previous)
-            .take_while(|(a, b)| a.0 == b.0)
-            .map(|(a, _)| a.1)
-            .sum();
-        let cached_tokens = block_cached + if intact { prefix } else { 0 };
         let present = present_in(episode, &live);
-        while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
-            recorder.expect(Purpose::Probe, Some(step));
-            asked.push(ask(
-                (&recorder, &recorder.judge()),
-                &mut live,
-                probe,
-                Some(step),
-            ));
-            probes.remove(0);
-        }
-
+        asked.extend(ask_due(&recorder, &mut live, &mut probes, Some((at, step))));
         let end = turn_end(items, at);
-        let output_tokens = items[at..end]
-            .iter()
-            .map(|i| {
-                tokenizer
-                    .count_item_uncached(i)
-                    .saturating_sub(tokenizer.message_overhead())
-            })
-            .sum();
+        let output_tokens = output_tokens(tokenizer, &items[at..end]);
         steps.push(StepRecord {
             step,
             item_index: at,
@@ -162,20 +102,7 @@ pub fn replay(
             floor_tokens: tokenizer.reply_tokens()
                 + point.tool_tokens
                 + block
-                + items[..at]
-                    .iter()
-                    .filter(|i| i.is_sent())
-                    .enumerate()
-                    .filter(|(k, i)| {
-                        i.is_role(crate::history::Role::System)
-                            || Some(*k)
-                                == items
-                                    .iter()
-                                    .filter(|i| i.is_sent())
-                                    .position(|i| i.is_role(crate::history::Role::User))
-                    })
-                    .map(|(_, i)| tokenizer.count_item_uncached(i))
-                    .sum::<usize>(),
+                + heads(tokenizer, &items[..at]),
             budget_tokens: strategy.config.budget(context_window),
             compute_us: 0.0,
         });
@@ -184,10 +111,7 @@ pub fn replay(
         previous = texts;
         next = end;
     }
-    recorder.expect(Purpose::Probe, None);
-    for probe in probes {
-        asked.push(ask((&recorder, &recorder.judge()), &mut live, probe, None));
-    }
+    asked.extend(ask_due(&recorder, &mut live, &mut probes, None));
     Ok(EpisodeReplay {
         episode: episode.id.clone(),
         source: episode.source.clone(),
@@ -197,6 +121,129 @@ pub fn replay(
         probes: asked,
         calls: recorder.finish(),
     })
+}
+
+/// The context the trace did not record, sent in front of a call's request: the last block recorded since
+/// the previous turn (its tokens, and those read from the cache when the trace says), else none.
+fn last_block(items: &[Item]) -> (usize, Option<usize>) {
+    items
+        .iter()
+        .rev()
+        .find_map(|i| match i {
+            Item::Unrecorded {
+                tokens,
+                cached_tokens,
+                ..
+            } => Some((*tokens, *cached_tokens)),
+            _ => None,
+        })
+        .unwrap_or((0, None))
+}
+
+/// The request as sent, part by part (tool schemas, instructions, items), each with its tokens, and the
+/// tokens by kind.
+fn as_sent(
+    tokenizer: &Tokenizer,
+    live: &LlmRequest,
+    tools: usize,
+    tool_tokens: usize,
+) -> (Vec<(Text, usize)>, TokensByKind) {
+    let mut texts: Vec<(Text, usize)> = Vec::new();
+    let mut tokens_by_kind = TokensByKind::default();
+    if tools > 0 {
+        tokens_by_kind.add(ItemKind::Tools, tool_tokens);
+        texts.push((
+            Text::Tools(first_system(live).map(str::to_owned)),
+            tool_tokens,
+        ));
+    }
+    for instruction in &live.instructions {
+        let n = tokenizer.count_chat_message("system", instruction, None);
+        tokens_by_kind.add(ItemKind::Summary, n);
+        texts.push((Text::Instruction(instruction.clone()), n));
+    }
+    for item in &live.contents {
+        let n = tokenizer.count_item_uncached(item);
+        tokens_by_kind.add(item.kind(), n);
+        texts.push((Text::Item(item.clone()), n));
+    }
+    (texts, tokens_by_kind)
+}
+
+/// Tokens of what no strategy may reduce among the items sent before a call point: the system messages and the
+/// task (the first user message).
+fn heads(tokenizer: &Tokenizer, items: &[Item]) -> usize {
+    let task = items
+        .iter()
+        .filter(|i| i.is_sent())
+        .position(|i| i.is_role(crate::history::Role::User));
+    items
+        .iter()
+        .filter(|i| i.is_sent())
+        .enumerate()
+        .filter(|(k, i)| i.is_role(crate::history::Role::System) || Some(*k) == task)
+        .map(|(_, i)| tokenizer.count_item_uncached(i))
+        .sum()
+}
+
+/// The cached tokens of a request: its unrecorded block read from the cache as far as the trace says, else
+/// wholly when it is the size of the one before; the prefix shared with the previous request follows only when
+/// all of the block was.
+fn cached(
+    (block, block_read): (usize, Option<usize>),
+    block_before: Option<usize>,
+    texts: &[(Text, usize)],
+    previous: &[(Text, usize)],
+) -> usize {
+    let (block_cached, intact) = match block_read {
+        Some(read) if block > 0 => (read.min(block), read >= block),
+        _ if block_before == Some(block) => (block, true),
+        _ => (0, false),
+    };
+    let prefix: usize = texts
+        .iter()
+        .zip(previous)
+        .take_while(|(a, b)| a.0 == b.0)
+        .map(|(a, _)| a.1)
+        .sum();
+    block_cached + if intact { prefix } else { 0 }
+}
+
+/// The output tokens of a recorded turn: its items' tokens without the per-message overhead.
+fn output_tokens(tokenizer: &Tokenizer, turn: &[Item]) -> usize {
+    turn.iter()
+        .map(|i| {
+            tokenizer
+                .count_item_uncached(i)
+                .saturating_sub(tokenizer.message_overhead())
+        })
+        .sum()
+}
+
+/// The answers to the probes due before item `at`, asked at call point `step` (with `None`, every probe left,
+/// after the last call point), each taken off `probes`.
+fn ask_due(
+    recorder: &Recorder<'_>,
+    live: &mut LlmRequest,
+    probes: &mut Vec<&Probe>,
+    due: Option<(usize, usize)>,
+) -> Vec<super::record::ProbeRecord> {
+    let (at, step) = due.map_or((usize::MAX, None), |(at, step)| (at, Some(step)));
+    recorder.expect(Purpose::Probe, step);
+    let mut asked = Vec::new();
+    while let Some(probe) = probes.first().filter(|p| p.after_item < at) {
+        asked.push(ask((recorder, &recorder.judge()), live, probe, step));
+        probes.remove(0);
+    }
+    asked
+}
+
+/// Tells the LLM which questions the episode's probes ask.
+fn start(llm: &dyn Llm, episode: &Episode) {
+    let questions: Vec<&str> = episode.probes.iter().map(|p| p.question.as_str()).collect();
+    llm.start_episode(&EpisodeHint {
+        questions: &questions,
+    });
 }
 
 /// The first system message of a request: its first instruction, or its first system item.

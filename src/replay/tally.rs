@@ -52,6 +52,38 @@ struct Pass {
     instructions: usize,
 }
 
+/// The evidence of the request last sent with `items` (keyed by `hashes`) appended.
+fn handed_in_evidence(
+    pass: &Pass,
+    items: &[Item],
+    hashes: &[u128],
+    evidence: &mut Evidence,
+) -> Vec<u64> {
+    let mut held = pass.evidence().to_vec();
+    for (item, &key) in items.iter().zip(hashes) {
+        evidence.add_item(key, item, &mut held);
+    }
+    held
+}
+
+/// The items kept as handed in, when the change says which: the first `p` in place, then the others in
+/// order (`retained`, each with its hash and tokens from `handed`), pushed again without being read.
+fn reused(
+    change: &Change,
+    counted: usize,
+    handed_in: usize,
+    handed: impl Fn(usize) -> (u128, usize),
+) -> Option<(usize, Vec<(u128, usize)>)> {
+    match change {
+        Change::Unchanged => Some((counted, (counted..handed_in).map(handed).collect())),
+        Change::Dropped(kept) if kept.len() == handed_in => {
+            let p = kept.iter().take_while(|&&k| k).count().min(counted);
+            Some((p, (p..handed_in).filter(|&j| kept[j]).map(handed).collect()))
+        }
+        _ => None,
+    }
+}
+
 impl Pass {
     fn new(words: usize) -> Self {
         Self {
@@ -92,6 +124,55 @@ impl Pass {
             Entry::Item(item) => evidence.add_item(key, item, acc),
         }
         self.entries.push((key, tokens));
+    }
+
+    /// Pushes what is not known of the request as sent: its instructions, unless the items before them were
+    /// kept (`kept_items`), and its items after the kept ones, those `retained` with their known hash and
+    /// tokens, the others hashed and counted.
+    fn push_sent(
+        &mut self,
+        live: &LlmRequest,
+        kept_items: Option<usize>,
+        retained: Option<&Vec<(u128, usize)>>,
+        tokenizer: &Tokenizer,
+        evidence: &mut Evidence,
+    ) {
+        if kept_items.is_none() {
+            for text in &live.instructions {
+                let key = instruction_hash(text);
+                let n = tokenizer.count_instruction_hashed(key, text);
+                self.push(
+                    key,
+                    n,
+                    ItemKind::Summary,
+                    Entry::Instruction(text),
+                    evidence,
+                );
+            }
+            self.instructions = live.instructions.len();
+        }
+        let from = kept_items.unwrap_or(0);
+        for (i, item) in live.contents[from..].iter().enumerate() {
+            let (key, n) = match retained {
+                Some(retained) => retained[i],
+                None => {
+                    let key = item_hash(item);
+                    (key, tokenizer.count_item_hashed(key, item))
+                }
+            };
+            self.push(key, n, item.kind(), Entry::Item(item), evidence);
+        }
+    }
+
+    /// Tokens of the entries after the first `keep` that are as they were in `previous` (the entries the
+    /// last request had there), up to the first that is not: the rest of a cached prefix.
+    fn shared_after(&self, keep: usize, previous: &[(u128, usize)]) -> usize {
+        self.entries[keep..]
+            .iter()
+            .zip(previous)
+            .take_while(|(a, b)| a.0 == b.0)
+            .map(|(a, _)| a.1)
+            .sum()
     }
 
     fn tokens_at(&self, i: usize) -> usize {
@@ -280,14 +361,12 @@ impl Tally {
         // The evidence of the request as handed in (the one last sent, and the items appended since), when
         // the strategy changed it: else it is the evidence of the request as sent.
         let handed_evidence = (!matches!(change, Change::Unchanged)).then(|| {
-            let mut held = pass.evidence().to_vec();
-            for (item, &key) in sent[counted_at..at]
-                .iter()
-                .zip(&keys.hashes[counted_at..at])
-            {
-                evidence.add_item(key, item, &mut held);
-            }
-            held
+            handed_in_evidence(
+                pass,
+                &sent[counted_at..at],
+                &keys.hashes[counted_at..at],
+                evidence,
+            )
         });
         // What is known of the j-th content item handed to the strategy: its hash and tokens. Items after the
         // counted ones are the episode's items since `counted_at`, in order.
@@ -302,21 +381,10 @@ impl Tally {
             (key, content_tokens[j])
         };
         let same_instructions = step > 0 && live.instructions.len() == pass.instructions;
-        // The items kept as handed in, when that is known: the first `p` in place, then the others in order
-        // (`retained`), pushed again without being read.
-        let reused = match change {
-            _ if !same_instructions => None,
-            Change::Unchanged => Some((
-                counted,
-                (counted..handed_in).map(handed).collect::<Vec<_>>(),
-            )),
-            Change::Dropped(kept) if kept.len() == handed_in => {
-                let p = kept.iter().take_while(|&&k| k).count().min(counted);
-                Some((p, (p..handed_in).filter(|&j| kept[j]).map(handed).collect()))
-            }
-            _ => None,
-        }
-        .filter(|(p, retained)| p + retained.len() == live.contents.len());
+        let reused = same_instructions
+            .then(|| reused(change, counted, handed_in, handed))
+            .flatten()
+            .filter(|(p, retained)| p + retained.len() == live.contents.len());
         let kept_items = match (&reused, change) {
             (Some((p, _)), _) => Some(*p),
             (None, Change::Rewrote { kept_prefix }) if same_instructions => {
@@ -327,31 +395,14 @@ impl Tally {
         let keep = kept_items.map_or(0, |k| pass.instructions + k);
         let base = pass.tokens_at(keep);
         let previous = pass.truncate(keep);
-        if kept_items.is_none() {
-            for text in &live.instructions {
-                let key = instruction_hash(text);
-                let n = tokenizer.count_instruction_hashed(key, text);
-                pass.push(
-                    key,
-                    n,
-                    ItemKind::Summary,
-                    Entry::Instruction(text),
-                    evidence,
-                );
-            }
-            pass.instructions = live.instructions.len();
-        }
+        pass.push_sent(
+            live,
+            kept_items,
+            reused.as_ref().map(|r| &r.1),
+            tokenizer,
+            evidence,
+        );
         let from = kept_items.unwrap_or(0);
-        for (i, item) in live.contents[from..].iter().enumerate() {
-            let (key, n) = match &reused {
-                Some((_, retained)) => retained[i],
-                None => {
-                    let key = item_hash(item);
-                    (key, tokenizer.count_item_hashed(key, item))
-                }
-            };
-            pass.push(key, n, item.kind(), Entry::Item(item), evidence);
-        }
         let known = Arc::make_mut(&mut self.content_tokens);
         known.truncate(from);
         known.extend(pass.entries[pass.instructions + from..].iter().map(|e| e.1));
@@ -369,14 +420,7 @@ impl Tally {
             cached_block(self.block, self.last_block.replace(self.block.0));
         let cached_tokens = block_cached
             + if same_start && intact {
-                tools
-                    + base
-                    + pass.entries[keep..]
-                        .iter()
-                        .zip(&previous)
-                        .take_while(|(a, b)| a.0 == b.0)
-                        .map(|(a, _)| a.1)
-                        .sum::<usize>()
+                tools + base + pass.shared_after(keep, &previous)
             } else {
                 0
             };

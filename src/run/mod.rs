@@ -176,6 +176,81 @@ pub fn run(
     })
 }
 
+/// What a run is, as its journal and summary record it: the configuration, the judge's digest (a resumed run
+/// refuses another version), and the shard (it resumes only as itself; the merge compares configs without it).
+fn run_identity(config: &RunConfig, options: &RunOptions) -> Result<serde_json::Value> {
+    let mut config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
+        what: "config",
+        message: e.to_string(),
+    })?;
+    config_json["judge_digest"] = serde_json::Value::from(crate::llm::judge::digest());
+    if let Some(shard) = options.shard {
+        config_json["shard"] = shard.to_json();
+    }
+    Ok(config_json)
+}
+
+/// The replay's workers: with a real LLM each waits on the network, so as many as requests may be in flight.
+fn worker_pool(config: &RunConfig) -> Result<(rayon::ThreadPool, usize)> {
+    let threads = config
+        .llm
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |l| {
+            l.max_concurrency.max(rayon::current_num_threads())
+        });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
+    Ok((pool, threads))
+}
+
+/// How results are written: the reader's window to advance, whether a failed LLM call leaves its episode out
+/// (`--keep-going`), the progress, and how many episodes between checkpoints.
+struct Order<'a> {
+    window: &'a Window,
+    keep_going: bool,
+    progress: &'a dyn Progress,
+    checkpoint_every: usize,
+}
+
+/// Writes the results in dataset order (the ones that arrive early wait), checkpointing as it goes; a bad
+/// episode or a failing strategy stops the run after everything before it was written.
+fn write_in_order(
+    results: std::sync::mpsc::Receiver<(usize, Option<String>, Result<Replayed>)>,
+    writer: &mut Writer,
+    order: &Order<'_>,
+) -> Result<()> {
+    let mut early: BTreeMap<usize, (Option<String>, Result<Replayed>)> = BTreeMap::new();
+    let mut next = 0;
+    for (index, id, replayed) in results {
+        early.insert(index, (id, replayed));
+        while let Some((id, replayed)) = early.remove(&next) {
+            next += 1;
+            order.window.advance(next);
+            let (episode, replays) = match replayed {
+                Ok(r) => r,
+                // Under --keep-going an episode whose LLM call failed is left out and named.
+                Err(Error::Llm(message)) if order.keep_going => {
+                    writer.fail(id.unwrap_or_default(), message);
+                    order.progress.advance(1);
+                    continue;
+                }
+                Err(e) => {
+                    writer.checkpoint(true)?;
+                    return Err(e);
+                }
+            };
+            writer.add(&episode, &replays)?;
+            order.progress.advance(1);
+            if writer.done.len() >= order.checkpoint_every {
+                writer.checkpoint(false)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// [`run`] in the staging directory `out`.
 fn run_in(
     config: &RunConfig,
@@ -187,16 +262,7 @@ fn run_in(
     session: &Session,
 ) -> Result<RunOutcome> {
     let resume = options.resume;
-    let mut config_json = serde_json::to_value(config).map_err(|e| Error::Serialize {
-        what: "config",
-        message: e.to_string(),
-    })?;
-    // The judge's prompt and rubric are part of what a run is: a resumed run refuses another version.
-    config_json["judge_digest"] = serde_json::Value::from(crate::llm::judge::digest());
-    // A shard is part of what a run is: it resumes only as itself, and the merge compares configs without it.
-    if let Some(shard) = options.shard {
-        config_json["shard"] = shard.to_json();
-    }
+    let config_json = run_identity(config, options)?;
     // A resumed run reads its journal twice, entry by entry: here for the ids of the episodes to skip, and as
     // the writer starts for their totals, so that memory does not grow with the episodes finished.
     let journal = if resume {
@@ -206,17 +272,7 @@ fn run_in(
     };
     let none = HashSet::new();
     let finished_ids = journal.as_ref().map_or(&none, |j| &j.ids);
-    // With a real LLM each worker waits on the network: as many workers as requests may be in flight.
-    let threads = config
-        .llm
-        .as_ref()
-        .map_or_else(rayon::current_num_threads, |l| {
-            l.max_concurrency.max(rayon::current_num_threads())
-        });
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
+    let (pool, threads) = worker_pool(config)?;
     // A shard reads its own episodes' lines; the others' are counted, not parsed.
     let episodes = stream_every(dataset, options.shard.map(|s| (s.index, s.count)))?;
     // Two episodes per worker: a worker finds the next episode parsed while the writer still holds the one
@@ -278,36 +334,13 @@ fn run_in(
                 .unwrap_or_else(|| CallLog::default_for(config)),
         };
         let mut writer = Writer::start(config, &config_json, target)?;
-        // Results are written in dataset order: the ones that arrive early wait here.
-        let mut early: BTreeMap<usize, (Option<String>, Result<Replayed>)> = BTreeMap::new();
-        let mut next = 0;
-        for (index, id, replayed) in result_rx {
-            early.insert(index, (id, replayed));
-            while let Some((id, replayed)) = early.remove(&next) {
-                next += 1;
-                window.advance(next);
-                let (episode, replays) = match replayed {
-                    Ok(r) => r,
-                    // Under --keep-going an episode whose LLM call failed is left out and named.
-                    Err(Error::Llm(message)) if options.keep_going => {
-                        writer.fail(id.unwrap_or_default(), message);
-                        progress.advance(1);
-                        continue;
-                    }
-                    Err(e) => {
-                        // A bad episode or a failing strategy stops the run here, after everything before
-                        // it was written.
-                        writer.checkpoint(true)?;
-                        return Err(e);
-                    }
-                };
-                writer.add(&episode, &replays)?;
-                progress.advance(1);
-                if writer.done.len() >= checkpoint_every {
-                    writer.checkpoint(false)?;
-                }
-            }
-        }
+        let order = Order {
+            window,
+            keep_going: options.keep_going,
+            progress,
+            checkpoint_every,
+        };
+        write_in_order(result_rx, &mut writer, &order)?;
         // The workers end when the dataset does, or at once when they could not start.
         workers
             .join()

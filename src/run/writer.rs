@@ -60,6 +60,42 @@ pub(super) struct Target<'a> {
     pub(super) calls: CallLog,
 }
 
+/// The report of a run before any episode: its identity, dataset, configuration and settings.
+fn empty_report(
+    config: &RunConfig,
+    config_json: &serde_json::Value,
+    name: &str,
+    dataset: &Path,
+    sha256: &str,
+) -> RunReport {
+    RunReport {
+        version: SUMMARY_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        run: name.into(),
+        complete: false,
+        dataset: DatasetInfo {
+            path: dataset.display().to_string(),
+            sha256: sha256.to_owned(),
+            episodes: 0,
+            items: 0,
+        },
+        config: config_json.clone(),
+        settings: config.report_settings(),
+        tokenizer: config.tokenizer_info(),
+        fidelity: Vec::new(),
+        strategies: Vec::new(),
+        recommendation: None,
+        most_lost: Vec::new(),
+        comparisons: Vec::new(),
+        examples: Vec::new(),
+        failed: Vec::new(),
+        notes: standard_notes(),
+        timings: Vec::new(),
+        charts: ChartData::default(),
+        pages: Vec::new(),
+    }
+}
+
 impl<'a> Writer<'a> {
     /// Opens the run directory: new tables, or those of the interrupted run being resumed, whose finished
     /// episodes come back into the totals from the journal, one entry at a time.
@@ -111,32 +147,7 @@ impl<'a> Writer<'a> {
                 })
                 .collect(),
             catalog,
-            report: RunReport {
-                version: SUMMARY_VERSION,
-                tool_version: env!("CARGO_PKG_VERSION").into(),
-                run: name.into(),
-                complete: false,
-                dataset: DatasetInfo {
-                    path: dataset.display().to_string(),
-                    sha256: sha256.clone(),
-                    episodes: 0,
-                    items: 0,
-                },
-                config: config_json.clone(),
-                settings: config.report_settings(),
-                tokenizer: config.tokenizer_info(),
-                fidelity: Vec::new(),
-                strategies: Vec::new(),
-                recommendation: None,
-                most_lost: Vec::new(),
-                comparisons: Vec::new(),
-                examples: Vec::new(),
-                failed: Vec::new(),
-                notes: standard_notes(),
-                timings: Vec::new(),
-                charts: ChartData::default(),
-                pages: Vec::new(),
-            },
+            report: empty_report(config, config_json, name, dataset, &sha256),
             sha256,
             exports,
             journal: Journal::open(&journal_path, journal.map(|j| j.len))?,

@@ -332,6 +332,100 @@ impl Compaction {
         self.reduce_from(state, req).0
     }
 
+    /// Writes `edits` into the request; when tracking what it saves, the tokens saved, or `None` (the edits
+    /// undone) when that is under `clear_at_least`: not worth breaking the prompt cache.
+    fn apply_edits(
+        &mut self,
+        state: &CallPoint,
+        req: &mut LlmRequest,
+        edits: &[(usize, Text)],
+        track: bool,
+    ) -> Option<usize> {
+        let originals: Vec<Item> = if track {
+            edits
+                .iter()
+                .map(|(i, _)| req.contents[*i].clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for (i, replacement) in edits {
+            match &mut req.contents[*i] {
+                Item::ToolResult { content, .. } | Item::Observation { content, .. } => {
+                    content.clone_from(replacement);
+                }
+                Item::ToolCall { arguments, .. } => arguments.clone_from(replacement),
+                _ => unreachable!("only tool output and tool calls are selected"),
+            }
+        }
+        if !track {
+            return Some(0);
+        }
+        let tok = &state.tokenizer;
+        let saved = originals
+            .iter()
+            .zip(edits)
+            .map(|(before, (i, _))| {
+                tok.count_item(before)
+                    .saturating_sub(tok.count_item(&req.contents[*i]))
+            })
+            .sum();
+        if saved < self.config.clear_at_least {
+            for (original, (i, _)) in originals.into_iter().zip(edits) {
+                let Some(key) = original_key(&original) else {
+                    continue;
+                };
+                self.store.remove(&key);
+                req.contents[*i] = original;
+            }
+            return None;
+        }
+        Some(saved)
+    }
+
+    /// One pass over the old part `range` of `items`: which results may be compacted (by index), the calls
+    /// they answer, and every call answered at all (excluded tools included).
+    #[allow(clippy::type_complexity)]
+    fn old_part<'i>(
+        &self,
+        items: &'i [Item],
+        range: std::ops::Range<usize>,
+    ) -> (
+        Vec<usize>,
+        HashSet<&'i str, FxBuildHasher>,
+        HashSet<&'i str, FxBuildHasher>,
+    ) {
+        let mut old_results: Vec<usize> = Vec::new();
+        let mut old_calls: HashSet<&str, FxBuildHasher> = HashSet::default();
+        let mut answered: HashSet<&str, FxBuildHasher> = HashSet::default();
+        let excluded = |name: &str| self.config.exclude_tools.iter().any(|t| t == name);
+        let start = range.start;
+        for (i, item) in items[range].iter().enumerate() {
+            match item {
+                Item::ToolResult { call_id, name, .. } => {
+                    answered.insert(call_id);
+                    if !excluded(name) {
+                        old_results.push(start + i);
+                        old_calls.insert(call_id);
+                    }
+                }
+                Item::Observation { name, .. } if !excluded(name) => old_results.push(start + i),
+                _ => {}
+            }
+        }
+        (old_results, old_calls, answered)
+    }
+
+    /// Whether an output's tokens are needed: for `min_tokens`, or a placeholder that says them.
+    fn counts_tokens(&self) -> bool {
+        self.config.min_tokens > 0
+            || self
+                .config
+                .placeholder
+                .as_deref()
+                .is_some_and(|p| p.contains("{tokens"))
+    }
+
     /// [`Compaction::reduce`], also returning the index of the first item it changed.
     fn reduce_from(&mut self, state: &CallPoint, req: &mut LlmRequest) -> (usize, Option<usize>) {
         let track = self.config.trigger_tokens.is_some() || self.config.clear_at_least > 0;
@@ -346,34 +440,13 @@ impl Compaction {
         let cut = self.cut(&req.contents).max(start);
         // One pass over the old part: which results may be compacted (by index), the calls they answer,
         // and every call answered at all (excluded tools included).
-        let mut old_results: Vec<usize> = Vec::new();
-        let mut old_calls: HashSet<&str, FxBuildHasher> = HashSet::default();
-        let mut answered: HashSet<&str, FxBuildHasher> = HashSet::default();
-        let excluded = |name: &str| self.config.exclude_tools.iter().any(|t| t == name);
-        for (i, item) in req.contents[start..cut].iter().enumerate() {
-            match item {
-                Item::ToolResult { call_id, name, .. } => {
-                    answered.insert(call_id);
-                    if !excluded(name) {
-                        old_results.push(start + i);
-                        old_calls.insert(call_id);
-                    }
-                }
-                Item::Observation { name, .. } if !excluded(name) => old_results.push(start + i),
-                _ => {}
-            }
-        }
+        let (old_results, old_calls, answered) = self.old_part(&req.contents, start..cut);
         // A call whose result is not old yet is not settled: the next round starts at it.
         let done = (start..cut)
             .find(|&i| matches!(&req.contents[i], Item::ToolCall { id, .. } if !answered.contains(&**id)))
             .unwrap_or(cut);
         let mut edits: Vec<(usize, Text)> = Vec::new();
-        let count_tokens = self.config.min_tokens > 0
-            || self
-                .config
-                .placeholder
-                .as_deref()
-                .is_some_and(|p| p.contains("{tokens"));
+        let count_tokens = self.counts_tokens();
         for i in start..cut {
             let (what, key, name, id, text, limit) = match &req.contents[i] {
                 Item::ToolResult {
@@ -436,46 +509,9 @@ impl Compaction {
             edits.push((i, replacement));
         }
         drop((old_calls, answered));
-        let mut saved = 0;
-        let originals: Vec<Item> = if track {
-            edits
-                .iter()
-                .map(|(i, _)| req.contents[*i].clone())
-                .collect()
-        } else {
-            Vec::new()
+        let Some(saved) = self.apply_edits(state, req, &edits, track) else {
+            return (0, None);
         };
-        for (i, replacement) in &edits {
-            match &mut req.contents[*i] {
-                Item::ToolResult { content, .. } | Item::Observation { content, .. } => {
-                    content.clone_from(replacement);
-                }
-                Item::ToolCall { arguments, .. } => arguments.clone_from(replacement),
-                _ => unreachable!("only tool output and tool calls are selected above"),
-            }
-        }
-        if track {
-            let tok = &state.tokenizer;
-            saved = originals
-                .iter()
-                .zip(&edits)
-                .map(|(before, (i, _))| {
-                    tok.count_item(before)
-                        .saturating_sub(tok.count_item(&req.contents[*i]))
-                })
-                .sum();
-            if saved < self.config.clear_at_least {
-                // Not worth breaking the prompt cache: undo this round.
-                for (original, (i, _)) in originals.into_iter().zip(&edits) {
-                    let Some(key) = original_key(&original) else {
-                        continue;
-                    };
-                    self.store.remove(&key);
-                    req.contents[*i] = original;
-                }
-                return (0, None);
-            }
-        }
         self.saved_tokens += saved;
         self.watermark = (done > 0).then(|| (done, item_hash(&req.contents[done - 1])));
         (edits.len(), edits.first().map(|(i, _)| *i))

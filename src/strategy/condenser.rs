@@ -250,6 +250,41 @@ impl Condenser {
     }
 }
 
+impl Condenser {
+    /// The items the summary covers (earlier summaries aside, and their parts) and the request that asks for it:
+    /// their transcript after the earlier summaries, with the task.
+    fn summary_request(&self, items: &[Item], covered: &[bool]) -> (Vec<Item>, LlmRequest) {
+        let mut previous = Vec::new();
+        let mut history = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            if !covered[i] {
+                continue;
+            }
+            if item.is_summary() {
+                previous.push(
+                    item.text()
+                        .strip_prefix(SUMMARY_PREFIX)
+                        .unwrap_or(item.text()),
+                );
+            } else if !self.is_summary_part(items, i) {
+                history.push(item.clone());
+            }
+        }
+        let transcript =
+            Transcript::of_items(&history, self.config.item_chars, self.config.item_chars).after(
+                (!previous.is_empty())
+                    .then(|| previous.join("\n"))
+                    .as_deref(),
+            );
+        let task = items
+            .iter()
+            .find(|i| i.is_role(Role::User) && !i.is_summary())
+            .map_or("", Item::text);
+        let request = self.config.prompt.summary_request(&transcript, task);
+        (history, request)
+    }
+}
+
 impl Strategy for Condenser {
     fn apply(&mut self, at: &CallPoint, req: &mut LlmRequest, llm: &dyn Llm) -> Result<Applied> {
         let Some(mut forgotten) = self.forgotten(&req.contents) else {
@@ -271,35 +306,7 @@ impl Strategy for Condenser {
         let mut call = None;
         let mut summarized_items = 0;
         if self.config.action == CondenseAction::Summarize {
-            let mut previous = Vec::new();
-            let mut history = Vec::new();
-            for (i, item) in req.contents.iter().enumerate() {
-                if !covered[i] {
-                    continue;
-                }
-                if item.is_summary() {
-                    previous.push(
-                        item.text()
-                            .strip_prefix(SUMMARY_PREFIX)
-                            .unwrap_or(item.text()),
-                    );
-                } else if !self.is_summary_part(&req.contents, i) {
-                    history.push(item.clone());
-                }
-            }
-            let transcript =
-                Transcript::of_items(&history, self.config.item_chars, self.config.item_chars)
-                    .after(
-                        (!previous.is_empty())
-                            .then(|| previous.join("\n"))
-                            .as_deref(),
-                    );
-            let task = req
-                .contents
-                .iter()
-                .find(|i| i.is_role(Role::User) && !i.is_summary())
-                .map_or("", Item::text);
-            let request = self.config.prompt.summary_request(&transcript, task);
+            let (history, request) = self.summary_request(&req.contents, &covered);
             match ask(llm, &request) {
                 Ok((answer, done)) => {
                     call = Some(done);
@@ -338,21 +345,7 @@ impl Strategy for Condenser {
         let kept = retain_paired(&mut req.contents, &keep);
         let removed = kept.iter().filter(|&&k| !k).count();
         let forgotten_items = forgotten.iter().filter(|&&f| f).count();
-        let first_dropped = kept.iter().position(|&k| !k).unwrap_or(kept.len());
-        let change = if summary_items.is_empty() && edited.is_none() {
-            Change::Dropped(kept)
-        } else {
-            // The items before the first one dropped or changed, and before the summary, are as they were.
-            Change::Rewrote {
-                kept_prefix: first_dropped
-                    .min(if summary_items.is_empty() {
-                        usize::MAX
-                    } else {
-                        insert_at
-                    })
-                    .min(edited_at.unwrap_or(usize::MAX)),
-            }
-        };
+        let change = change_of(kept, !summary_items.is_empty(), insert_at, edited_at);
         let mut applied = Applied::new(change);
         applied.llm_calls.extend(call);
         applied.summarized_items = summarized_items;
@@ -365,6 +358,21 @@ impl Strategy for Condenser {
         };
         req.contents.splice(insert_at..insert_at, summary_items);
         Ok(applied)
+    }
+}
+
+/// What a condensation changed: items dropped only, or, with a summary inserted at `insert_at` or a user
+/// message cut at `edited_at`, the items before the first one dropped or changed, and before the summary, as
+/// they were.
+fn change_of(kept: Vec<bool>, summary: bool, insert_at: usize, edited_at: Option<usize>) -> Change {
+    if !summary && edited_at.is_none() {
+        return Change::Dropped(kept);
+    }
+    let first_dropped = kept.iter().position(|&k| !k).unwrap_or(kept.len());
+    Change::Rewrote {
+        kept_prefix: first_dropped
+            .min(if summary { insert_at } else { usize::MAX })
+            .min(edited_at.unwrap_or(usize::MAX)),
     }
 }
 

@@ -59,6 +59,7 @@ fn every_path_and_type_architecture_md_names_exists() {
     let mut names: std::collections::HashSet<String> = [
         "build.rs",
         "Cargo.toml",
+        "clippy.toml",
         "assets/",
         "assets",
         "src",

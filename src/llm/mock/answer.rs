@@ -385,14 +385,9 @@ fn sources<'a>(
         .collect()
 }
 
-/// Answers the last user message of `request` by the rule of the module, or "I don't know."; with the
-/// request's input tokens and the answer's tokens as the tokenizer counts them.
-///
-/// A probe re-sends the request of its call point, most of whose items every strategy of the episode sends
-/// again: the tokens of each item are kept by its identity, and those of a whole request (its last item, the
-/// question, apart) with its answer.
-pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, usize, usize) {
-    let question = request
+/// The text of the last user message of `request` (the question), or nothing.
+fn last_user_message(request: &LlmRequest) -> &str {
+    request
         .contents
         .iter()
         .rev()
@@ -403,7 +398,55 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
             } => Some(&**content),
             _ => None,
         })
-        .unwrap_or("");
+        .unwrap_or("")
+}
+
+/// The key of a request's head (every text and item identity but the question's), and of the whole request
+/// (the question's words too).
+fn request_keys(
+    instruction_keys: &[u128],
+    item_keys: &[(u128, u128)],
+    wanted: &[u64],
+) -> (u128, u128) {
+    let mut bytes =
+        Vec::with_capacity(8 * wanted.len() + 16 * instruction_keys.len() + 32 * item_keys.len());
+    bytes.extend(instruction_keys.iter().flat_map(|k| k.to_le_bytes()));
+    for (main, second) in item_keys {
+        bytes.extend(main.to_le_bytes());
+        bytes.extend(second.to_le_bytes());
+    }
+    let head_key = xxh3_128(&bytes);
+    let question_bytes: Vec<u8> = wanted.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let question_key = xxh3_64(&question_bytes);
+    let mut both = head_key.to_le_bytes().to_vec();
+    both.extend(question_key.to_le_bytes());
+    (head_key, xxh3_128(&both))
+}
+
+/// Where things stand, for an open question: the first lines of each of the latest texts join `found`.
+fn where_things_stand(texts: &[Source<'_>], found: &mut Vec<(usize, u32)>) {
+    let from = texts.len().saturating_sub(RECENT_TEXTS);
+    for (t, source) in texts.iter().enumerate().skip(from) {
+        let first = source
+            .text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .take(RECENT_LINES);
+        found.extend(first.filter_map(|(l, _)| Some((t, u32::try_from(l).ok()?))));
+    }
+    found.sort_unstable();
+    found.dedup();
+}
+
+/// Answers the last user message of `request` by the rule of the module, or "I don't know."; with the
+/// request's input tokens and the answer's tokens as the tokenizer counts them.
+///
+/// A probe re-sends the request of its call point, most of whose items every strategy of the episode sends
+/// again: the tokens of each item are kept by its identity, and those of a whole request (its last item, the
+/// question, apart) with its answer.
+pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, usize, usize) {
+    let question = last_user_message(request);
     let asked = ANSWER_CACHE.with_borrow_mut(|cache| cache.question(question));
     let wanted = &asked.wanted;
     let (head, last) = match request.contents.split_last() {
@@ -417,20 +460,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
         .map(|s| instruction_key(s))
         .collect();
     let item_keys: Vec<(u128, u128)> = head.iter().map(count_key).collect();
-    // The head's key (every text and item identity), then the request's (the question's words too).
-    let mut bytes =
-        Vec::with_capacity(8 * wanted.len() + 16 * instruction_keys.len() + 32 * item_keys.len());
-    bytes.extend(instruction_keys.iter().flat_map(|k| k.to_le_bytes()));
-    for (main, second) in &item_keys {
-        bytes.extend(main.to_le_bytes());
-        bytes.extend(second.to_le_bytes());
-    }
-    let head_key = xxh3_128(&bytes);
-    let question_bytes: Vec<u8> = wanted.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let question_key = xxh3_64(&question_bytes);
-    let mut both = head_key.to_le_bytes().to_vec();
-    both.extend(question_key.to_le_bytes());
-    let request_key = xxh3_128(&both);
+    let (head_key, request_key) = request_keys(&instruction_keys, &item_keys, wanted);
     let text_at = |t: usize| match t.checked_sub(instruction_keys.len()) {
         None => request.instructions[t].as_str(),
         Some(i) => head[i].text(),
@@ -456,19 +486,7 @@ pub(super) fn answer(tokenizer: &Tokenizer, request: &LlmRequest) -> (String, us
             cache.answer(wanted, &texts, n)
         };
         if asked.open {
-            // Where things stand: the first lines of each of the latest texts.
-            let from = texts.len().saturating_sub(RECENT_TEXTS);
-            for (t, source) in texts.iter().enumerate().skip(from) {
-                let first = source
-                    .text
-                    .lines()
-                    .enumerate()
-                    .filter(|(_, l)| !l.trim().is_empty())
-                    .take(RECENT_LINES);
-                found.extend(first.filter_map(|(l, _)| Some((t, u32::try_from(l).ok()?))));
-            }
-            found.sort_unstable();
-            found.dedup();
+            where_things_stand(&texts, &mut found);
         }
         let tokens = match cache.heads.get(&head_key) {
             Some(&n) => n,

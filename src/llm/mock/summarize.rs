@@ -71,7 +71,49 @@ fn salience(line: &Line<'_>, freq: &FxHashMap<Cow<'_, str>, usize>) -> i64 {
     score
 }
 
-/// An extractive summary of formatted history lines, in sections, under `budget` tokens.
+/// The tools the transcript called, in order of first call, each with how many times.
+fn tools_used(lines: &[Line<'_>]) -> Vec<(String, usize)> {
+    let mut tools: BTreeMap<usize, (String, usize)> = BTreeMap::new();
+    let mut tool_index: HashMap<String, usize> = HashMap::new();
+    for line in lines {
+        if let LineKind::ToolCall(name) = line.kind {
+            let next = tool_index.len();
+            let idx = *tool_index.entry(name.to_owned()).or_insert(next);
+            tools.entry(idx).or_insert((name.to_owned(), 0)).1 += 1;
+        }
+    }
+    tools.into_values().collect()
+}
+
+/// The salient lines (by salience, then position) that fit `room` tokens, each with its position, as list
+/// items; a line that does not fit is skipped as soon as it is known not to.
+fn key_findings(
+    lines: &[Line<'_>],
+    freq: &FxHashMap<Cow<'_, str>, usize>,
+    tokenizer: &Tokenizer,
+    room: usize,
+) -> Vec<(usize, String)> {
+    let mut ranked: Vec<(i64, usize)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_message_from("user"))
+        .map(|(i, l)| (salience(l, freq), i))
+        .filter(|(s, _)| *s > 0)
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut used = 0;
+    let mut chosen = Vec::new();
+    for (_, i) in ranked {
+        let line = format!("- {}\n", clip(lines[i].text, 240));
+        let Some(cost) = tokenizer.count_text_within(&line, room.saturating_sub(used)) else {
+            continue;
+        };
+        used += cost;
+        chosen.push((i, line));
+    }
+    chosen
+}
+
 /// An extractive summary of a transcript's text, in sections, under `budget` tokens.
 pub(super) fn summarize(transcript: &str, tokenizer: &Tokenizer, budget: usize) -> String {
     let lines: Vec<Line<'_>> = Transcript::lines(transcript).collect();
@@ -86,15 +128,7 @@ pub(super) fn summarize(transcript: &str, tokenizer: &Tokenizer, budget: usize) 
         .iter()
         .find(|l| l.is_message_from("user") || l.kind == LineKind::PreviousSummary)
         .map(|l| clip(l.text, 200));
-    let mut tools: BTreeMap<usize, (String, usize)> = BTreeMap::new();
-    let mut tool_index: HashMap<String, usize> = HashMap::new();
-    for line in &lines {
-        if let LineKind::ToolCall(name) = line.kind {
-            let next = tool_index.len();
-            let idx = *tool_index.entry(name.to_owned()).or_insert(next);
-            tools.entry(idx).or_insert((name.to_owned(), 0)).1 += 1;
-        }
-    }
+    let tools = tools_used(&lines);
     let assistant: Vec<&str> = lines
         .iter()
         .filter(|l| l.is_message_from("assistant"))
@@ -121,7 +155,7 @@ pub(super) fn summarize(transcript: &str, tokenizer: &Tokenizer, budget: usize) 
     if tools.is_empty() {
         out.push_str("(none)\n");
     } else {
-        let list: Vec<String> = tools.values().map(|(n, c)| format!("{n} ×{c}")).collect();
+        let list: Vec<String> = tools.iter().map(|(n, c)| format!("{n} ×{c}")).collect();
         out.push_str(&list.join(", "));
         out.push('\n');
     }
@@ -135,26 +169,8 @@ pub(super) fn summarize(transcript: &str, tokenizer: &Tokenizer, budget: usize) 
         t.push_str(remaining.as_deref().unwrap_or("(not stated)"));
         t
     };
-    let mut used = tokenizer.count_text(&out) + tokenizer.count_text(&fixed_tail) + 6;
-    // Rank candidate lines by salience, then by position, and take them while they fit.
-    let mut ranked: Vec<(i64, usize)> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| !l.is_message_from("user"))
-        .map(|(i, l)| (salience(l, &freq), i))
-        .filter(|(s, _)| *s > 0)
-        .collect();
-    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut chosen = Vec::new();
-    for (_, i) in ranked {
-        let line = format!("- {}\n", clip(lines[i].text, 240));
-        // A line that does not fit is skipped as soon as it is known not to.
-        let Some(cost) = tokenizer.count_text_within(&line, budget.saturating_sub(used)) else {
-            continue;
-        };
-        used += cost;
-        chosen.push((i, line));
-    }
+    let used = tokenizer.count_text(&out) + tokenizer.count_text(&fixed_tail) + 6;
+    let mut chosen = key_findings(&lines, &freq, tokenizer, budget.saturating_sub(used));
     chosen.sort_by_key(|(i, _)| *i);
     out.push_str("## Key findings\n");
     if chosen.is_empty() {

@@ -44,7 +44,7 @@ fn inspect_trim() -> StrategyConfig {
 
 /// The agent frameworks' and CLIs' presets.
 #[must_use]
-#[allow(clippy::too_many_lines)]
+#[allow(clippy::too_many_lines)] // a data table: one literal per preset
 pub(super) fn presets() -> Vec<Preset> {
     use StrategyConfig as S;
     vec![

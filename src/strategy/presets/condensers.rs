@@ -12,7 +12,7 @@ use crate::strategy::{
 /// masking, summary and hybrid, LangChain, LangMem, Anthropic's context editing, Google ADK, the Agents SDK's
 /// sessions and Letta.
 #[must_use]
-#[allow(clippy::too_many_lines)]
+#[allow(clippy::too_many_lines)] // a data table: one literal per preset
 pub(super) fn presets() -> Vec<Preset> {
     use CondenseAction::{Drop, Summarize};
     use StrategyConfig as S;
