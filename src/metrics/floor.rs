@@ -98,7 +98,7 @@ mod tests {
     }
 
     /// A budget of 1,000 against floors of 900 and 1,367 (tau-bench's tool schemas): below at the second
-    /// call point; a budget equal to the floor is not below it; no budget is never below.
+    /// call point; a budget equal to the floor, or above it, is not below it; no budget is never below.
     #[test]
     fn a_budget_under_the_floor_at_any_call_point_is_flagged() {
         let episode = Episode::default();
@@ -114,6 +114,7 @@ mod tests {
                 true,
             ),
             (vec![(1000, Some(1000))], 1000, Some(1000.0), false),
+            (vec![(500, Some(1000))], 500, Some(1000.0), false),
             (vec![(5000, None)], 5000, None, false),
         ] {
             let r = replay(&steps);

@@ -389,6 +389,15 @@ mod tests {
         );
     }
 
+    /// The sweep's mark: pooled retention at need at or over the target; no figure (nothing measured it) meets it.
+    #[test]
+    fn meets_reads_the_pooled_retention_against_the_target() {
+        let with = |r: serde_json::Value| strategy("s", json!({ "retention_at_need": r }));
+        assert!(meets(&with(json!(0.9)), 0.9));
+        assert!(!meets(&with(json!(0.89)), 0.9));
+        assert!(meets(&with(serde_json::Value::Null), 0.9));
+    }
+
     /// Where no found finding is needed, nothing is recommended unless asked; asked, the cheapest that acted
     /// and is not flagged, on savings alone, saying so.
     #[test]
