@@ -379,6 +379,18 @@ mod tests {
             r.verdicts[0].why
         );
         assert!(r.verdicts[1].why.contains("1,000 tokens") && r.verdicts[1].why.contains("1,367"));
+        // Below the target, the count of needs in the plural; the pick says what it saves and costs.
+        assert!(
+            r.verdicts[3].why.contains("30 needs met on the 30 of 36"),
+            "{}",
+            r.verdicts[3].why
+        );
+        assert!(
+            r.text
+                .contains("It saves 50.0% of input tokens and costs $4.00"),
+            "{}",
+            r.text
+        );
         // Without "better" and "good", nothing qualifies and the text says why, strategy by strategy.
         let r = recommend(&all[..5], &rule());
         assert_eq!(r.strategy, None);
