@@ -401,6 +401,30 @@ mod tests {
         );
     }
 
+    /// The pick names its pooled interval, and says when the interval reaches below the target.
+    #[test]
+    fn the_pick_gives_its_interval_and_whether_it_reaches_below_the_target() {
+        let pick = |lo: f64| {
+            let all = [
+                strategy("base", json!({"needs": 40, "episodes_acted": 0})),
+                strategy(
+                    "s",
+                    json!({"needs": 40, "episodes_acted": 30, "needs_acted": 30,
+                           "retention_at_need_acted": 0.95, "retention_at_need": 0.95,
+                           "retention_at_need_ci95": [lo, 0.99], "episodes_below_floor": 0}),
+                ),
+            ];
+            recommend(&all, &rule()).text
+        };
+        let sure = pick(0.92);
+        assert!(sure.contains("(95% interval 92.0%–99.0%)"), "{sure}");
+        let unsure = pick(0.85);
+        assert!(
+            unsure.contains("(95% interval 85.0%–99.0% — its interval reaches below the target"),
+            "{unsure}"
+        );
+    }
+
     /// The sweep's mark: pooled retention at need at or over the target; no figure (nothing measured it) meets it.
     #[test]
     fn meets_reads_the_pooled_retention_against_the_target() {
