@@ -1,7 +1,7 @@
 //! The comparison as the console prints it by default: the five columns a reader decides with, narrow enough
 //! for a 100-column terminal (`--wide` prints [`super::table::comparison`], every column).
 
-use super::document::{col, stat, strategy, Cell, Table};
+use super::document::{share, share_ci, stat, strategy, Cell, Table};
 use crate::metrics::{fields as field, StrategyMetrics};
 
 /// The console's comparison: strategy, savings, cost saved, retention at need with its 95% interval, and the
@@ -12,13 +12,13 @@ pub fn summary(strategies: &[StrategyMetrics]) -> Table {
         "Comparison",
         &[
             strategy(),
-            col("savings", |s: &StrategyMetrics| {
-                Cell::share(s.number(field::SAVINGS))
-            }),
-            stat("cost saved", |s| Cell::share(s.number(field::COST_SAVINGS))),
-            stat("retention at need [95% interval]", |s| {
-                Cell::share_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95)
-            }),
+            share("savings", field::SAVINGS),
+            share("cost saved", field::COST_SAVINGS),
+            share_ci(
+                "retention at need [95% interval]",
+                field::RETENTION_AT_NEED,
+                field::RETENTION_AT_NEED_CI95,
+            ),
             stat("acted on", |s| {
                 Cell::figure(if s.baseline {
                     "–".to_owned()

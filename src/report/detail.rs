@@ -1,6 +1,6 @@
 //! The report's detail tables: the judge's grades of open probes, and what each strategy lost.
 
-use super::document::{col, stat, strategy, Cell, Col, Table};
+use super::document::{col, share, stat, strategy, Cell, Col, Table};
 use super::RunReport;
 use crate::metrics::fields as field;
 use crate::metrics::needs::LostFinding;
@@ -46,9 +46,7 @@ pub(super) fn judge(run: &RunReport) -> Table {
             },
         )
     }));
-    cols.push(stat("agrees with exact answers", |s| {
-        Cell::share(s.number(field::JUDGE_AGREEMENT))
-    }));
+    cols.push(share("agrees with exact answers", field::JUDGE_AGREEMENT));
     cols.push(stat("judge cost", |s| {
         Cell::usd(s.number(field::JUDGE_COST_USD))
     }));

@@ -118,6 +118,20 @@ pub fn stat<'a>(
     col(header, cell)
 }
 
+/// A column of a strategy's share (`key`) as a percentage.
+pub fn share<'a>(header: impl Into<String>, key: FieldKey) -> Col<'a, StrategyMetrics> {
+    stat(header, move |s| Cell::share(s.number(key)))
+}
+
+/// A column of a strategy's share (`value`) with its 95% interval (`ci95`).
+pub fn share_ci<'a>(
+    header: impl Into<String>,
+    value: FieldKey,
+    ci95: FieldKey,
+) -> Col<'a, StrategyMetrics> {
+    stat(header, move |s| Cell::share_ci(s, value, ci95))
+}
+
 /// The first column of a strategy table: the strategy's name.
 #[must_use]
 pub fn strategy<'a>() -> Col<'a, StrategyMetrics> {

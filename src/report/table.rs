@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 pub use super::document::Table;
-use super::document::{col, stat, strategy, Cell, Col};
+use super::document::{col, share, share_ci, stat, strategy, Cell, Col};
 use super::{pct, RunReport};
 use crate::metrics::intervals::PairedDifference;
 use crate::metrics::{fields as field, FieldKey, StrategyMetrics};
@@ -16,11 +16,6 @@ pub(super) fn usd(v: Option<f64>) -> String {
 /// The main comparison.
 #[must_use]
 pub fn comparison(strategies: &[StrategyMetrics]) -> Table {
-    let share = |header: &'static str, key: FieldKey| {
-        col(header, move |s: &StrategyMetrics| {
-            Cell::share(s.number(key))
-        })
-    };
     let cols: [Col<'_, StrategyMetrics>; 14] = [
         strategy(),
         share("savings", field::SAVINGS),
@@ -352,29 +347,27 @@ fn origins(run: &RunReport) -> Table {
     let cols: [Col<'_, StrategyMetrics>; 7] = [
         strategy(),
         stat("found needs", |s| Cell::count(s.count(field::NEEDS))),
-        stat("retention at need", |s| {
-            Cell::share_ci(s, field::RETENTION_AT_NEED, field::RETENTION_AT_NEED_CI95)
-        }),
+        share_ci(
+            "retention at need",
+            field::RETENTION_AT_NEED,
+            field::RETENTION_AT_NEED_CI95,
+        ),
         stat("findings at first need", |s| {
             Cell::count(s.count(field::FIRST_NEEDS))
         }),
-        stat("first need", |s| {
-            Cell::share_ci(
-                s,
-                field::RETENTION_FIRST_NEED,
-                field::RETENTION_FIRST_NEED_CI95,
-            )
-        }),
+        share_ci(
+            "first need",
+            field::RETENTION_FIRST_NEED,
+            field::RETENTION_FIRST_NEED_CI95,
+        ),
         stat("task-given needs", |s| {
             Cell::count(s.count(field::NEEDS_TASK))
         }),
-        stat("task-given retention at need", |s| {
-            Cell::share_ci(
-                s,
-                field::RETENTION_AT_NEED_TASK,
-                field::RETENTION_AT_NEED_TASK_CI95,
-            )
-        }),
+        share_ci(
+            "task-given retention at need",
+            field::RETENTION_AT_NEED_TASK,
+            field::RETENTION_AT_NEED_TASK_CI95,
+        ),
     ];
     Table::of(
         "Found and task-given findings",
@@ -441,20 +434,6 @@ fn defensible(run: &RunReport) -> Vec<Table> {
         frontier_table(run),
         super::detail::judge(run),
     ]
-}
-
-/// A column of a strategy's share (`key`) as a percentage.
-fn share<'a>(header: &'static str, key: FieldKey) -> Col<'a, StrategyMetrics> {
-    col(header, move |s: &StrategyMetrics| {
-        Cell::share(s.number(key))
-    })
-}
-
-/// A column of a strategy's share (`value`) with its 95% interval (`ci95`).
-fn share_ci<'a>(header: &'static str, value: FieldKey, ci95: FieldKey) -> Col<'a, StrategyMetrics> {
-    col(header, move |s: &StrategyMetrics| {
-        Cell::share_ci(s, value, ci95)
-    })
 }
 
 /// Where each strategy acted, and its figures there beside the pooled ones.
