@@ -19,50 +19,94 @@ fn serialize_error(e: impl std::fmt::Display) -> Error {
     }
 }
 
-/// Writes one cell as the csv crate's serializer writes the value: integers and floats as `itoa` and `ryu`
-/// format them, null as an empty cell.
-fn write_value(w: &mut ::csv::Writer<Vec<u8>>, v: &Value) -> ::csv::Result<()> {
-    match v {
-        Value::Null => w.write_field([]),
-        Value::Bool(b) => w.write_field(if *b { "true" } else { "false" }),
-        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-            (Some(u), _, _) => w.write_field(itoa::Buffer::new().format(u)),
-            (None, Some(i), _) => w.write_field(itoa::Buffer::new().format(i)),
-            (None, None, Some(f)) => w.write_field(ryu::Buffer::new().format(f)),
-            (None, None, None) => w.write_field([]),
-        },
-        Value::String(s) => w.write_field(s),
-        other => w.write_field(other.to_string()),
+/// A row table's bytes, written without the csv crate's per-field state machine: every field the tables hold
+/// is a number, a bool, null or a text, and only a text can need quotes. The bytes are the csv crate's default
+/// writer's (`QuoteStyle::Necessary`, `\n` records), which a test compares on every kind of field: integers and
+/// floats as `itoa` and `ryu` format them, null as an empty cell, a text quoted (its quotes doubled) when it holds
+/// a comma, a quote, `\r` or `\n`.
+#[derive(Default)]
+struct Rows {
+    out: Vec<u8>,
+    /// Whether the record being written has a field yet.
+    started: bool,
+}
+
+impl Rows {
+    fn separate(&mut self) {
+        if self.started {
+            self.out.push(b',');
+        }
+        self.started = true;
+    }
+
+    fn text(&mut self, field: &str) {
+        self.separate();
+        let bytes = field.as_bytes();
+        if !bytes
+            .iter()
+            .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+        {
+            self.out.extend_from_slice(bytes);
+            return;
+        }
+        self.out.push(b'"');
+        for part in field.split_inclusive('"') {
+            self.out.extend_from_slice(part.as_bytes());
+            if part.ends_with('"') {
+                self.out.push(b'"');
+            }
+        }
+        self.out.push(b'"');
+    }
+
+    fn number(&mut self, n: impl itoa::Integer) {
+        self.separate();
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    /// One cell as the csv crate's serializer writes the value.
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.separate(),
+            Value::Bool(b) => self.text(if *b { "true" } else { "false" }),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => self.number(u),
+                (None, Some(i), _) => self.number(i),
+                (None, None, Some(f)) => self.text(ryu::Buffer::new().format(f)),
+                (None, None, None) => self.separate(),
+            },
+            Value::String(s) => self.text(s),
+            other => self.text(&other.to_string()),
+        }
+    }
+
+    fn end(&mut self) {
+        self.out.push(b'\n');
+        self.started = false;
     }
 }
 
 /// CSV bytes of records, each its identity (leading text fields) then its values.
 fn to_bytes<'a, const N: usize>(
     records: impl IntoIterator<Item = ([&'a str; N], &'a [usize], &'a [Value])>,
-) -> Result<Vec<u8>> {
-    let mut w = ::csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(Vec::new());
-    let record = || -> ::csv::Result<()> {
-        for (identity, numbers, values) in records {
-            for field in identity {
-                w.write_field(field)?;
-            }
-            for &n in numbers {
-                w.write_field(itoa::Buffer::new().format(n))?;
-            }
-            for v in values {
-                write_value(&mut w, v)?;
-            }
-            w.write_record(None::<&[u8]>)?;
+) -> Vec<u8> {
+    let mut rows = Rows::default();
+    for (identity, numbers, values) in records {
+        for field in identity {
+            rows.text(field);
         }
-        Ok(())
-    };
-    record().map_err(serialize_error)?;
-    w.into_inner().map_err(serialize_error)
+        for &n in numbers {
+            rows.number(n);
+        }
+        for v in values {
+            rows.value(v);
+        }
+        rows.end();
+    }
+    rows.out
 }
 
-/// The header line of `names`.
 fn header<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<u8>> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     w.write_record(names).map_err(serialize_error)?;
@@ -112,7 +156,7 @@ impl RowExporter for StepsCsv {
                 })
             })
             .collect();
-        to_bytes(rows.iter().map(|(id, n, v)| (*id, &n[..], *v)))
+        Ok(to_bytes(rows.iter().map(|(id, n, v)| (*id, &n[..], *v))))
     }
 }
 
@@ -151,13 +195,15 @@ impl RowExporter for EpisodesCsv {
             .iter()
             .map(|m| self.catalog.episode_row(m).cloned().collect())
             .collect();
-        to_bytes(episode.strategies.iter().zip(&rows).map(|(m, values)| {
-            (
-                [m.episode.as_str(), m.source.as_str(), m.strategy.as_str()],
-                &[][..],
-                &values[..],
-            )
-        }))
+        Ok(to_bytes(episode.strategies.iter().zip(&rows).map(
+            |(m, values)| {
+                (
+                    [m.episode.as_str(), m.source.as_str(), m.strategy.as_str()],
+                    &[][..],
+                    &values[..],
+                )
+            },
+        )))
     }
 }
 
@@ -174,16 +220,14 @@ impl RowExporter for FindingsCsv {
     }
 
     fn rows(&self, episode: &EpisodeResult) -> Result<Vec<u8>> {
-        let mut w = ::csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(Vec::new());
+        let mut rows = Rows::default();
         for row in &episode.ledger {
             for (_, value) in FINDINGS {
-                write_value(&mut w, &value(&episode.episode, row)).map_err(serialize_error)?;
+                rows.value(&value(&episode.episode, row));
             }
-            w.write_record(None::<&[u8]>).map_err(serialize_error)?;
+            rows.end();
         }
-        w.into_inner().map_err(serialize_error)
+        Ok(rows.out)
     }
 }
 
@@ -235,5 +279,122 @@ impl Exporter for TimingsCsv {
             .map_err(serialize_error)?;
         }
         w.into_inner().map_err(serialize_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The csv crate's default writer, as the tables were written before [`Rows`] (flexible, so that the
+    /// random records may differ in length; it changes no byte).
+    fn by_csv_crate(records: &[(Vec<String>, Vec<usize>, Vec<Value>)]) -> Vec<u8> {
+        let mut w = ::csv::WriterBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_writer(Vec::new());
+        for (texts, numbers, values) in records {
+            for t in texts {
+                w.write_field(t).unwrap();
+            }
+            for n in numbers {
+                w.write_field(n.to_string()).unwrap();
+            }
+            for v in values {
+                match v {
+                    Value::Null => w.write_field([]).unwrap(),
+                    Value::Bool(b) => w.write_field(b.to_string()).unwrap(),
+                    Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                        (Some(u), _, _) => w.write_field(u.to_string()).unwrap(),
+                        (None, Some(i), _) => w.write_field(i.to_string()).unwrap(),
+                        (None, None, Some(f)) => {
+                            w.write_field(ryu::Buffer::new().format(f)).unwrap();
+                        }
+                        (None, None, None) => w.write_field([]).unwrap(),
+                    },
+                    Value::String(s) => w.write_field(s).unwrap(),
+                    other => w.write_field(other.to_string()).unwrap(),
+                }
+            }
+            w.write_record(None::<&[u8]>).unwrap();
+        }
+        w.into_inner().unwrap()
+    }
+
+    fn plain(records: &[(Vec<String>, Vec<usize>, Vec<Value>)]) -> Vec<u8> {
+        let mut rows = Rows::default();
+        for (texts, numbers, values) in records {
+            for t in texts {
+                rows.text(t);
+            }
+            for &n in numbers {
+                rows.number(n);
+            }
+            for v in values {
+                rows.value(v);
+            }
+            rows.end();
+        }
+        rows.out
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("JSON numbers are finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "[a-z,\"\r\n é]{0,12}".prop_map(Value::from),
+            Just(serde_json::json!({"a": [1, "x,y"]})),
+        ]
+    }
+
+    #[test]
+    fn plain_rows_are_the_csv_crates_on_every_kind_of_field() {
+        let records = vec![
+            (
+                vec!["ep-1".to_owned(), "say \"hi\", then\nleave".to_owned()],
+                vec![0, 17],
+                vec![
+                    Value::Null,
+                    Value::from(0.1),
+                    Value::from(-3),
+                    Value::from(1e-9),
+                    Value::from(""),
+                    Value::Bool(true),
+                    Value::from("\r"),
+                    Value::from("\"\""),
+                ],
+            ),
+            (
+                vec![String::new(), "x".to_owned()],
+                vec![],
+                vec![Value::Null, Value::Null],
+            ),
+        ];
+        assert_eq!(
+            String::from_utf8(plain(&records)).unwrap(),
+            String::from_utf8(by_csv_crate(&records)).unwrap()
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn plain_rows_equal_the_csv_crates(
+            records in proptest::collection::vec(
+                (
+                    proptest::collection::vec("[a-z,\"\r\n é-]{0,10}", 1..3),
+                    proptest::collection::vec(any::<usize>(), 0..3),
+                    proptest::collection::vec(value(), 1..6),
+                ),
+                0..5,
+            )
+        ) {
+            prop_assert_eq!(plain(&records), by_csv_crate(&records));
+        }
     }
 }

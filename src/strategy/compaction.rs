@@ -167,6 +167,14 @@ struct Original<'a> {
     tokens: Option<usize>,
 }
 
+/// The byte offset of character `n` of `text` (its length when it has fewer).
+fn char_start(text: &str, n: usize) -> usize {
+    if text.is_ascii() {
+        return n.min(text.len());
+    }
+    text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
+}
+
 /// `n` with a comma every three digits (Python's `{n:,}`).
 fn thousands(n: usize) -> String {
     let digits = n.to_string();
@@ -249,12 +257,14 @@ impl Compaction {
         let text = original.text;
         let chars = text.chars().count();
         let lines = crate::history::text::line_count(text);
-        let head: String = text.chars().take(self.config.head_chars).collect();
-        let tail: String = {
+        // The first `head_chars` characters and the last `tail_chars` after them, cut where characters start
+        // (a copy of each slice, not a string built character by character).
+        let head = &text[..char_start(text, self.config.head_chars)];
+        let tail = {
             let skip = chars
                 .saturating_sub(self.config.tail_chars)
                 .max(self.config.head_chars);
-            text.chars().skip(skip).collect()
+            &text[char_start(text, skip)..]
         };
         if let Some(template) = &self.config.placeholder {
             let tokens = original.tokens.unwrap_or(0);
@@ -268,8 +278,8 @@ impl Compaction {
                 .replace("{lines}", &lines.to_string())
                 .replace("{ref}", &reference.to_string())
                 // Last: the output's own text may hold braces.
-                .replace("{head}", &head)
-                .replace("{tail}", &tail);
+                .replace("{head}", head)
+                .replace("{tail}", tail);
         }
         match self.config.mode {
             CompactionMode::Stub => {
@@ -585,6 +595,18 @@ mod tests {
         });
         assert_eq!(c.reduce(&state(100_000), &mut r), 0);
         assert_eq!(r, original);
+    }
+
+    #[test]
+    fn char_start_counts_characters_not_bytes() {
+        for text in ["", "abc", "é", "aé—z", "—— x", "日本語のテキスト"] {
+            for n in 0..=text.chars().count() + 2 {
+                let expected: String = text.chars().take(n).collect();
+                assert_eq!(&text[..char_start(text, n)], expected, "{text:?} {n}");
+                let rest: String = text.chars().skip(n).collect();
+                assert_eq!(&text[char_start(text, n)..], rest, "{text:?} {n}");
+            }
+        }
     }
 
     #[test]
