@@ -12,6 +12,8 @@ use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::llm::LlmRequest;
 use ctxbench::metrics::Catalog;
 use ctxbench::replay::Replayer;
+use ctxbench::report::csv::{EpisodesCsv, FindingsCsv, StepsCsv};
+use ctxbench::report::RowExporter;
 use ctxbench::run::RunConfig;
 use ctxbench::strategy::{defaults, CallPoint};
 use ctxbench::Tokenizer;
@@ -81,7 +83,8 @@ fn whole_replay(c: &mut Criterion) {
 }
 
 /// The metrics of every episode of the bundled dataset under the default strategies (`Catalog::episode_result`:
-/// step rows, loss ledgers, episode metrics), from replays made once beforehand: the writer's share of a run.
+/// step rows, loss ledgers, episode metrics), from replays made once beforehand, and the row tables' bytes of
+/// them: the writer's share of a run.
 fn episode_results(c: &mut Criterion) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/default.jsonl");
     let episodes = read_all(&path).expect("the bundled dataset reads");
@@ -106,6 +109,31 @@ fn episode_results(c: &mut Criterion) {
                 .map(|(e, rs)| catalog.episode_result(e, rs, &rs[0], &context).ledger.len())
                 .sum();
             black_box(rows)
+        });
+    });
+    group.finish();
+    // The row tables' bytes of those results (steps.csv, episodes.csv, findings.csv): what the writer appends.
+    let catalog = Arc::new(catalog);
+    let results: Vec<_> = episodes
+        .iter()
+        .zip(&replays)
+        .map(|(e, rs)| catalog.episode_result(e, rs, &rs[0], &context))
+        .collect();
+    let tables: [Box<dyn RowExporter>; 3] = [
+        Box::new(StepsCsv::new(&catalog)),
+        Box::new(EpisodesCsv::new(&catalog)),
+        Box::new(FindingsCsv),
+    ];
+    let mut group = c.benchmark_group("report/row_tables");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(episodes.len() as u64));
+    group.bench_function("bundled_dataset", |b| {
+        b.iter(|| {
+            let bytes: usize = results
+                .iter()
+                .flat_map(|r| tables.iter().map(move |t| t.rows(r).expect("rows").len()))
+                .sum();
+            black_box(bytes)
         });
     });
     group.finish();
