@@ -56,8 +56,8 @@ impl<R: BufRead> DatasetReader<R> {
         }
     }
 
-    /// Reads the next non-blank line as text, or `None` at the end.
-    fn next_line(&mut self) -> Option<Result<(usize, String)>> {
+    /// Reads the next line that holds an episode into `buf`, unchecked, and gives its number; `None` at the end.
+    fn next_line(&mut self) -> Option<Result<usize>> {
         loop {
             self.buf.clear();
             match self.reader.read_until(b'\n', &mut self.buf) {
@@ -66,18 +66,8 @@ impl<R: BufRead> DatasetReader<R> {
                 Err(e) => return Some(Err(Error::io("read", &self.path, e))),
             }
             self.line += 1;
-            let text = match line_text(&self.buf, self.line == 1) {
-                Ok(text) => text,
-                Err(e) => {
-                    return Some(Err(Error::Parse {
-                        path: self.path.clone(),
-                        line: self.line,
-                        message: format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
-                    }))
-                }
-            };
-            if holds_episode(text) {
-                return Some(Ok((self.line, text.to_owned())));
+            if holds_episode(&self.buf, self.line == 1) {
+                return Some(Ok(self.line));
             }
         }
     }
@@ -101,8 +91,8 @@ impl<R: BufRead> DatasetReader<R> {
         let mut hash = None;
         let next = loop {
             let next = self.next_line();
-            // Another shard's line is counted and left unparsed and unhashed; this shard's is hashed from the
-            // bytes just read, so that the merge can check it against the dataset.
+            // Another shard's line is counted, neither decoded, parsed nor hashed; this shard's is hashed from
+            // the bytes just read, so that the merge can check it against the dataset.
             if let (Some(Ok(_)), Some((index, count, position))) = (&next, &self.every) {
                 let k = position.fetch_add(1, Ordering::Relaxed);
                 if k % count != *index {
@@ -126,36 +116,25 @@ impl<R: BufRead> DatasetReader<R> {
             return None;
         };
         self.yielded = true;
-        let (line, text) = match next {
-            Ok(v) => v,
-            // A binary first line (an Inspect AI `.eval` archive) may be a trace too.
-            Err(Error::Parse {
-                path,
-                line,
-                message,
-            }) if !self.parsed => {
-                let message = match crate::history::import::trace_hint(&self.path) {
-                    Some(hint) => {
-                        self.done = true;
-                        format!("{hint} ({message})")
-                    }
-                    None => message,
-                };
-                return Some(Err(Error::Parse {
-                    path,
-                    line,
-                    message,
-                }));
-            }
+        let line = match next {
+            Ok(line) => line,
             Err(e) => return Some(Err(e)),
         };
-        match parse_episode(&text) {
+        let parsed = match line_text(&self.buf, line == 1) {
+            Ok(text) => parse_episode(text),
+            Err(e) => Err(format!(
+                "invalid UTF-8 at byte {} of the line",
+                e.valid_up_to()
+            )),
+        };
+        match parsed {
             Ok(ep) => {
                 self.parsed = true;
                 Some(Ok((line, ep, hash)))
             }
             Err(mut message) => {
-                // A first line that is no episode: an agent's own trace given where a dataset belongs?
+                // A first line that is no episode (or binary: an Inspect AI `.eval` archive): an agent's own
+                // trace given where a dataset belongs?
                 if !self.parsed {
                     if let Some(hint) = crate::history::import::trace_hint(&self.path) {
                         message = format!("{hint} ({message})");
@@ -183,9 +162,22 @@ fn line_text(raw: &[u8], first: bool) -> std::result::Result<&str, std::str::Utf
     std::str::from_utf8(bytes).map(|text| text.trim_end_matches(['\n', '\r']))
 }
 
-/// Whether a line's text holds an episode: every line but blank ones, which take no position.
-fn holds_episode(text: &str) -> bool {
-    !text.trim().is_empty()
+/// Whether a line (its bytes, line ending included; a file's `first` line may start with a byte-order mark) holds
+/// an episode: every line but blank ones, which take no position. The reader and the shard split count lines by
+/// it, and the merge: it looks at a line's first bytes only, unless they are not ASCII (another shard's line is
+/// neither decoded nor copied). A line that is not UTF-8 holds one (its reader fails on it).
+fn holds_episode(raw: &[u8], first: bool) -> bool {
+    let bytes = if first {
+        raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
+    } else {
+        raw
+    };
+    // The ASCII bytes `char::is_whitespace` trims.
+    match bytes.iter().find(|b| !matches!(b, b'\t'..=b'\r' | b' ')) {
+        None => false,
+        Some(b) if b.is_ascii() => true,
+        Some(_) => line_text(raw, first).map_or(true, |text| !text.trim().is_empty()),
+    }
 }
 
 /// The hash a shard journals for each of its episodes' lines, and the merge checks against the dataset: xxh3-128
@@ -249,9 +241,7 @@ pub fn for_each_line(path: &Path, mut each: impl FnMut(RawLine<'_>) -> Result<()
                 break;
             }
             line += 1;
-            // A line that is not UTF-8 stops every reader (the run's and its shards'); here it takes a position,
-            // so that it can never match a line a shard replayed.
-            let holds = line_text(&buf, line == 1).map_or(true, holds_episode);
+            let holds = holds_episode(&buf, line == 1);
             each(RawLine {
                 file: &file,
                 line,
@@ -508,6 +498,31 @@ mod tests {
         assert_eq!(bytes, changed.as_bytes());
         let positions = [Some(0), None, Some(1), None, Some(2), Some(3)];
         assert_eq!(seen, (1..=6).zip(positions).collect::<Vec<_>>());
+    }
+
+    /// Which lines take a position, from their first bytes, as the text's `trim` would say.
+    #[test]
+    fn blank_lines_take_no_position() {
+        for (raw, first, holds) in [
+            (&b"{\"id\":1}\n"[..], false, true),
+            (b"\n", false, false),
+            (b" \t\x0b\x0c\r\n", false, false),
+            (b"\xEF\xBB\xBF\r\n", true, false),
+            (b"\xEF\xBB\xBF\r\n", false, true),
+            ("\u{a0}\u{3000}\n".as_bytes(), false, false),
+            ("  \u{a0}{".as_bytes(), false, true),
+            (b"\xff\n", false, true),
+        ] {
+            assert_eq!(
+                holds_episode(raw, first),
+                holds,
+                "{:?}",
+                String::from_utf8_lossy(raw)
+            );
+            if let Ok(text) = line_text(raw, first) {
+                assert_eq!(!text.trim().is_empty(), holds, "{text:?}");
+            }
+        }
     }
 
     #[test]
