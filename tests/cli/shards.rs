@@ -355,3 +355,33 @@ fn a_shard_resumes_only_on_the_lines_it_replayed() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("is no longer among its lines"), "{stderr}");
 }
+
+/// A shard's summary names the digest of its own lines, not the dataset's SHA-256 (which it does not compute):
+/// `ctxbench show` of the shard checks that digest, so a line of another shard's may change, one of its own not.
+#[test]
+fn show_of_a_shard_checks_its_own_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 4);
+    let original = std::fs::read_to_string(&data).unwrap();
+    let s1 = dir.path().join("s1");
+    assert!(shard_run(&data, &s1, "1/2", &[]).status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&read(&s1, "summary.json")).unwrap();
+    assert_eq!(summary["dataset"]["sha256"], "", "{summary}");
+    assert_eq!(
+        summary["dataset"]["lines_xxh3"].as_str().map(str::len),
+        Some(32),
+        "{summary}"
+    );
+    let show = || ctxbench(&["show", s1.to_str().unwrap()], None);
+    std::fs::write(&data, altered(&original, 0)).unwrap();
+    let out = show();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(&data, altered(&original, 1)).unwrap();
+    let out = show();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("changed since the run") && stderr.contains("its lines' xxh3"),
+        "{stderr}"
+    );
+}
