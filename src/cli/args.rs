@@ -266,6 +266,10 @@ pub struct MergeArgs {
     /// Run name.
     #[arg(long, default_value = "merged")]
     pub name: String,
+    /// The dataset the shards replayed, when it is no longer at the path their summaries name (the merge reads
+    /// it once, to check each shard's lines and to hash it for the merged summary, which names this path).
+    #[arg(long, value_name = "PATH")]
+    pub dataset: Option<PathBuf>,
     /// Print every column of the comparison, not only the five that fit 100 columns.
     #[arg(long)]
     pub wide: bool,

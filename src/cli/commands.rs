@@ -343,7 +343,7 @@ pub(super) fn cmd_gen(stdout: &mut impl Write, seed: u64, out: &Path) -> Result<
 
 /// `ctxbench merge`: the shard runs combined, and the comparison they make.
 pub(super) fn cmd_merge(stdout: &mut impl Write, args: &MergeArgs) -> Result<bool> {
-    let outcome = run::shard::merge(&args.dirs, &args.out, &args.name)
+    let outcome = run::shard::merge(&args.dirs, &args.out, &args.name, args.dataset.as_deref())
         .with_context(|| format!("failed to merge into '{}'", args.out.display()))?;
     let r = &outcome.report;
     writeln!(

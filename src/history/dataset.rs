@@ -56,8 +56,8 @@ impl<R: BufRead> DatasetReader<R> {
         }
     }
 
-    /// Reads the next non-blank line as text, or `None` at the end.
-    fn next_line(&mut self) -> Option<Result<(usize, String)>> {
+    /// Reads the next line that holds an episode into `buf`, unchecked, and gives its number; `None` at the end.
+    fn next_line(&mut self) -> Option<Result<usize>> {
         loop {
             self.buf.clear();
             match self.reader.read_until(b'\n', &mut self.buf) {
@@ -66,23 +66,8 @@ impl<R: BufRead> DatasetReader<R> {
                 Err(e) => return Some(Err(Error::io("read", &self.path, e))),
             }
             self.line += 1;
-            let mut bytes: &[u8] = &self.buf;
-            if self.line == 1 {
-                bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-            }
-            let text = match std::str::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(e) => {
-                    return Some(Err(Error::Parse {
-                        path: self.path.clone(),
-                        line: self.line,
-                        message: format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
-                    }))
-                }
-            };
-            let text = text.trim_end_matches(['\n', '\r']);
-            if !text.trim().is_empty() {
-                return Some(Ok((self.line, text.to_owned())));
+            if holds_episode(&self.buf, self.line == 1) {
+                return Some(Ok(self.line));
             }
         }
     }
@@ -92,18 +77,29 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
     type Item = Result<(usize, Episode)>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        self.next_hashed()
+            .map(|r| r.map(|(line, episode, _)| (line, episode)))
+    }
+}
+
+impl<R: BufRead> DatasetReader<R> {
+    /// The next episode with its line number and, when reading a shard, its line's [`line_hash`].
+    fn next_hashed(&mut self) -> Option<Result<(usize, Episode, Option<u128>)>> {
         if self.done {
             return None;
         }
+        let mut hash = None;
         let next = loop {
             let next = self.next_line();
-            // Another shard's line is counted and left unparsed.
+            // Another shard's line is counted, neither decoded, parsed nor hashed; this shard's is hashed from
+            // the bytes just read, so that the merge can check it against the dataset.
             if let (Some(Ok(_)), Some((index, count, position))) = (&next, &self.every) {
                 let k = position.fetch_add(1, Ordering::Relaxed);
                 if k % count != *index {
                     self.yielded = true;
                     continue;
                 }
+                hash = Some(line_hash(&self.buf));
             }
             break next;
         };
@@ -120,36 +116,25 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
             return None;
         };
         self.yielded = true;
-        let (line, text) = match next {
-            Ok(v) => v,
-            // A binary first line (an Inspect AI `.eval` archive) may be a trace too.
-            Err(Error::Parse {
-                path,
-                line,
-                message,
-            }) if !self.parsed => {
-                let message = match crate::history::import::trace_hint(&self.path) {
-                    Some(hint) => {
-                        self.done = true;
-                        format!("{hint} ({message})")
-                    }
-                    None => message,
-                };
-                return Some(Err(Error::Parse {
-                    path,
-                    line,
-                    message,
-                }));
-            }
+        let line = match next {
+            Ok(line) => line,
             Err(e) => return Some(Err(e)),
         };
-        match parse_episode(&text) {
+        let parsed = match line_text(&self.buf, line == 1) {
+            Ok(text) => parse_episode(text),
+            Err(e) => Err(format!(
+                "invalid UTF-8 at byte {} of the line",
+                e.valid_up_to()
+            )),
+        };
+        match parsed {
             Ok(ep) => {
                 self.parsed = true;
-                Some(Ok((line, ep)))
+                Some(Ok((line, ep, hash)))
             }
             Err(mut message) => {
-                // A first line that is no episode: an agent's own trace given where a dataset belongs?
+                // A first line that is no episode (or binary: an Inspect AI `.eval` archive): an agent's own
+                // trace given where a dataset belongs?
                 if !self.parsed {
                     if let Some(hint) = crate::history::import::trace_hint(&self.path) {
                         message = format!("{hint} ({message})");
@@ -164,6 +149,125 @@ impl<R: BufRead> Iterator for DatasetReader<R> {
             }
         }
     }
+}
+
+/// A line's text as the reader takes it: without the byte-order mark of a file's `first` line, without its line
+/// ending.
+fn line_text(raw: &[u8], first: bool) -> std::result::Result<&str, std::str::Utf8Error> {
+    let bytes = if first {
+        raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
+    } else {
+        raw
+    };
+    std::str::from_utf8(bytes).map(|text| text.trim_end_matches(['\n', '\r']))
+}
+
+/// Whether a line (its bytes, line ending included; a file's `first` line may start with a byte-order mark) holds
+/// an episode: every line but blank ones, which take no position. The reader and the shard split count lines by
+/// it, and the merge: it looks at a line's first bytes only, unless they are not ASCII (another shard's line is
+/// neither decoded nor copied). A line that is not UTF-8 holds one (its reader fails on it).
+fn holds_episode(raw: &[u8], first: bool) -> bool {
+    let bytes = if first {
+        raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
+    } else {
+        raw
+    };
+    // The ASCII bytes `char::is_whitespace` trims.
+    match bytes.iter().find(|b| !matches!(b, b'\t'..=b'\r' | b' ')) {
+        None => false,
+        Some(b) if b.is_ascii() => true,
+        Some(_) => line_text(raw, first).map_or(true, |text| !text.trim().is_empty()),
+    }
+}
+
+/// The hash a shard journals for each of its episodes' lines, and the merge checks against the dataset: xxh3-128
+/// of the line's bytes as in the file (its line ending, and a first line's byte-order mark, included). Not a
+/// cryptographic hash: it tells a changed line from the one a shard replayed, at a thirtieth of SHA-256's cost.
+#[must_use]
+pub fn line_hash(raw: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(raw)
+}
+
+/// The digest of a shard's own lines, as its summary records it: xxh3-128 of their [`line_hash`]es in dataset
+/// order (each as 16 little-endian bytes).
+#[derive(Clone, Default)]
+pub struct LinesDigest(xxhash_rust::xxh3::Xxh3);
+
+impl LinesDigest {
+    /// Adds the next line's hash.
+    pub fn add(&mut self, hash: u128) {
+        self.0.update(&hash.to_le_bytes());
+    }
+
+    /// The digest, as 32 hex digits.
+    #[must_use]
+    pub fn hex(&self) -> String {
+        format!("{:032x}", self.0.digest128())
+    }
+}
+
+/// A line of a dataset file, as [`for_each_line`] gives it.
+pub struct RawLine<'a> {
+    /// The file.
+    pub file: &'a Path,
+    /// Its one-based line number in the file.
+    pub line: usize,
+    /// Its bytes, line ending included.
+    pub bytes: &'a [u8],
+    /// Its dataset position (from 0, over every file) when it holds an episode, as the reader and the shard split
+    /// count them (blank lines take none).
+    pub position: Option<usize>,
+}
+
+/// Calls `each` on every line of every dataset file under `path` in order, unparsed: every byte of the dataset
+/// goes through it once (what `merge` hashes and checks its shards' lines with, in one pass).
+///
+/// # Errors
+/// As [`dataset_files`], a file that cannot be read (named), or the first error of `each`.
+pub fn for_each_line(path: &Path, mut each: impl FnMut(RawLine<'_>) -> Result<()>) -> Result<()> {
+    let mut position = 0;
+    let mut buf = Vec::new();
+    for file in dataset_files(path)? {
+        let open = File::open(&file).map_err(|e| Error::io("open", &file, e))?;
+        let mut reader = BufReader::with_capacity(1 << 16, open);
+        let mut line = 0;
+        loop {
+            buf.clear();
+            if reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| Error::io("read", &file, e))?
+                == 0
+            {
+                break;
+            }
+            line += 1;
+            let holds = holds_episode(&buf, line == 1);
+            each(RawLine {
+                file: &file,
+                line,
+                bytes: &buf,
+                position: holds.then_some(position),
+            })?;
+            position += usize::from(holds);
+        }
+    }
+    Ok(())
+}
+
+/// The [`LinesDigest`] of the lines at positions k with k mod N = I, for `every` = (I, N): what a shard's summary
+/// records of the dataset it read, computed again (`ctxbench show` of a shard run).
+///
+/// # Errors
+/// As [`for_each_line`].
+pub fn shard_digest(path: &Path, every: (usize, usize)) -> Result<String> {
+    let mut digest = LinesDigest::default();
+    for_each_line(path, |line| {
+        if line.position.is_some_and(|k| k % every.1 == every.0) {
+            digest.add(line_hash(line.bytes));
+        }
+        Ok(())
+    })?;
+    Ok(digest.hex())
 }
 
 /// Parses one episode from JSON text; the error names the JSON path of the offending field.
@@ -247,18 +351,22 @@ pub fn dataset_files(path: &Path) -> Result<Vec<PathBuf>> {
 pub fn stream(
     path: &Path,
 ) -> Result<impl Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> {
-    stream_every(path, None)
+    Ok(stream_every(path, None)?.map(|r| r.map(|(file, line, episode, _)| (file, line, episode))))
 }
 
-/// [`stream`] of the episodes at positions k (from 0, over every file) with k mod N = I, for `every` = (I, N);
-/// the other lines are counted without being parsed.
+/// An episode as [`stream_every`] reads it: its file, its one-based line, the episode, and when reading a shard
+/// its line's [`line_hash`].
+pub type Read = (PathBuf, usize, Episode, Option<u128>);
+
+/// [`stream`] of the episodes at positions k (from 0, over every file) with k mod N = I, for `every` = (I, N),
+/// each with its line's [`line_hash`]; the other lines are counted without being parsed or hashed.
 ///
 /// # Errors
 /// As [`stream`].
 pub fn stream_every(
     path: &Path,
     every: Option<(usize, usize)>,
-) -> Result<impl Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> {
+) -> Result<impl Iterator<Item = Result<Read>> + Send> {
     let files = dataset_files(path)?;
     let position = Arc::new(AtomicUsize::new(0));
     Ok(files.into_iter().flat_map(move |file| {
@@ -267,11 +375,13 @@ pub fn stream_every(
             r.every = every;
             r
         });
-        let iter: Box<dyn Iterator<Item = Result<(PathBuf, usize, Episode)>> + Send> = match reader
-        {
-            Ok(r) => {
+        let iter: Box<dyn Iterator<Item = Result<Read>> + Send> = match reader {
+            Ok(mut r) => {
                 let f = file.clone();
-                Box::new(r.map(move |res| res.map(|(line, ep)| (f.clone(), line, ep))))
+                Box::new(std::iter::from_fn(move || {
+                    r.next_hashed()
+                        .map(|res| res.map(|(line, ep, hash)| (f.clone(), line, ep, hash)))
+                }))
             }
             Err(e) => Box::new(std::iter::once(Err(e))),
         };
@@ -319,6 +429,100 @@ mod tests {
         assert_eq!(eps.len(), 2);
         let (line_no, ep) = eps[1].as_ref().unwrap();
         assert_eq!((*line_no, ep.id.as_str()), (3, "b"));
+    }
+
+    /// A shard hashes its own lines only, from the bytes it read for them: what it yields does not depend on the
+    /// other shards' lines, even ones that are no episode. [`for_each_line`] gives every byte once and numbers
+    /// positions as the reader counts them (blank lines take none), so that the merge checks the same lines.
+    #[test]
+    fn a_shard_hashes_its_own_lines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.jsonl");
+        let line = |id: &str| {
+            format!(
+                r#"{{"id":"{id}","source":"s","items":[{{"type":"message","role":"user","content":"hi"}}]}}"#
+            )
+        };
+        let lines = [
+            format!("\u{feff}{}\r\n", line("a")),
+            "\n".to_owned(),
+            format!("{}\n", line("b")),
+            "  \r\n".to_owned(),
+            format!("{}\n", line("c")),
+            line("d"),
+        ];
+        let shard = |i: usize| -> Vec<(usize, String, u128)> {
+            stream_every(&path, Some((i, 2)))
+                .unwrap()
+                .map(|r| {
+                    let (_, line, ep, hash) = r.unwrap();
+                    (
+                        line,
+                        ep.id,
+                        hash.expect("a shard's episodes come with their line's hash"),
+                    )
+                })
+                .collect()
+        };
+        let hash = |i: usize| line_hash(lines[i].as_bytes());
+        std::fs::write(&path, lines.concat()).unwrap();
+        let first = shard(0);
+        assert_eq!(first, [(1, "a".into(), hash(0)), (5, "c".into(), hash(4))]);
+        assert_eq!(
+            shard(1),
+            [(3, "b".into(), hash(2)), (6, "d".into(), hash(5))]
+        );
+        assert!(stream_every(&path, None)
+            .unwrap()
+            .all(|r| r.unwrap().3.is_none()));
+        let digest = shard_digest(&path, (0, 2)).unwrap();
+        let mut expected = LinesDigest::default();
+        expected.add(hash(0));
+        expected.add(hash(4));
+        assert_eq!(digest, expected.hex());
+
+        // Shard 1's line changed, to something that is not even JSON: shard 0 reads and hashes what it did.
+        let changed = lines.concat().replace(&line("b"), "not an episode");
+        std::fs::write(&path, &changed).unwrap();
+        assert_eq!(shard(0), first);
+        assert_eq!(shard_digest(&path, (0, 2)).unwrap(), digest);
+        assert_ne!(shard_digest(&path, (1, 2)).unwrap(), digest);
+
+        let (mut bytes, mut seen) = (Vec::new(), Vec::new());
+        for_each_line(&path, |l| {
+            bytes.extend_from_slice(l.bytes);
+            seen.push((l.line, l.position));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(bytes, changed.as_bytes());
+        let positions = [Some(0), None, Some(1), None, Some(2), Some(3)];
+        assert_eq!(seen, (1..=6).zip(positions).collect::<Vec<_>>());
+    }
+
+    /// Which lines take a position, from their first bytes, as the text's `trim` would say.
+    #[test]
+    fn blank_lines_take_no_position() {
+        for (raw, first, holds) in [
+            (&b"{\"id\":1}\n"[..], false, true),
+            (b"\n", false, false),
+            (b" \t\x0b\x0c\r\n", false, false),
+            (b"\xEF\xBB\xBF\r\n", true, false),
+            (b"\xEF\xBB\xBF\r\n", false, true),
+            ("\u{a0}\u{3000}\n".as_bytes(), false, false),
+            ("  \u{a0}{".as_bytes(), false, true),
+            (b"\xff\n", false, true),
+        ] {
+            assert_eq!(
+                holds_episode(raw, first),
+                holds,
+                "{:?}",
+                String::from_utf8_lossy(raw)
+            );
+            if let Ok(text) = line_text(raw, first) {
+                assert_eq!(!text.trim().is_empty(), holds, "{text:?}");
+            }
+        }
     }
 
     #[test]

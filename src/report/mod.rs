@@ -471,13 +471,19 @@ impl<'scope, 'env> Writes<'scope, 'env> {
 /// One sentence naming the dataset and the tool version.
 #[must_use]
 pub fn dataset_line(run: &RunReport) -> String {
+    let hash = match &run.dataset.lines_xxh3 {
+        // A shard's: the hash of the lines it replayed.
+        Some(lines) if run.dataset.sha256.is_empty() => {
+            format!("its lines' xxh3 {}", lines.get(..16).unwrap_or(lines))
+        }
+        _ => format!(
+            "sha256 {}",
+            &run.dataset.sha256[..run.dataset.sha256.len().min(16)]
+        ),
+    };
     format!(
-        "Dataset {} ({} episodes, {} items, sha256 {}), ctxbench {}.",
-        run.dataset.path,
-        run.dataset.episodes,
-        run.dataset.items,
-        &run.dataset.sha256[..run.dataset.sha256.len().min(16)],
-        run.tool_version
+        "Dataset {} ({} episodes, {} items, {hash}), ctxbench {}.",
+        run.dataset.path, run.dataset.episodes, run.dataset.items, run.tool_version
     )
 }
 

@@ -149,8 +149,12 @@ pub struct Timing {
 pub struct DatasetInfo {
     /// Path as given.
     pub path: String,
-    /// SHA-256 of the dataset files' bytes, in file order.
+    /// SHA-256 of the dataset files' bytes, in file order; empty in a shard's summary (a shard does not hash the
+    /// other shards' lines: `merge` hashes the dataset, and checks each shard's lines against it).
     pub sha256: String,
+    /// A shard's: the digest of its own lines (`history::dataset::LinesDigest`), the dataset as it read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines_xxh3: Option<String>,
     /// Episodes replayed.
     pub episodes: usize,
     /// Items in those episodes.

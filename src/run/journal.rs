@@ -3,7 +3,7 @@
 //! --resume` reads it back entry by entry (constant memory) and drops a last line a crash cut short; a completed
 //! run removes it. A journal of another format, or not a journal at all, is refused with a clear error.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
@@ -17,10 +17,11 @@ use crate::metrics::EpisodeResult;
 pub const JOURNAL: &str = "resume.jsonl";
 
 /// The journal's framing this ctxbench writes and reads: what an entry holds besides the metric values (5: the
-/// head line carries the metrics' layout). Raise it by hand when [`EpisodeResult`]'s other fields change; a
-/// change to the metrics changes the head's `metrics` instead ([`metrics_layout`]), with no edit here. A
-/// journal of another framing or layout is refused with a clear error.
-pub const JOURNAL_VERSION: u32 = 6;
+/// head line carries the metrics' layout; 7: a shard's entries carry their line's hash, `line_xxh3`, instead of
+/// the dataset's SHA-256). Raise it by hand when [`EpisodeResult`]'s other fields change; a change to the metrics
+/// changes the head's `metrics` instead ([`metrics_layout`]), with no edit here. A journal of another framing or
+/// layout is refused with a clear error.
+pub const JOURNAL_VERSION: u32 = 7;
 
 /// The layout of the metric values the journal's entries hold by position: the standard catalog's
 /// [`crate::metrics::Catalog::layout_digest`], which changes with any metric's value names or order.
@@ -55,8 +56,13 @@ pub(super) fn head_line(config: &serde_json::Value) -> serde_json::Value {
 /// One finished episode, as journaled: what the tables need from it.
 #[derive(Serialize, Deserialize)]
 pub(super) struct Finished {
-    /// The hash of the dataset it was replayed from.
-    pub(super) sha256: String,
+    /// A run's: the SHA-256 of the dataset it was replayed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) sha256: Option<String>,
+    /// A shard's, which hashes its own lines only: its line's [`crate::history::dataset::line_hash`], 32 hex
+    /// digits. A resumed shard checks its finished episodes' lines by it, and `merge` every line of the dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) line_xxh3: Option<String>,
     /// Its metrics (its step rows are in `steps.csv`).
     #[serde(flatten)]
     pub(super) result: EpisodeResult,
@@ -133,18 +139,34 @@ impl Journal {
 pub(super) struct JournalHead {
     /// The episodes finished.
     pub(super) ids: HashSet<String>,
-    /// The hash of the dataset they were replayed from.
+    /// The hash of the dataset they were replayed from (a run's; a shard's entries hold none).
     pub(super) sha256: Option<String>,
+    /// A shard's: each finished episode's line hash, which its line in the dataset must still have.
+    pub(super) lines: HashMap<String, u128>,
     /// Bytes of the journal's whole lines: the configuration and every entry before the first line a crash cut
     /// short (that batch is redone).
     pub(super) len: u64,
 }
 
-/// An entry's episode and dataset hash, read without its rows.
+/// An entry's episode and hashes, read without its rows.
 #[derive(Deserialize)]
 struct FinishedId {
     episode: String,
-    sha256: String,
+    sha256: Option<String>,
+    line_xxh3: Option<String>,
+}
+
+/// An entry's `line_xxh3` (line `number` of the journal at `path`), which every entry of a shard has.
+pub(super) fn line_of(path: &Path, number: usize, line_xxh3: Option<&str>) -> Result<u128> {
+    line_xxh3
+        .and_then(|hex| u128::from_str_radix(hex, 16).ok())
+        .ok_or_else(|| Error::Parse {
+            path: path.to_owned(),
+            line: number,
+            message: "a shard's entry without a valid line_xxh3 (its line's hash): was the file edited? run the \
+                      shard again from the start"
+                .into(),
+        })
 }
 
 /// Reads the journal's head line: its format must be this ctxbench's.
@@ -211,8 +233,10 @@ pub(super) fn scan_journal(path: &Path, config: &serde_json::Value) -> Result<Jo
     let mut head = JournalHead {
         ids: HashSet::new(),
         sha256: None,
+        lines: HashMap::new(),
         len: 0,
     };
+    let shard = config.get("shard").is_some();
     let mut lines = journal_lines(path, file, None);
     match lines.next().transpose()? {
         Some((_, line, end)) => {
@@ -232,7 +256,14 @@ pub(super) fn scan_journal(path: &Path, config: &serde_json::Value) -> Result<Jo
         let Some(f) = parse_entry::<FinishedId>(path, number, &line)? else {
             break;
         };
-        head.sha256.get_or_insert(f.sha256);
+        if shard {
+            head.lines.insert(
+                f.episode.clone(),
+                line_of(path, number, f.line_xxh3.as_deref())?,
+            );
+        } else if let Some(sha256) = f.sha256 {
+            head.sha256.get_or_insert(sha256);
+        }
         head.ids.insert(f.episode);
         head.len = end;
     }
@@ -404,6 +435,54 @@ mod tests {
 }
 
 #[cfg(test)]
+mod shard_entries {
+    use super::*;
+
+    /// A shard's entries hold their line's hash, not the dataset's SHA-256: a resumed shard reads each finished
+    /// episode's, and an entry without one is an error naming the journal's line.
+    #[test]
+    fn a_shard_journal_holds_each_episodes_line_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JOURNAL);
+        let config = serde_json::json!({"seed": 42, "shard": {"index": 1, "count": 4}});
+        let head = head_line(&config);
+        let entry =
+            |id: &str, line: &str| format!("{{\"line_xxh3\":\"{line}\",\"episode\":\"{id}\"}}\n");
+        std::fs::write(
+            &path,
+            format!(
+                "{head}\n{}{}",
+                entry("a", "00ff"),
+                entry("b", &"1".repeat(32))
+            ),
+        )
+        .unwrap();
+        let scanned = scan_journal(&path, &config).unwrap();
+        assert_eq!(scanned.sha256, None);
+        assert_eq!(scanned.lines.len(), 2);
+        assert_eq!(scanned.lines["a"], 0xff);
+        assert_eq!(
+            scanned.lines["b"],
+            u128::from_str_radix(&"1".repeat(32), 16).unwrap()
+        );
+
+        std::fs::write(
+            &path,
+            format!(
+                "{head}\n{}{{\"sha256\":\"abc\",\"episode\":\"c\"}}\n",
+                entry("a", "0")
+            ),
+        )
+        .unwrap();
+        let err = scan_journal(&path, &config).err().unwrap().to_string();
+        assert!(
+            err.contains("at line 3") && err.contains("line_xxh3"),
+            "{err}"
+        );
+    }
+}
+
+#[cfg(test)]
 mod layout {
     use std::collections::BTreeSet;
     use std::sync::Arc;
@@ -417,7 +496,7 @@ mod layout {
     /// What [`JOURNAL_VERSION`] was raised for: the fields of a journal entry, at every depth (their metric
     /// values are the catalog's layout digest's). A change of the fields without a raise fails
     /// `the_journal_version_is_raised_when_an_entry_changes`.
-    const PINNED: (u32, &str) = (6, "50c5581d796fbf94");
+    const PINNED: (u32, &str) = (7, "ba7d52de7778c54a");
 
     fn paths(v: &serde_json::Value, at: &str, out: &mut BTreeSet<String>) {
         match v {
@@ -452,8 +531,10 @@ mod layout {
             context_window: 4000,
         };
         let result = catalog.episode_result(&episode, &replays, &replays[0], &context);
+        // Both hashes, a run's and a shard's (an entry has one of them), so that every field is counted.
         let finished = Finished {
-            sha256: "0".repeat(64),
+            sha256: Some("0".repeat(64)),
+            line_xxh3: Some("0".repeat(32)),
             result,
             chart: Some(ChartData::of_episode(&episode, &replays, &context)),
         };

@@ -21,7 +21,7 @@ pub mod staging;
 pub mod usage;
 mod writer;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -35,11 +35,10 @@ pub use overrides::{Overrides, TokenizerOverride};
 
 use crate::error::{Error, Result};
 use crate::history::dataset::stream_every;
-use crate::history::Episode;
 use crate::llm::openai::OpenAiLlm;
 use crate::report::RunReport;
 use journal::{scan_journal, JOURNAL};
-use pipeline::{read_episodes, replay_episode, Replayed, Window};
+use pipeline::{read_episodes, replay_episode, Input, Replayed, Window};
 use session::{Models, Session};
 use writer::{Target, Writer};
 
@@ -228,7 +227,7 @@ fn write_in_order(
         while let Some((id, replayed)) = early.remove(&next) {
             next += 1;
             order.window.advance(next);
-            let (episode, replays) = match replayed {
+            let (episode, line, replays) = match replayed {
                 Ok(r) => r,
                 // Under --keep-going an episode whose LLM call failed is left out and named.
                 Err(Error::Llm(message)) if order.keep_going => {
@@ -241,7 +240,7 @@ fn write_in_order(
                     return Err(e);
                 }
             };
-            writer.add(&episode, &replays)?;
+            writer.add(&episode, line, &replays)?;
             order.progress.advance(1);
             if writer.done.len() >= order.checkpoint_every {
                 writer.checkpoint(false)?;
@@ -249,6 +248,15 @@ fn write_in_order(
         }
     }
     Ok(())
+}
+
+/// The dataset's SHA-256 for a run; none for a shard, which hashes only its own lines, as it reads them (`merge`
+/// hashes the dataset and checks them): the other shards' lines are neither parsed nor hashed.
+fn run_sha256(dataset: &Path, options: &RunOptions) -> Result<String> {
+    match options.shard {
+        Some(_) => Ok(String::new()),
+        None => dataset_sha256(dataset),
+    }
 }
 
 /// [`run`] in the staging directory `out`.
@@ -270,10 +278,9 @@ fn run_in(
     } else {
         None
     };
-    let none = HashSet::new();
-    let finished_ids = journal.as_ref().map_or(&none, |j| &j.ids);
+    let resumed = journal.as_ref().map(|j| (j, out));
     let (pool, threads) = worker_pool(config)?;
-    // A shard reads its own episodes' lines; the others' are counted, not parsed.
+    // A shard reads and hashes its own episodes' lines; the others' are counted, neither parsed nor hashed.
     let episodes = stream_every(dataset, options.shard.map(|s| (s.index, s.count)))?;
     // Two episodes per worker: a worker finds the next episode parsed while the writer still holds the one
     // before, and parsed episodes do not weigh on memory (eight per worker, the earlier window, peaked 2.5 MB
@@ -290,10 +297,10 @@ fn run_in(
         // Stops the reader and the workers however this scope is left.
         let _stop = window.stop_on_drop();
         // The dataset is hashed, read and validated while the vocabulary loads.
-        let sha256 = scope.spawn(|| dataset_sha256(dataset));
+        let sha256 = scope.spawn(|| run_sha256(dataset, options));
         let (episode_tx, episode_rx) = std::sync::mpsc::sync_channel(window.size);
         let window = &window;
-        scope.spawn(move || read_episodes(episodes, finished_ids, window, &episode_tx));
+        let reader = scope.spawn(move || read_episodes(episodes, resumed, window, &episode_tx));
         let (result_tx, result_rx) =
             std::sync::mpsc::channel::<(usize, Option<String>, Result<Replayed>)>();
         // Episodes replay on the pool as they arrive, each on the first free worker; results come back
@@ -303,13 +310,14 @@ fn run_in(
             pool.install(|| {
                 episode_rx.into_iter().par_bridge().for_each_with(
                     result_tx,
-                    |tx, (index, episode): (usize, Result<Episode>)| {
+                    |tx, (index, episode): (usize, Result<Input>)| {
                         if window.stopped() {
                             return;
                         }
-                        let id = episode.as_ref().ok().map(|ep| ep.id.clone());
-                        let replayed = episode.and_then(|ep| {
-                            replay_episode(&replayer, &ep, &config.strategies).map(|r| (ep, r))
+                        let id = episode.as_ref().ok().map(|(ep, _)| ep.id.clone());
+                        let replayed = episode.and_then(|(ep, line)| {
+                            replay_episode(&replayer, &ep, &config.strategies)
+                                .map(|r| (ep, line, r))
                         });
                         // The receiver is gone only when the run has stopped.
                         let _ = tx.send((index, id, replayed));
@@ -345,6 +353,10 @@ fn run_in(
         workers
             .join()
             .unwrap_or_else(|_| Err(Error::Config("a replay worker panicked".into())))?;
+        if options.shard.is_some() {
+            // What the shard read of the dataset: its own lines, in its summary.
+            writer.report.dataset.lines_xxh3 = reader.join().ok().flatten();
+        }
         Ok(RunOutcome {
             report: writer.finish()?,
             dir: out.to_owned(),

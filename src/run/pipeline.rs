@@ -1,17 +1,19 @@
 //! The run's threads: a reader that parses and checks episodes at most a window ahead of the writer, and the
 //! workers that replay each episode under every strategy on the first free core.
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
+use super::journal::JournalHead;
 use crate::error::{Error, Result};
+use crate::history::dataset::{LinesDigest, Read};
 use crate::history::validate::check_episode;
 use crate::history::Episode;
 use crate::replay::{EpisodeReplay, Replayer};
 use crate::strategy::{NamedStrategy, StrategyConfig};
 
-/// One episode's replays under every strategy, with its baseline's.
-pub(super) type Replayed = (Episode, Replays);
+/// One episode's replays under every strategy, with its baseline's (and a shard's hash of its line).
+pub(super) type Replayed = (Episode, Option<u128>, Replays);
 
 /// The replays of one episode: one per configured strategy, in order, and the baseline's, which is one of them
 /// when the config has `none` (never a copy), else a replay of its own.
@@ -115,46 +117,91 @@ impl Window {
     }
 }
 
+/// An episode sent to the workers: the episode and, in a shard, its line's hash (journaled with its results).
+pub(super) type Input = (Episode, Option<u128>);
+
 /// Reads, validates and sends the episodes to replay, numbered in dataset order; stops after the first bad
-/// one, which is sent as the error it is.
+/// one, which is sent as the error it is. A resumed run (its journal, and the directory it continues) skips the
+/// episodes its journal holds, and a resumed shard first checks that their lines are still the ones it replayed.
+/// Returns the digest of a shard's lines ([`LinesDigest`]) when it read them all.
 pub(super) fn read_episodes(
-    episodes: impl Iterator<Item = Result<(PathBuf, usize, Episode)>>,
-    skip: &HashSet<String>,
+    episodes: impl Iterator<Item = Result<Read>>,
+    resumed: Option<(&JournalHead, &Path)>,
     window: &Window,
-    tx: &std::sync::mpsc::SyncSender<(usize, Result<Episode>)>,
-) {
+    tx: &std::sync::mpsc::SyncSender<(usize, Result<Input>)>,
+) -> Option<String> {
+    let (none, unhashed) = (HashSet::new(), HashMap::new());
+    let skip = resumed.map_or(&none, |(j, _)| &j.ids);
+    let lines = resumed.map_or(&unhashed, |(j, _)| &j.lines);
+    let refused = |why: String| {
+        let dir = resumed.map_or(Path::new(""), |(_, dir)| dir).display();
+        Error::Config(format!(
+            "cannot resume the shard in '{dir}': {why}; remove '{dir}' and run the shard again to start over"
+        ))
+    };
     let mut seen: HashSet<String> = HashSet::new();
+    let mut digest = LinesDigest::default();
     let mut index = 0;
     for res in episodes {
-        let checked = res.and_then(|(file, line, ep)| {
-            if let Some(issue) = check_episode(&ep).into_iter().next() {
-                return Err(Error::Invalid {
-                    path: file,
-                    line,
-                    episode: ep.id,
-                    message: format!(
-                        "{}: {} (run `ctxbench validate` for every problem)",
-                        issue.field, issue.message
-                    ),
-                });
+        let checked = res.and_then(|(file, line, ep, hash)| {
+            if let Some(hash) = hash {
+                digest.add(hash);
             }
-            if !seen.insert(ep.id.clone()) {
-                return Err(Error::Invalid {
-                    path: file,
-                    line,
-                    episode: ep.id,
-                    message: "duplicate episode id: every episode of a run needs its own id".into(),
-                });
+            check(&file, line, &ep, &mut seen)?;
+            if let Some(&done) = lines.get(&ep.id) {
+                if hash != Some(done) {
+                    return Err(refused(format!(
+                        "its episode '{}' (line {line} of '{}') changed since the shard replayed it",
+                        ep.id,
+                        file.display()
+                    )));
+                }
             }
-            Ok(ep)
+            Ok((ep, hash))
         });
-        if checked.as_ref().is_ok_and(|ep| skip.contains(&ep.id)) {
+        if checked.as_ref().is_ok_and(|(ep, _)| skip.contains(&ep.id)) {
             continue;
         }
         let failed = checked.is_err();
         if !window.admit(index) || tx.send((index, checked)).is_err() || failed {
-            return;
+            return None;
         }
         index += 1;
     }
+    // A resumed shard's finished episode that is no longer one of its lines: the dataset changed.
+    if let Some(gone) = lines.keys().filter(|id| !seen.contains(*id)).min() {
+        let gone = refused(format!(
+            "its finished episode '{gone}' is no longer among its lines of the dataset (the dataset changed since \
+             the shard started)"
+        ));
+        if window.admit(index) {
+            let _ = tx.send((index, Err(gone)));
+        }
+        return None;
+    }
+    Some(digest.hex())
+}
+
+/// Checks an episode read at `line` of `file`: valid, and the first of its id (`seen` holds the ids before it).
+fn check(file: &Path, line: usize, ep: &Episode, seen: &mut HashSet<String>) -> Result<()> {
+    if let Some(issue) = check_episode(ep).into_iter().next() {
+        return Err(Error::Invalid {
+            path: file.to_owned(),
+            line,
+            episode: ep.id.clone(),
+            message: format!(
+                "{}: {} (run `ctxbench validate` for every problem)",
+                issue.field, issue.message
+            ),
+        });
+    }
+    if !seen.insert(ep.id.clone()) {
+        return Err(Error::Invalid {
+            path: file.to_owned(),
+            line,
+            episode: ep.id.clone(),
+            message: "duplicate episode id: every episode of a run needs its own id".into(),
+        });
+    }
+    Ok(())
 }

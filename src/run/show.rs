@@ -202,15 +202,31 @@ fn dataset_of(dir: &Path, run: &RunReport, options: &ShowOptions) -> Result<Path
             dataset.display()
         )));
     }
-    let sha256 = super::dataset_sha256(&dataset)?;
-    if sha256 != run.dataset.sha256 {
+    // A shard hashed its own lines only, not the whole dataset: they are what its pages replay.
+    let shard = run.config.get("shard").and_then(|s| {
+        let get = |k: &str| usize::try_from(s.get(k)?.as_u64()?).ok();
+        Some((get("index")?, get("count")?))
+    });
+    let (what, now, then) = match (&run.dataset.lines_xxh3, shard) {
+        (Some(then), Some(every)) => (
+            "its lines' xxh3",
+            crate::history::dataset::shard_digest(&dataset, every)?,
+            then.as_str(),
+        ),
+        _ => (
+            "SHA-256",
+            super::dataset_sha256(&dataset)?,
+            run.dataset.sha256.as_str(),
+        ),
+    };
+    if now != then {
         return Err(Error::Config(format!(
-            "'{}' changed since the run in '{}' read it (SHA-256 {} now, {} then): the pages would show another \
+            "'{}' changed since the run in '{}' read it ({what} {} now, {} then): the pages would show another \
              replay than the report's; give the dataset the run read with --dataset, or run again",
             dataset.display(),
             dir.display(),
-            &sha256[..16],
-            &run.dataset.sha256[..run.dataset.sha256.len().min(16)]
+            now.get(..16).unwrap_or(&now),
+            then.get(..16).unwrap_or(then)
         )));
     }
     Ok(dataset)
@@ -289,7 +305,7 @@ fn find_episodes(dataset: &Path, wanted: &[String]) -> Result<Vec<Episode>> {
     let mut left: HashSet<&str> = wanted.iter().map(String::as_str).collect();
     let mut found: HashMap<String, Episode> = HashMap::new();
     for episode in crate::history::dataset::stream_every(dataset, None)? {
-        let (_, _, episode) = episode?;
+        let (_, _, episode, _) = episode?;
         if left.remove(episode.id.as_str()) {
             found.insert(episode.id.clone(), episode);
             if left.is_empty() {

@@ -51,6 +51,7 @@ pub(super) struct Target<'a> {
     pub(super) dataset: &'a Path,
     pub(super) out: &'a Path,
     pub(super) name: &'a str,
+    /// The dataset's SHA-256; empty for a shard, which does not hash the dataset.
     pub(super) sha256: String,
     pub(super) journal: Option<&'a JournalHead>,
     /// The row tables hold every row the journal vouches for already, and nothing else (a merge's): they are
@@ -76,6 +77,7 @@ fn empty_report(
         dataset: DatasetInfo {
             path: dataset.display().to_string(),
             sha256: sha256.to_owned(),
+            lines_xxh3: None,
             episodes: 0,
             items: 0,
         },
@@ -243,8 +245,14 @@ impl<'a> Writer<'a> {
             .push(crate::report::FailedEpisode { episode, error });
     }
 
-    /// Adds one replayed episode: its metrics, rows and chart series.
-    pub(super) fn add(&mut self, episode: &Episode, replayed: &Replays) -> Result<()> {
+    /// Adds one replayed episode: its metrics, rows and chart series; `line` is a shard's hash of its line
+    /// ([`crate::history::dataset::line_hash`]), journaled instead of the dataset's SHA-256.
+    pub(super) fn add(
+        &mut self,
+        episode: &Episode,
+        line: Option<u128>,
+        replayed: &Replays,
+    ) -> Result<()> {
         let replays = &replayed.replays;
         let mut result =
             self.catalog
@@ -267,7 +275,8 @@ impl<'a> Writer<'a> {
             self.report.charts.clone()
         });
         self.done.push(Finished {
-            sha256: self.sha256.clone(),
+            sha256: line.is_none().then(|| self.sha256.clone()),
+            line_xxh3: line.map(|hash| format!("{hash:032x}")),
             result,
             chart,
         });

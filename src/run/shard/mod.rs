@@ -1,10 +1,13 @@
 //! Shards and their merge. `run --shard I/N` replays the episodes at dataset positions k with k mod N = I (a
 //! round-robin split: streamable, no count needed, and the merged order follows from it) and writes a complete
-//! run directory of them, keeping its journal as `shard.jsonl`. `merge` checks that the shards are the N of one
-//! run (same configuration, dataset and format; each index once), interleaves their rows back into dataset order
-//! and re-adds their journaled results in that order — the resume path with every episode finished — so that the
+//! run directory of them, keeping its journal as `shard.jsonl`. A shard neither parses nor hashes the other
+//! shards' lines: each of its journal's entries holds its own line's hash. `merge` checks that the shards are the
+//! N of one run (same configuration and format; each index once), reads the dataset once to hash it and to check
+//! every line against the shard that replayed it ([`lines`]), interleaves their rows back into dataset order and
+//! re-adds their journaled results in that order — the resume path with every episode finished — so that the
 //! tables and per-strategy figures equal one run's byte for byte.
 
+mod lines;
 mod tables;
 
 use std::collections::BTreeMap;
@@ -103,7 +106,10 @@ struct ShardDir {
     config: serde_json::Value,
     /// The episode of each journal entry, in its dataset order (the entries themselves are streamed).
     episodes: Vec<String>,
-    sha256: String,
+    /// The hash of each of those episodes' lines, as the shard read them.
+    lines: Vec<u128>,
+    /// The dataset its summary names, if it can be read.
+    dataset: Option<String>,
 }
 
 fn read_shard(dir: &Path) -> Result<ShardDir> {
@@ -156,37 +162,37 @@ fn read_shard(dir: &Path) -> Result<ShardDir> {
                 dir.display()
             ))
         })?;
-    let mut episodes = Vec::new();
-    let mut sha256 = String::new();
+    let (mut episodes, mut hashes) = (Vec::new(), Vec::new());
     for (i, line) in lines.enumerate() {
         let line = line.map_err(|e| Error::io("read", &path, e))?;
         #[derive(serde::Deserialize)]
         struct Id {
             episode: String,
-            sha256: String,
+            line_xxh3: Option<String>,
         }
         let id: Id = serde_json::from_str(&line).map_err(|e| Error::Parse {
             path: path.clone(),
             line: i + 2,
             message: e.to_string(),
         })?;
-        if sha256.is_empty() {
-            sha256 = id.sha256;
-        } else if sha256 != id.sha256 {
-            return Err(Error::Parse {
-                path: path.clone(),
-                line: i + 2,
-                message: "entries from two datasets in one shard".into(),
-            });
-        }
+        hashes.push(super::journal::line_of(
+            &path,
+            i + 2,
+            id.line_xxh3.as_deref(),
+        )?);
         episodes.push(id.episode);
     }
+    let dataset = std::fs::read_to_string(dir.join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["dataset"]["path"].as_str().map(str::to_owned));
     Ok(ShardDir {
         dir: dir.to_owned(),
         shard,
         config,
         episodes,
-        sha256,
+        lines: hashes,
+        dataset,
     })
 }
 
@@ -221,19 +227,6 @@ fn check(mut shards: Vec<ShardDir>) -> Result<Vec<ShardDir>> {
                 first.dir.display(),
                 s.dir.display(),
                 if differ.is_empty() { "keys".to_owned() } else { differ.join(", ") }
-            )));
-        }
-    }
-    // One dataset: every shard that replayed an episode names the same SHA-256 (an empty shard names none).
-    let mut hashed = shards.iter().filter(|s| !s.sha256.is_empty());
-    if let Some(one) = hashed.next() {
-        if let Some(other) = hashed.find(|s| s.sha256 != one.sha256) {
-            return Err(Error::Config(format!(
-                "'{}' and '{}' replayed different datasets (SHA-256 {} and {})",
-                one.dir.display(),
-                other.dir.display(),
-                &one.sha256[..12.min(one.sha256.len())],
-                &other.sha256[..12.min(other.sha256.len())]
             )));
         }
     }
@@ -284,11 +277,19 @@ fn order(shards: &[ShardDir]) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Merges the shard run directories `dirs` into the run directory `out` (through `OUT.partial`, as a run).
+/// Merges the shard run directories `dirs` into the run directory `out` (through `OUT.partial`, as a run). The
+/// dataset is the one the shards' summaries name, or `dataset` when given (it moved): it is read once, hashed for
+/// the merged summary, and each of its lines checked against the shard that replayed it.
 ///
 /// # Errors
-/// Shards that are not the N of one run (naming them), unreadable or inconsistent files, or a failed write.
-pub fn merge(dirs: &[PathBuf], out: &Path, name: &str) -> Result<super::RunOutcome> {
+/// Shards that are not the N of one run (naming them), a dataset that is missing or is not the one they
+/// replayed (naming its line and the shard), unreadable or inconsistent files, or a failed write.
+pub fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    name: &str,
+    dataset: Option<&Path>,
+) -> Result<super::RunOutcome> {
     let shards = check(
         dirs.iter()
             .map(|d| read_shard(d))
@@ -308,8 +309,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path, name: &str) -> Result<super::RunOutco
             }
         }
     }
+    let dataset = lines::dataset_of(&shards, dataset)?;
+    let sha256 = lines::check_lines(&dataset, &shards)?;
     let staging = staging::prepare(out, false)?;
-    let result = merge_into(&shards, &merged, &staging, name);
+    let result = merge_into(&shards, &merged, &staging, (name, &dataset, sha256));
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
@@ -321,12 +324,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path, name: &str) -> Result<super::RunOutco
     })
 }
 
+/// Writes the merged run into `staging`, `run` being its name, its dataset and the dataset's SHA-256.
 fn merge_into(
     shards: &[ShardDir],
     merged: &[(usize, usize)],
     staging: &Path,
-    name: &str,
+    run: (&str, &Path, String),
 ) -> Result<super::RunOutcome> {
+    let (name, dataset, sha256) = run;
     // The row tables, those the run's writer appends to (its manager's row exporters), interleaved into
     // dataset order.
     let catalog = std::sync::Arc::new(crate::metrics::Catalog::standard());
@@ -370,18 +375,11 @@ fn merge_into(
         "the shards' configuration cannot be read back ({e}): were they run by another ctxbench?"
     ))
     })?;
-    // The dataset as the shards' reports name it.
-    let dataset = std::fs::read_to_string(shards[0].dir.join("summary.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v["dataset"]["path"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("(merged shards)"));
-    let sha256 = head.sha256.clone().unwrap_or_default();
     let writer = Writer::start(
         &config,
         &config_json,
         Target {
-            dataset: &dataset,
+            dataset,
             out: staging,
             name,
             sha256,

@@ -331,7 +331,8 @@ mod tests {
                         .step_by(2)
                         .map(|e| (*e).to_owned())
                         .collect(),
-                    sha256: String::new(),
+                    lines: Vec::new(),
+                    dataset: None,
                 }
             })
             .collect();
