@@ -1,6 +1,7 @@
 //! Strategy application on histories of 100, 1,000 and 10,000 items, and a whole replay of the bundled
 //! dataset through every default strategy with the mock LLM, and whole episode replays of 1,000 and 10,000
-//! items. `Throughput::Elements(n_items)` shows whether cost grows linearly with history length.
+//! items. `Throughput::Elements(n_items)` shows whether cost grows linearly with history length. Also the
+//! writer's share (episode results, the row tables' bytes) and the reader's (the bundled dataset read).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -139,6 +140,19 @@ fn episode_results(c: &mut Criterion) {
     group.finish();
 }
 
+/// Reading the bundled dataset: every line read, decoded and parsed into episodes (the run's reader thread).
+fn dataset_reading(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/default.jsonl");
+    let bytes = std::fs::metadata(&path).expect("the bundled dataset").len();
+    let mut group = c.benchmark_group("dataset/read");
+    group.sample_size(20);
+    group.throughput(Throughput::Bytes(bytes));
+    group.bench_function("bundled_dataset", |b| {
+        b.iter(|| black_box(read_all(&path).expect("the bundled dataset reads").len()));
+    });
+    group.finish();
+}
+
 /// A whole episode replay (every call point: strategy, tokens, prefix cache, retention) at 1,000 and 10,000
 /// items, per strategy: the growth from 1k to 10k is the replay's scaling in history length.
 fn episode_length(c: &mut Criterion) {
@@ -173,6 +187,7 @@ criterion_group!(
     strategies,
     whole_replay,
     episode_results,
+    dataset_reading,
     episode_length
 );
 criterion_main!(benches);
