@@ -277,4 +277,20 @@ mod tests {
         format.add(&f);
         assert!((format.unrecorded_share() - 180.0 / 450.0).abs() < 1e-12);
     }
+
+    /// A call recorded with 0 prompt tokens counts in the sums but has no ratio: the worst call is the others'.
+    #[test]
+    fn a_call_recorded_at_zero_tokens_has_no_ratio() {
+        let mut ep = Episode::default();
+        let call = |n| {
+            Ok(CallUsage {
+                input_tokens: n,
+                ..CallUsage::default()
+            })
+        };
+        ProviderUsage::from_call_points("t", vec![call(0), call(100)]).store(&mut ep);
+        let f = Fidelity::of(&ep, &replay(&[40, 110], &[0, 0]));
+        assert_eq!((f.recorded, f.replayed), (100, 150));
+        assert_eq!(f.worst_call, Some(1.1));
+    }
 }
