@@ -278,6 +278,68 @@ mod tests {
         assert!((format.unrecorded_share() - 180.0 / 450.0).abs() < 1e-12);
     }
 
+    /// An episode whose calls record `recorded` prompt tokens and replay `sent`.
+    fn checked(source: &str, recorded: &[u64], sent: &[usize]) -> Fidelity {
+        let mut ep = Episode {
+            source: source.into(),
+            ..Episode::default()
+        };
+        let calls = recorded
+            .iter()
+            .map(|&n| {
+                Ok(CallUsage {
+                    input_tokens: n,
+                    ..CallUsage::default()
+                })
+            })
+            .collect();
+        ProviderUsage::from_call_points("t", calls).store(&mut ep);
+        Fidelity::of(&ep, &replay(sent, &vec![0; sent.len()]))
+    }
+
+    /// The worst call is the ratio farthest from 1 on a log scale, the first of two as far (2 and 0.5); the
+    /// format's, the farthest of its episodes'.
+    #[test]
+    fn the_worst_call_is_the_farthest_from_one_and_the_first_on_ties() {
+        let f = checked("import/aider", &[100, 100], &[110, 50]);
+        assert_eq!(f.worst_call, Some(0.5));
+        assert_eq!(checked("x", &[100, 100], &[200, 50]).worst_call, Some(2.0));
+        assert_eq!(f.source, "import/aider");
+        assert_eq!(f.format(), "aider");
+        assert_eq!(checked("gen/coding", &[], &[]).format(), "gen/coding");
+        let mut format = FormatFidelity::default();
+        assert_eq!(format.ratio(), None, "nothing recorded, no ratio");
+        for worst in [1.1, 0.5, 2.0, 1.2] {
+            format.add(&Fidelity {
+                has_usage: true,
+                per_call: worst < 1.5,
+                worst_call: Some(worst),
+                ..Fidelity::default()
+            });
+        }
+        assert_eq!(
+            (format.episodes, format.with_usage, format.per_call),
+            (4, 4, 3)
+        );
+        assert_eq!(format.worst_call, Some(0.5));
+    }
+
+    /// A format that replays within 0.97–1.03 over all its calls still has a cause when one call is outside.
+    #[test]
+    fn one_call_outside_the_range_is_named_though_the_format_is_within_it() {
+        let mut format = FormatFidelity {
+            format: "aider".into(),
+            ..FormatFidelity::default()
+        };
+        format.add(&checked("import/aider", &[1000, 100], &[995, 120]));
+        assert!((format.ratio().unwrap() - 1115.0 / 1100.0).abs() < 1e-12);
+        let cause = format.cause("o200k_base").expect("a call at 1.2");
+        assert!(cause.contains("tokenizer"), "{cause}");
+        let mut within = FormatFidelity::default();
+        within.add(&checked("import/aider", &[1000, 100], &[1000, 101]));
+        assert_eq!(within.cause("o200k_base"), None);
+    }
+
     /// A call recorded with 0 prompt tokens counts in the sums but has no ratio: the worst call is the others'.
     #[test]
     fn a_call_recorded_at_zero_tokens_has_no_ratio() {
