@@ -340,6 +340,78 @@ mod tests {
         assert_eq!(within.cause("o200k_base"), None);
     }
 
+    /// A format with usage: `replayed` of 100 recorded tokens, its worst call, what it leaves out and how much of
+    /// it the import added.
+    fn format_at(
+        replayed: u64,
+        worst: Option<f64>,
+        leaves_out: Option<&str>,
+        unrecorded: u64,
+    ) -> FormatFidelity {
+        FormatFidelity {
+            format: "aider".into(),
+            episodes: 1,
+            with_usage: 1,
+            recorded: 100,
+            replayed,
+            worst_call: worst,
+            leaves_out: leaves_out.map(str::to_owned),
+            unrecorded,
+            ..FormatFidelity::default()
+        }
+    }
+
+    /// 0.97 and 1.03 are within the range, for the format and for its worst call; below and above are not.
+    #[test]
+    fn the_range_holds_its_ends() {
+        let cause = |f: FormatFidelity| f.cause("o200k_base");
+        assert_eq!(cause(format_at(97, None, None, 0)), None);
+        assert_eq!(cause(format_at(103, None, None, 0)), None);
+        assert_eq!(cause(format_at(100, Some(1.03), None, 0)), None);
+        assert_eq!(cause(format_at(100, Some(0.97), None, 0)), None);
+        for outside in [90, 110] {
+            let why = cause(format_at(outside, None, None, 0)).expect("outside");
+            assert!(why.starts_with("the tokenizer"), "{why}");
+            assert!(!why.contains("without usage"), "{why}");
+        }
+        let why = cause(format_at(50, None, None, 0)).unwrap();
+        assert!(why.starts_with("more than a tokenizer"), "{why}");
+    }
+
+    /// Unrecorded context is the cause only below the range and when the import added none of it; once it
+    /// added some, the rest is the tokenizer's or more.
+    #[test]
+    fn unrecorded_context_is_the_cause_only_where_none_was_added_below_the_range() {
+        let cause = |f: FormatFidelity| f.cause("o200k_base").expect("outside");
+        let why = cause(format_at(90, None, Some("the system prompt"), 0));
+        assert!(
+            why.starts_with("unrecorded context: the traces leave out the system prompt"),
+            "{why}"
+        );
+        assert!(!why.contains("tokenizer"), "{why}");
+        for (replayed, worst) in [(110, None), (97, Some(0.5))] {
+            let why = cause(format_at(replayed, worst, Some("the system prompt"), 0));
+            assert!(!why.contains("unrecorded context"), "{replayed}: {why}");
+        }
+        let why = cause(format_at(90, None, Some("the system prompt"), 1));
+        assert!(why.starts_with("the tokenizer"), "{why}");
+    }
+
+    /// A format that records no usage: imported traces are named, generated data is not.
+    #[test]
+    fn only_imported_formats_without_usage_are_named() {
+        let none = |format: &str| FormatFidelity {
+            format: format.into(),
+            episodes: 1,
+            ..FormatFidelity::default()
+        };
+        assert!(none("aider")
+            .cause("o200k_base")
+            .is_some_and(|c| c.starts_with("its traces record no usage")));
+        assert_eq!(none("gen/coding").cause("o200k_base"), None);
+        assert_eq!(none("test").cause("o200k_base"), None);
+    }
+
     /// A call recorded with 0 prompt tokens counts in the sums but has no ratio: the worst call is the others'.
     #[test]
     fn a_call_recorded_at_zero_tokens_has_no_ratio() {

@@ -23,7 +23,7 @@ use crate::strategy::{NamedStrategy, StrategyConfig};
 use crate::tokens::Tokenizer;
 
 /// What [`calibrate`] did to one episode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Calibration {
     /// The episode.
     pub episode: String,
@@ -275,6 +275,62 @@ mod tests {
         assert_eq!(
             calibrate(&mut ep, &tok).unwrap(),
             Err(NotCalibrated::AlreadyCalibrated)
+        );
+    }
+
+    /// The unrecorded share is of the calibrated input: the replay and the blocks added.
+    #[test]
+    fn the_unrecorded_share_is_of_the_replay_and_the_blocks() {
+        let cal = |replayed, unrecorded| Calibration {
+            replayed_input_tokens: replayed,
+            unrecorded_tokens: unrecorded,
+            ..Calibration::default()
+        };
+        assert!((cal(300, 100).unrecorded_share() - 0.25).abs() < 1e-12);
+        assert!((cal(0, 7).unrecorded_share() - 1.0).abs() < 1e-12);
+        assert_eq!(cal(0, 0).unrecorded_share(), 0.0);
+    }
+
+    /// A call point whose replay exceeds its record gets no block and is counted `over`; one that equals it is
+    /// not; calls that do not line up with the call points are counted with those without usage.
+    #[test]
+    fn a_replay_past_its_record_is_counted_over() {
+        let tok = Tokenizer::shared_default().unwrap();
+        let ep = Episode {
+            id: "e".into(),
+            items: vec![
+                Item::user("hi"),
+                Item::assistant("hello"),
+                Item::user("again"),
+                Item::assistant("hello again"),
+            ],
+            stopped: true,
+            ..Episode::default()
+        };
+        let before = baseline(&ep, &tok).unwrap();
+        let with = |calls: Vec<std::result::Result<CallUsage, String>>| {
+            let mut ep = ep.clone();
+            let mut usage = ProviderUsage::from_call_points("t", calls);
+            usage.leaves_out = Some("the repo map".into());
+            usage.store(&mut ep);
+            calibrate(&mut ep, &tok).unwrap()
+        };
+        let call = |n: usize| {
+            Ok(CallUsage {
+                input_tokens: n as u64,
+                ..CallUsage::default()
+            })
+        };
+        let cal = with(vec![call(before[0] - 1), call(before[1])]).unwrap();
+        assert_eq!((cal.over, cal.unrecorded_tokens), (1, 0));
+        let cal = with(vec![call(before[0] - 1), call(before[1] + 5)]).unwrap();
+        assert_eq!((cal.over, cal.unrecorded_tokens), (1, 5));
+        assert_eq!(
+            with(vec![call(100), Err("cut".into()), call(200)]),
+            Err(NotCalibrated::CallsDiffer {
+                call_points: 2,
+                calls: 3
+            })
         );
     }
 
