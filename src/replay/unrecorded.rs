@@ -278,6 +278,21 @@ mod tests {
         );
     }
 
+    /// Two turns of a user and the assistant: two call points.
+    fn two_turns() -> Episode {
+        Episode {
+            id: "e".into(),
+            items: vec![
+                Item::user("hi"),
+                Item::assistant("hello"),
+                Item::user("again"),
+                Item::assistant("hello again"),
+            ],
+            stopped: true,
+            ..Episode::default()
+        }
+    }
+
     /// The unrecorded share is of the calibrated input: the replay and the blocks added.
     #[test]
     fn the_unrecorded_share_is_of_the_replay_and_the_blocks() {
@@ -296,17 +311,7 @@ mod tests {
     #[test]
     fn a_replay_past_its_record_is_counted_over() {
         let tok = Tokenizer::shared_default().unwrap();
-        let ep = Episode {
-            id: "e".into(),
-            items: vec![
-                Item::user("hi"),
-                Item::assistant("hello"),
-                Item::user("again"),
-                Item::assistant("hello again"),
-            ],
-            stopped: true,
-            ..Episode::default()
-        };
+        let ep = two_turns();
         let before = baseline(&ep, &tok).unwrap();
         let with = |calls: Vec<std::result::Result<CallUsage, String>>| {
             let mut ep = ep.clone();
@@ -339,17 +344,7 @@ mod tests {
     #[test]
     fn a_call_without_usage_takes_its_neighbours_block() {
         let tok = Tokenizer::shared_default().unwrap();
-        let mut ep = Episode {
-            id: "e".into(),
-            items: vec![
-                Item::user("hi"),
-                Item::assistant("hello"),
-                Item::user("again"),
-                Item::assistant("hello again"),
-            ],
-            stopped: true,
-            ..Episode::default()
-        };
+        let mut ep = two_turns();
         let mut whole = ep.clone();
         let mut usage = ProviderUsage::from_call_points(
             "Tokens: reports",
