@@ -154,12 +154,16 @@ impl<R: BufRead> DatasetReader<R> {
 /// A line's text as the reader takes it: without the byte-order mark of a file's `first` line, without its line
 /// ending.
 fn line_text(raw: &[u8], first: bool) -> std::result::Result<&str, std::str::Utf8Error> {
-    let bytes = if first {
+    std::str::from_utf8(without_bom(raw, first)).map(|text| text.trim_end_matches(['\n', '\r']))
+}
+
+/// A line's bytes without the byte-order mark a file's `first` line may start with.
+fn without_bom(raw: &[u8], first: bool) -> &[u8] {
+    if first {
         raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
     } else {
         raw
-    };
-    std::str::from_utf8(bytes).map(|text| text.trim_end_matches(['\n', '\r']))
+    }
 }
 
 /// Whether a line (its bytes, line ending included; a file's `first` line may start with a byte-order mark) holds
@@ -167,13 +171,11 @@ fn line_text(raw: &[u8], first: bool) -> std::result::Result<&str, std::str::Utf
 /// it, and the merge: it looks at a line's first bytes only, unless they are not ASCII (another shard's line is
 /// neither decoded nor copied). A line that is not UTF-8 holds one (its reader fails on it).
 fn holds_episode(raw: &[u8], first: bool) -> bool {
-    let bytes = if first {
-        raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
-    } else {
-        raw
-    };
     // The ASCII bytes `char::is_whitespace` trims.
-    match bytes.iter().find(|b| !matches!(b, b'\t'..=b'\r' | b' ')) {
+    match without_bom(raw, first)
+        .iter()
+        .find(|b| !matches!(b, b'\t'..=b'\r' | b' '))
+    {
         None => false,
         Some(b) if b.is_ascii() => true,
         Some(_) => line_text(raw, first).map_or(true, |text| !text.trim().is_empty()),

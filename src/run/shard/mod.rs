@@ -312,7 +312,7 @@ pub fn merge(
     let dataset = lines::dataset_of(&shards, dataset)?;
     let sha256 = lines::check_lines(&dataset, &shards)?;
     let staging = staging::prepare(out, false)?;
-    let result = merge_into(&shards, &merged, &staging, (name, &dataset, sha256));
+    let result = merge_into(&shards, &merged, &staging, name, &dataset, sha256);
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
@@ -324,14 +324,15 @@ pub fn merge(
     })
 }
 
-/// Writes the merged run into `staging`, `run` being its name, its dataset and the dataset's SHA-256.
+/// Writes the merged run `name` of `dataset` (whose SHA-256 is `sha256`) into `staging`.
 fn merge_into(
     shards: &[ShardDir],
     merged: &[(usize, usize)],
     staging: &Path,
-    run: (&str, &Path, String),
+    name: &str,
+    dataset: &Path,
+    sha256: String,
 ) -> Result<super::RunOutcome> {
-    let (name, dataset, sha256) = run;
     // The row tables, those the run's writer appends to (its manager's row exporters), interleaved into
     // dataset order.
     let catalog = std::sync::Arc::new(crate::metrics::Catalog::standard());
