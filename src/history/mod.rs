@@ -7,6 +7,7 @@ pub mod dataset;
 pub mod evidence;
 pub mod findings;
 pub mod import;
+pub mod model;
 pub mod open_probes;
 pub mod recorded;
 pub mod text;
@@ -16,6 +17,7 @@ pub mod validate;
 
 use serde::{Deserialize, Serialize};
 
+pub use model::ModelSwitch;
 pub use text::{normalize, Text};
 pub use unit::Unit;
 
@@ -527,7 +529,16 @@ pub struct Episode {
     /// agent would call its model once more.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
-    /// Anything else the source recorded (provider token usage, model, exit status…).
+    /// The model the agent called, as the trace names it (`claude-opus-4-5-20251101`): at every call point
+    /// but where [`Episode::model_switches`] says another answered. `None` when the trace names none: the run
+    /// then takes its configuration's agent model. It decides the price and the window of its call points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Where the session called another model than [`Episode::model`] (aider's `/model`, a side task Claude
+    /// Code gives a smaller model), in call-point order ([`model`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_switches: Vec<ModelSwitch>,
+    /// Anything else the source recorded (provider token usage, exit status…).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub meta: serde_json::Map<String, serde_json::Value>,
 }

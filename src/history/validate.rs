@@ -180,6 +180,9 @@ pub fn check_episode(ep: &Episode) -> Vec<Issue> {
     check_calls(ep, &mut issues);
     check_findings(ep, &mut issues);
     check_probes(ep, &mut issues);
+    for (field, message) in super::model::problems(ep) {
+        issues.add(field, message);
+    }
     issues.0
 }
 

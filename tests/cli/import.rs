@@ -41,7 +41,7 @@ fn openai_messages() {
             "assistant_text"
         ]
     );
-    assert_eq!(ep.meta["model"], "gpt-4o");
+    assert_eq!(ep.model.as_deref(), Some("gpt-4o"));
     // The path the tool revealed and the assistant used again is an automatic artifact finding.
     assert!(
         ep.findings
@@ -130,7 +130,7 @@ fn mini_swe_agent_both_formats() {
         .collect();
     assert_eq!(calls, [321, 380]);
     assert!(v11.stopped);
-    assert_eq!(v11.meta["model"], "deepseek/deepseek-chat");
+    assert_eq!(v11.model.as_deref(), Some("deepseek/deepseek-chat"));
     assert!(
         !kinds(&v11).is_empty()
             && v11

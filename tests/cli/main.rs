@@ -7,6 +7,7 @@ mod import;
 mod import_fidelity;
 mod layout;
 mod llm;
+mod models;
 mod obs;
 mod props;
 mod recommend;

@@ -140,6 +140,16 @@ fn usage_of(line: &str) -> Option<(CallUsage, bool)> {
     Some((usage, rounded))
 }
 
+/// The main model a console line announces: aider's header (`Main model: X with diff edit format…`,
+/// `Models: X with …, weak model Y`, `Model: X with …` or `Model: X using …`), written at the start and after
+/// each `/model`.
+fn announced_model(line: &str) -> Option<&str> {
+    ["Main model: ", "Models: ", "Model: "]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))
+        .and_then(|rest| rest.split_whitespace().next())
+}
+
 /// The aider version a session's header names, as (major, minor, patch).
 fn version(lines: &[&str]) -> Option<(u32, u32, u32)> {
     let re = Regex::new(r"^> Aider v(\d+)\.(\d+)\.(\d+)").expect("static pattern");
@@ -177,6 +187,8 @@ struct Reader<'a> {
     edit: Option<Option<String>>,
     /// Whether aider (v0.72.2 on) replaces an interrupted reply with a note.
     interrupt_note: bool,
+    /// The main model aider last announced.
+    model: Option<String>,
 }
 
 impl<'a> Reader<'a> {
@@ -190,6 +202,7 @@ impl<'a> Reader<'a> {
             report_open: false,
             edit: None,
             interrupt_note: version.is_some_and(|v| v >= (0, 72, 2)),
+            model: None,
         }
     }
 
@@ -254,10 +267,13 @@ impl<'a> Reader<'a> {
         }
         match command(text) {
             Some((name @ ("clear" | "reset"), _)) => {
-                let next = Context {
+                let mut next = Context {
                     cleared_by: Some(name),
                     ..Context::default()
                 };
+                if let Some(m) = &self.model {
+                    next.conv.model(m);
+                }
                 self.contexts.push(std::mem::replace(&mut self.ctx, next));
                 self.command = None;
             }
@@ -280,6 +296,11 @@ impl<'a> Reader<'a> {
 
     fn console(&mut self, message: &'a [&'a str]) {
         let first = message.first().copied().unwrap_or("");
+        // An announcement is a message of its own (a command's output that prints `Model: …` is not one).
+        if let Some(m) = announced_model(first).filter(|_| message.len() == 1) {
+            self.ctx.conv.model(m);
+            self.model = Some(m.to_owned());
+        }
         if let Some((usage, rounded)) = usage_of(first) {
             if !self.report_open && self.awaiting && self.interrupted() {
                 // Interrupted before any text, and reported (aider ≥ 0.50 reports interrupted calls).
@@ -379,9 +400,12 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                 (None, true) => Some(format!("context{}", n + 1)),
                 (Some(s), true) => Some(format!("{s} context{}", n + 1)),
             };
+            let marks = ctx.conv.model_marks().to_vec();
             let mut ep = episode(origin, suffix, "aider", ctx.conv.into_items());
             // A context ends waiting for its user, or cleared: no call follows the last reply.
             ep.stopped = true;
+            // The main model aider announced at the start and after each `/model`.
+            ep.set_model_marks(None, &marks);
             ep.meta.insert("started_at".into(), stamp.into());
             if let Some((a, b, c)) = version {
                 ep.meta
@@ -509,5 +533,56 @@ mod tests {
         assert_eq!(command("!ls"), Some(("run", "ls")));
         assert_eq!(command("/ex"), Some(("exit", "")));
         assert_eq!(command("hello"), None);
+    }
+
+    #[test]
+    fn the_main_model_of_each_announcement() {
+        for (line, model) in [
+            (
+                "Main model: claude-3-5-sonnet-20240620 with diff edit format, infinite output",
+                Some("claude-3-5-sonnet-20240620"),
+            ),
+            (
+                "Models: openrouter/anthropic/claude-3.5-sonnet with ask edit format, weak model x",
+                Some("openrouter/anthropic/claude-3.5-sonnet"),
+            ),
+            (
+                "Model: claude-3-haiku-20240307 with ♾️ whole edit format",
+                Some("claude-3-haiku-20240307"),
+            ),
+            ("Model: gpt-4 using diff edit format", Some("gpt-4")),
+            ("Weak model: claude-3-haiku-20240307", None),
+            ("Tokens: 5.8k sent", None),
+        ] {
+            assert_eq!(announced_model(line), model, "{line}");
+        }
+    }
+
+    /// The header's model answers until `/model` announces another; a `/clear` keeps the model in force.
+    #[test]
+    fn a_model_switch_is_a_switch_from_the_next_reply_on() {
+        let text = "# aider chat started at 2024-08-08 10:12:57\n\n\
+            > Aider v0.48.2-dev  \n\
+            > Models: claude-3-5-sonnet-20240620 with diff edit format, weak model claude-3-haiku-20240307  \n\n\
+            #### first  \n\nOne.\n\n> Tokens: 1,000 sent, 10 received.  \n\n\
+            #### /model gpt-4o  \n\n\
+            > Aider v0.48.2-dev  \n\
+            > Models: gpt-4o with diff edit format, weak model gpt-4o-mini  \n\n\
+            #### second  \n\nTwo.\n\n> Tokens: 1,100 sent, 10 received.  \n\n\
+            #### third  \n\nThree.\n\n> Tokens: 1,200 sent, 10 received.  \n\n\
+            #### /clear  \n\n\
+            #### fourth  \n\nFour.\n\n> Tokens: 900 sent, 10 received.  \n";
+        let eps = import(text, Path::new("h.md")).unwrap();
+        assert_eq!(eps.len(), 2);
+        assert_eq!(eps[0].model.as_deref(), Some("gpt-4o"));
+        assert_eq!(
+            (0..3).map(|k| eps[0].model_at(k)).collect::<Vec<_>>(),
+            [
+                Some("claude-3-5-sonnet-20240620"),
+                Some("gpt-4o"),
+                Some("gpt-4o")
+            ]
+        );
+        assert_eq!(eps[1].models(), [("gpt-4o", 1)]);
     }
 }

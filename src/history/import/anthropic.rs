@@ -104,9 +104,8 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         push_message(&mut conv, role, m.get("content").unwrap_or(&Value::Null));
     }
     let mut ep = episode(origin, None, "anthropic", conv.into_items());
-    if let Some(model) = v.get("model") {
-        ep.meta.insert("model".into(), model.clone());
-    }
+    // A request body names the model it is for: every call point's.
+    ep.set_models(v.get("model").and_then(Value::as_str), &[]);
     ep.tools = super::openai::tools_of(&v);
     Ok(vec![ep])
 }

@@ -262,9 +262,9 @@ fn segment(group: &Group<'_>, key: &str, calls: &[Call], runs: &[ToolRun]) -> Ep
         .find(|c| !c.tools.is_empty())
         .map(|c| c.tools.clone())
         .unwrap_or_default();
-    if let Some(model) = calls.iter().find_map(|c| c.model.clone()) {
-        ep.meta.insert("model".into(), Value::String(model));
-    }
+    // Every call is one call point: the model each names.
+    let models: Vec<Option<String>> = calls.iter().map(|c| c.model.clone()).collect();
+    ep.set_models(None, &models);
     ep.meta
         .insert("conversation".into(), Value::String(group.key.clone()));
     let usage: Option<Vec<CallUsage>> = calls.iter().map(|c| c.usage).collect();

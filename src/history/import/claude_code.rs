@@ -69,6 +69,10 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             compacted.push((conv.len(), boundary, text_of(content)));
             continue;
         }
+        if role == "assistant" {
+            // Each API message names the model that wrote it: a session may call another for a side task.
+            conv.model(message.get("model").and_then(Value::as_str).unwrap_or(""));
+        }
         anthropic::push_message(&mut conv, role, content);
         if role == "assistant" {
             let id = message.get("id").and_then(Value::as_str);
@@ -80,9 +84,11 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             last_message_id = id;
         }
     }
+    let marks = conv.model_marks().to_vec();
     let mut ep = episode(origin, None, "claude-code", conv.into_items());
     // The session ends where the agent or its user stopped: no call follows.
     ep.stopped = true;
+    ep.set_model_marks(None, &marks);
     if !calls.is_empty() {
         // Claude Code writes each block as it streams, with the usage of the stream's start: its
         // `output_tokens` (1 to 26 in the public sessions) are placeholders, never the completion's count.
@@ -379,5 +385,63 @@ mod tests {
             .collect();
         assert!(after[0].starts_with("This session is being continued"));
         assert_eq!(after[1..], ["Now run the tests."]);
+    }
+
+    /// Each API message's `model`: a side call to a smaller model is a switch and back; a message Claude Code
+    /// wrote itself (`<synthetic>`) names no model.
+    #[test]
+    fn each_call_keeps_the_model_that_answered_it() {
+        let line = |uuid: &str, parent: &str, role: &str, id: &str, model: &str, text: &str| {
+            let mut message = json!({"role": role, "content": text});
+            if role == "assistant" {
+                message["id"] = json!(id);
+                message["model"] = json!(model);
+            }
+            json!({"type": role, "uuid": uuid, "parentUuid": parent, "message": message})
+                .to_string()
+        };
+        let text = [
+            line("u1", "", "user", "", "", "a"),
+            line(
+                "a1",
+                "u1",
+                "assistant",
+                "m1",
+                "claude-opus-4-5-20251101",
+                "1",
+            ),
+            line("u2", "a1", "user", "", "", "b"),
+            line(
+                "a2",
+                "u2",
+                "assistant",
+                "m2",
+                "claude-haiku-4-5-20251001",
+                "2",
+            ),
+            line("u3", "a2", "user", "", "", "c"),
+            line("a3", "u3", "assistant", "m3", "<synthetic>", "3"),
+            line("u4", "a3", "user", "", "", "d"),
+            line(
+                "a4",
+                "u4",
+                "assistant",
+                "m4",
+                "claude-opus-4-5-20251101",
+                "4",
+            ),
+        ]
+        .join("\n");
+        let ep = import(&text, Path::new("s.jsonl")).unwrap().remove(0);
+        assert_eq!(ep.model.as_deref(), Some("claude-opus-4-5-20251101"));
+        assert_eq!(
+            (0..4).map(|k| ep.model_at(k)).collect::<Vec<_>>(),
+            [
+                Some("claude-opus-4-5-20251101"),
+                Some("claude-haiku-4-5-20251001"),
+                Some("claude-haiku-4-5-20251001"),
+                Some("claude-opus-4-5-20251101")
+            ]
+        );
     }
 }

@@ -103,6 +103,8 @@ pub struct Conversation {
     /// Given ids that have their result.
     answered: HashSet<String>,
     synthetic: usize,
+    /// (item index, model): the turns from that item on were the model's ([`Conversation::model`]).
+    models: Vec<(usize, String)>,
 }
 
 impl Conversation {
@@ -183,6 +185,31 @@ impl Conversation {
                 sent_back,
             });
         }
+    }
+
+    /// Marks that the turns appended from here on are `model`'s (the model a trace names for a reply, or a
+    /// switch it announces); the same model again, an empty name or Claude Code's `<synthetic>` (a message it
+    /// wrote itself, no call) add nothing.
+    pub fn model(&mut self, model: &str) {
+        let model = model.trim();
+        if model.is_empty() || model == "<synthetic>" {
+            return;
+        }
+        let at = self.items.len();
+        // A later mark at the same item replaces the earlier one: no turn was the earlier model's.
+        if self.models.last().is_some_and(|(from, _)| *from == at) {
+            self.models.pop();
+        }
+        if self.models.last().is_some_and(|(_, m)| m == model) {
+            return;
+        }
+        self.models.push((at, model.to_owned()));
+    }
+
+    /// The models' marks so far ([`Conversation::model`]), for [`Episode::set_model_marks`].
+    #[must_use]
+    pub fn model_marks(&self) -> &[(usize, String)] {
+        &self.models
     }
 
     /// The number of items appended so far.

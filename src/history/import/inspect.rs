@@ -188,6 +188,7 @@ fn sample_episode(mut sample: Value, header: &Value, origin: &Path, at: &str) ->
         .count();
     let Calls {
         usage,
+        models,
         inputs,
         compacted,
         strategy,
@@ -211,18 +212,27 @@ fn sample_episode(mut sample: Value, header: &Value, origin: &Path, at: &str) ->
         ep.task = task.chars().take(200).collect();
     }
     let meta = inspect_meta(&sample, header, events, other);
-    if let Some(model) = header.pointer("/eval/model") {
-        ep.meta.insert("model".into(), model.clone());
-    }
     ep.meta.insert("inspect".into(), Value::Object(meta));
     // Call points are the assistant messages that make a turn (a message with neither text nor calls makes
     // none); per-call usage only when every one has its model event.
+    let is_turn =
+        |m: &Msg| m.role == "assistant" && !(m.text.trim().is_empty() && m.calls.is_empty());
     let turns: Vec<Option<CallUsage>> = messages
         .iter()
         .zip(usage)
-        .filter(|(m, _)| m.role == "assistant" && !(m.text.trim().is_empty() && m.calls.is_empty()))
+        .filter(|(m, _)| is_turn(m))
         .map(|(_, u)| u)
         .collect();
+    let turn_models: Vec<Option<String>> = messages
+        .iter()
+        .zip(models)
+        .filter(|(m, _)| is_turn(m))
+        .map(|(_, m)| m)
+        .collect();
+    ep.set_models(
+        header.pointer("/eval/model").and_then(Value::as_str),
+        &turn_models,
+    );
     match turns.into_iter().collect::<Option<Vec<_>>>() {
         Some(calls) if !calls.is_empty() => {
             ProviderUsage::from_calls("events[model].output.usage", calls).store(&mut ep);
@@ -238,6 +248,8 @@ fn sample_episode(mut sample: Value, header: &Value, origin: &Path, at: &str) ->
 /// model calls that are no call point, the tools the agent had.
 struct Calls {
     usage: Vec<Option<CallUsage>>,
+    /// The model each assistant message's call names (the response's, else the event's).
+    models: Vec<Option<String>>,
     inputs: Vec<Option<Vec<Msg>>>,
     compacted: Vec<Vec<Compaction>>,
     strategy: String,
@@ -286,6 +298,7 @@ fn match_events(
     at: &str,
 ) -> Result<Calls> {
     let mut usage: Vec<Option<CallUsage>> = vec![None; raw.len()];
+    let mut models: Vec<Option<String>> = vec![None; raw.len()];
     let mut inputs: Vec<Option<Vec<Msg>>> = vec![None; raw.len()];
     let mut compacted: Vec<Vec<Compaction>> = vec![Vec::new(); raw.len()];
     let mut pending: Vec<Compaction> = Vec::new();
@@ -335,6 +348,11 @@ fn match_events(
                         .map_or_else(CallUsage::default, call_usage),
                 );
                 inputs[p] = Some(input.iter().map(|m| message(m)).collect());
+                models[p] = event
+                    .pointer("/output/model")
+                    .or_else(|| event.get("model"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 compacted[p].append(&mut pending);
                 summarizer = None;
                 if let Some(t) = event.get("tools").and_then(Value::as_array) {
@@ -349,6 +367,7 @@ fn match_events(
     }
     Ok(Calls {
         usage,
+        models,
         inputs,
         compacted,
         strategy,

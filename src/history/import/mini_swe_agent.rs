@@ -53,9 +53,6 @@ fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                 ep.meta.insert(key.into(), x.clone());
             }
         }
-        if let Some(model) = info.pointer("/config/model/model_name") {
-            ep.meta.insert("model".into(), model.clone());
-        }
         // The tool-calling models send their one tool with every call; the trajectory does not record it.
         let model_type = info
             .pointer("/config/model_type")
@@ -84,6 +81,22 @@ fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         }
     }
     usage.store(&mut ep);
+    // The model the run was configured with, and the one each raw response names (a dated id where the
+    // provider gives one), call by call.
+    let replies: Vec<Option<String>> = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .map(|m| {
+            m.pointer("/extra/response/model")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect();
+    ep.set_models(
+        v.pointer("/info/config/model/model_name")
+            .and_then(Value::as_str),
+        &replies,
+    );
     if let Some(id) = v.get("instance_id").and_then(Value::as_str) {
         ep.meta
             .insert("instance_id".into(), Value::String(id.into()));

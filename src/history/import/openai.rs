@@ -132,9 +132,8 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     let (messages, at) = messages_of(&v, origin)?;
     let conv = convert(messages, origin, at, Dialect::default())?;
     let mut ep = episode(origin, None, "openai", conv.into_items());
-    if let Some(model) = v.get("model") {
-        ep.meta.insert("model".into(), model.clone());
-    }
+    // A request body names the model it is for: every call point's.
+    ep.set_models(v.get("model").and_then(Value::as_str), &[]);
     ep.tools = tools_of(&v);
     Ok(vec![ep])
 }

@@ -61,6 +61,8 @@ struct Converted {
     usage: Vec<std::result::Result<CallUsage, String>>,
     /// Whether the run used OpenHands' text-based function calling.
     text: bool,
+    /// The model the record's `llm_config` names, if any.
+    model: String,
 }
 
 /// Why an agent's message has no usage: OpenHands keeps a response only on the actions of its tool calls.
@@ -71,6 +73,8 @@ const NO_METADATA: &str =
 /// text, its usage, and the arguments it gave the call `tool_call_id`.
 struct ModelReply<'a> {
     id: String,
+    /// The model the response names.
+    model: Option<&'a str>,
     text: String,
     usage: Option<&'a Value>,
     arguments: Option<String>,
@@ -94,6 +98,7 @@ fn model_reply(meta: &Value) -> Option<ModelReply<'_>> {
         id: response
             .get("id")
             .map_or_else(String::new, ToString::to_string),
+        model: response.get("model").and_then(Value::as_str),
         text: message.get("content").map_or_else(String::new, text_of),
         usage: response.get("usage"),
         arguments,
@@ -197,6 +202,7 @@ fn convert(events: &[Value], origin: &Path, at: &str, mode: &Mode) -> Result<Con
         tools: c.tools,
         usage: c.usage,
         text: mode.text,
+        model: mode.model.clone(),
     })
 }
 
@@ -260,6 +266,7 @@ impl Converter<'_> {
             .is_some_and(|r| self.last_response.as_deref() != Some(r.id.as_str()));
         if let Some(r) = reply.as_ref().filter(|_| fresh) {
             self.last_response = Some(r.id.clone());
+            self.conv.model(r.model.unwrap_or(""));
             self.usage.push(
                 r.usage
                     .map(call_usage)
@@ -484,6 +491,7 @@ fn finish(
     converted: Converted,
     token_usages: Option<&Value>,
 ) -> Episode {
+    let marks = converted.conv.model_marks().to_vec();
     let mut ep = episode(origin, suffix, "openhands", converted.conv.into_items());
     ep.tools = converted.tools;
     if converted.text {
@@ -494,6 +502,8 @@ fn finish(
     }
     // The agent finished, or gave the user the turn: no call follows the last event.
     ep.stopped = true;
+    // The configured model, and the one each recorded response names.
+    ep.set_model_marks(Some(converted.model.as_str()), &marks);
     let recorded: Vec<CallUsage> = token_usages
         .and_then(Value::as_array)
         .map(|list| {

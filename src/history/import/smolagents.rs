@@ -155,16 +155,11 @@ fn run_tools(run: &Value, steps: &[Value]) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// The run's model, agent type, source and answers into the episode's meta, its token counts as its
+/// The run's model (`model_id`), its agent type, source and answers into the episode's meta, its token counts as its
 /// provider usage, and its question as the task.
 fn keep_run_fields(ep: &mut Episode, run: &Value) {
-    for key in [
-        "model_id",
-        "agent_action_type",
-        "source",
-        "true_answer",
-        "answer",
-    ] {
+    ep.set_models(run.get("model_id").and_then(Value::as_str), &[]);
+    for key in ["agent_action_type", "source", "true_answer", "answer"] {
         if let Some(x) = run.get(key).filter(|x| !x.is_null()) {
             ep.meta.insert(key.into(), x.clone());
         }

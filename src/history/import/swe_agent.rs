@@ -95,7 +95,27 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     if demos > 0 {
         ep.meta.insert("demo_messages".into(), demos.into());
     }
+    ep.set_models(model_of(&v).as_deref(), &[]);
     Ok(vec![ep])
+}
+
+/// The model the run was configured with: `replay_config.agent.model.name` (SWE-agent 1.x writes the
+/// configuration as an object, 0.7 as a JSON string).
+fn model_of(v: &Value) -> Option<String> {
+    let config = v.get("replay_config")?;
+    let parsed;
+    let config = match config {
+        Value::String(s) => {
+            parsed = serde_json::from_str::<Value>(s).ok()?;
+            &parsed
+        }
+        other => other,
+    };
+    config
+        .pointer("/agent/model/name")
+        .or_else(|| config.pointer("/agent/model/model_name"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// Names each observation after the command that produced it: the first word of the action in the reply
