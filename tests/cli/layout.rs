@@ -60,6 +60,7 @@ fn every_path_and_type_architecture_md_names_exists() {
         "build.rs",
         "Cargo.toml",
         "clippy.toml",
+        "pyproject.toml",
         "assets/",
         "assets",
         "src",
@@ -71,7 +72,7 @@ fn every_path_and_type_architecture_md_names_exists() {
     .map(|s| (*s).to_owned())
     .collect();
     let mut stack: Vec<PathBuf> = [
-        "src", "tests", "assets", "scripts", "configs", "benches", "fuzz",
+        "src", "tests", "assets", "scripts", "configs", "benches", "fuzz", "python", "docs",
     ]
     .iter()
     .map(|d| root.join(d))
@@ -190,5 +191,38 @@ fn every_path_and_type_architecture_md_names_exists() {
     assert!(
         missing.is_empty(),
         "docs/architecture.md names what does not exist: {missing:?}"
+    );
+}
+
+/// The Python package has one version, Cargo.toml's: pyproject.toml leaves it to maturin (`dynamic`), which reads
+/// Cargo.toml, and the module reads it from the installed distribution; the wheel carries the binary (`bin`
+/// bindings). scripts/wheel.sh checks the built wheel's name, `--version` and `ctxbench.__version__` agree.
+#[test]
+fn the_python_package_takes_cargo_tomls_version() {
+    let root = super::root();
+    let text = std::fs::read_to_string(root.join("pyproject.toml")).unwrap();
+    let py: toml::Table = text.parse().unwrap();
+    assert_eq!(
+        py["build-system"]["build-backend"].as_str(),
+        Some("maturin")
+    );
+    assert_eq!(py["tool"]["maturin"]["bindings"].as_str(), Some("bin"));
+    let project = py["project"].as_table().unwrap();
+    assert_eq!(project["name"].as_str(), Some(env!("CARGO_PKG_NAME")));
+    assert!(
+        !project.contains_key("version"),
+        "pyproject.toml sets a version of its own: leave it to Cargo.toml (dynamic)"
+    );
+    let dynamic: Vec<&str> = project["dynamic"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(toml::Value::as_str)
+        .collect();
+    assert!(dynamic.contains(&"version"), "{dynamic:?}");
+    let module = std::fs::read_to_string(root.join("python/ctxbench/__init__.py")).unwrap();
+    assert!(
+        module.contains("version(\"ctxbench\")") && !module.contains(env!("CARGO_PKG_VERSION")),
+        "python/ctxbench/__init__.py must read the installed distribution's version, not write one"
     );
 }
