@@ -36,6 +36,7 @@
 // No function over 80 lines (clippy.toml) outside tests and data tables, which say why they allow it.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod bundled;
 pub mod cli;
 pub mod error;
 pub mod files;

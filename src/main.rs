@@ -39,10 +39,7 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
+            eprint!("{}", ctxbench::cli::describe_error(&err));
             ExitCode::from(2)
         }
     }

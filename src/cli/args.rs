@@ -40,6 +40,8 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Write a starting configuration to edit: the default comparison (`ctxbench.toml`), or a sweep grid.
+    Init(InitArgs),
     /// Generate the bundled default dataset (seeded, byte-identical on every machine).
     Gen {
         /// Seed.
@@ -133,10 +135,12 @@ pub struct ShowArgs {
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// Dataset file (JSON lines of episodes) or directory of .jsonl files; an agent's own trace is converted
-    /// with `ctxbench import` first.
+    /// with `ctxbench import` first. Where no file is at datasets/default.jsonl, that path is the bundled
+    /// dataset, generated in memory (what `ctxbench gen` writes).
     #[arg(long, default_value = "datasets/default.jsonl")]
     pub dataset: PathBuf,
-    /// TOML config (strategies, window, tokenizer, pricing, mock model).
+    /// TOML config (strategies, window, tokenizer, pricing, mock model): `ctxbench init` writes one to edit;
+    /// configs/*.toml are bundled, read from the binary where no such file is.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Strategies to compare, by name (comma-separated or repeated): the config's, the built-in ones, the peer
@@ -234,7 +238,8 @@ impl RunArgs {
 /// Arguments of `ctxbench sweep`.
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
-    /// Dataset file (JSON lines of episodes) or directory of .jsonl files.
+    /// Dataset file (JSON lines of episodes) or directory of .jsonl files; by default the bundled dataset
+    /// (generated in memory where no file is at its path).
     #[arg(long, default_value = "datasets/default.jsonl")]
     pub dataset: PathBuf,
     /// Run config (window, tokenizer, pricing); its strategies are replaced by the grid.
@@ -252,6 +257,31 @@ pub struct SweepArgs {
     /// Run name.
     #[arg(long, default_value = "sweep")]
     pub name: String,
+}
+
+/// What `ctxbench init` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitKind {
+    /// The default comparison (configs/default.toml): window, tokenizer, prices, the mock, strategies.
+    Run,
+    /// The built-in sweep grid (configs/sweep.toml), for `ctxbench sweep --grid`.
+    Sweep,
+    /// A grid over peer presets' thresholds (configs/sweep_presets.toml).
+    SweepPresets,
+}
+
+/// Arguments of `ctxbench init`.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// What to write.
+    #[arg(value_enum, default_value = "run")]
+    pub kind: InitKind,
+    /// The file to write; default ctxbench.toml, sweep.toml or sweep_presets.toml.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Arguments of `ctxbench merge`.

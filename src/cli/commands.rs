@@ -15,6 +15,7 @@ use crate::run::{self, RunConfig};
 pub(super) fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result<bool> {
     let mut ok = true;
     for path in paths {
+        note_bundled(path);
         let v = validate_path(path)?;
         for p in &v.problems {
             writeln!(stdout, "{p}")?;
@@ -45,6 +46,9 @@ pub(super) fn cmd_validate(stdout: &mut impl Write, paths: &[PathBuf]) -> Result
 pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
     let (config, name) = configured(&args)?;
     let dataset = args.dataset.as_path();
+    crate::history::dataset::dataset_files(dataset)
+        .with_context(|| format!("run '{name}' did not start"))?;
+    note_bundled(dataset);
     if args.dry_run {
         write!(stdout, "{}", run::dry_run(&config, dataset)?.to_markdown())?;
         return Ok(true);
@@ -83,6 +87,7 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
 /// The configuration a run's arguments give (the config file's, with the options over it) and the run's name.
 fn configured(args: &RunArgs) -> Result<(RunConfig, String)> {
     let config_path = args.config.as_deref();
+    config_path.inspect(|p| note_bundled(p));
     let mut config = match config_path {
         Some(p) => RunConfig::from_file(p)?,
         None => RunConfig::default(),
@@ -269,14 +274,16 @@ pub(super) fn cmd_report(stdout: &mut impl Write, run_dir: &Path, wide: bool) ->
 
 /// `ctxbench sweep`: the grid run over the config, and its recommendation.
 pub(super) fn cmd_sweep(stdout: &mut impl Write, args: &SweepArgs) -> Result<bool> {
+    for path in [&args.config, &args.grid].into_iter().flatten() {
+        note_bundled(path);
+    }
     let base = match &args.config {
         Some(p) => RunConfig::from_file(p)?,
         None => RunConfig::default(),
     };
     let mut sweep = match &args.grid {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("failed to read '{}'", p.display()))?;
+            let text = crate::bundled::read_to_string(p)?;
             crate::sweep::SweepConfig::parse(&text, &p.display().to_string())?
         }
         None => crate::sweep::SweepConfig::parse(crate::sweep::BUILTIN, "configs/sweep.toml")?,
@@ -287,6 +294,7 @@ pub(super) fn cmd_sweep(stdout: &mut impl Write, args: &SweepArgs) -> Result<boo
         }
         sweep.min_retention = m;
     }
+    note_bundled(&args.dataset);
     let name = &args.name;
     let out = args
         .out
@@ -315,8 +323,8 @@ pub(super) fn cmd_sweep(stdout: &mut impl Write, args: &SweepArgs) -> Result<boo
 
 /// `ctxbench gen`: a generated dataset; only seed 42 may write the bundled one.
 pub(super) fn cmd_gen(stdout: &mut impl Write, seed: u64, out: &Path) -> Result<bool> {
-    let bundled = Path::new("datasets/default.jsonl");
-    if seed != 42 && out.ends_with(bundled) {
+    let bundled = Path::new(crate::bundled::DATASET);
+    if seed != crate::bundled::DATASET_SEED && out.ends_with(bundled) {
         bail!(
             "seed {seed} would overwrite the bundled dataset '{}', which is seed 42's: give --out, e.g. --out \
              datasets/seed-{seed}.jsonl",
@@ -356,4 +364,57 @@ pub(super) fn cmd_merge(stdout: &mut impl Write, args: &MergeArgs) -> Result<boo
     summary::comparison_and_pick(stdout, r, View::new(args.wide, false))?;
     writeln!(stdout, "\nwrote {}", outcome.dir.display())?;
     Ok(true)
+}
+
+/// `ctxbench init`: a starting configuration, the bundled one, written where the user will edit it.
+pub(super) fn cmd_init(stdout: &mut impl Write, args: &super::args::InitArgs) -> Result<bool> {
+    use super::args::InitKind;
+    let (bundled, default_out, next) = match args.kind {
+        InitKind::Run => (
+            "configs/default.toml",
+            "ctxbench.toml",
+            "ctxbench run --config",
+        ),
+        InitKind::Sweep => ("configs/sweep.toml", "sweep.toml", "ctxbench sweep --grid"),
+        InitKind::SweepPresets => (
+            "configs/sweep_presets.toml",
+            "sweep_presets.toml",
+            "ctxbench sweep --grid",
+        ),
+    };
+    let text = crate::bundled::FILES
+        .iter()
+        .find_map(|(name, text)| (*name == bundled).then_some(*text))
+        .context("the bundled configurations hold every kind `init` writes")?;
+    let out = args.out.clone().unwrap_or_else(|| default_out.into());
+    if out.exists() && !args.force {
+        return Err(super::Hinted::new(
+            format!(
+                "'{}' already exists, and `init` replaces no file",
+                out.display()
+            ),
+            "give another file with --out, or --force to replace it",
+        )
+        .into());
+    }
+    crate::files::write_atomic(&out, text.as_bytes())?;
+    writeln!(stdout, "wrote {} (the bundled {bundled})", out.display())?;
+    writeln!(stdout, "edit it, then: {next} {}", out.display())?;
+    Ok(true)
+}
+
+/// Says on stderr where the bundled dataset or a bundled configuration is read from memory, because no file
+/// is at its path here.
+pub(super) fn note_bundled(path: &Path) {
+    if crate::bundled::is_generated_dataset(path) {
+        eprintln!(
+            "note: no {} here: the bundled dataset is generated in memory (`ctxbench gen` writes it)",
+            path.display()
+        );
+    } else if crate::bundled::embedded(path).is_some() {
+        eprintln!(
+            "note: no {} here: ctxbench reads its bundled copy (`ctxbench init` writes one to edit)",
+            path.display()
+        );
+    }
 }

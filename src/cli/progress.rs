@@ -41,7 +41,7 @@ fn count_episodes(dataset: &Path) -> Option<u64> {
     use std::io::BufRead as _;
     let mut total = 0;
     for file in crate::history::dataset::dataset_files(dataset).ok()? {
-        let reader = std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(file).ok()?);
+        let reader = crate::history::dataset::open_file(&file).ok()?;
         for line in reader.split(b'\n') {
             if line.ok()?.iter().any(|b| !b.is_ascii_whitespace()) {
                 total += 1;

@@ -30,15 +30,27 @@ pub struct DatasetReader<R> {
     every: Option<(usize, usize, Arc<AtomicUsize>)>,
 }
 
-impl DatasetReader<BufReader<File>> {
+impl DatasetReader<Box<dyn BufRead + Send>> {
     /// Opens `path` for streaming.
     ///
     /// # Errors
     /// Fails when the file cannot be opened.
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-        Ok(Self::new(BufReader::with_capacity(1 << 16, file), path))
+        Ok(Self::new(open_file(path)?, path))
     }
+}
+
+/// Opens one dataset file for reading: the file, or the bundled dataset generated in memory where `path` names
+/// it and no file is there ([`crate::bundled`]).
+///
+/// # Errors
+/// Fails when the file cannot be opened.
+pub fn open_file(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    if crate::bundled::is_generated_dataset(path) {
+        return Ok(Box::new(crate::bundled::dataset()));
+    }
+    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
 }
 
 impl<R: BufRead> DatasetReader<R> {
@@ -230,8 +242,7 @@ pub fn for_each_line(path: &Path, mut each: impl FnMut(RawLine<'_>) -> Result<()
     let mut position = 0;
     let mut buf = Vec::new();
     for file in dataset_files(path)? {
-        let open = File::open(&file).map_err(|e| Error::io("open", &file, e))?;
-        let mut reader = BufReader::with_capacity(1 << 16, open);
+        let mut reader = open_file(&file)?;
         let mut line = 0;
         loop {
             buf.clear();
@@ -319,11 +330,15 @@ pub(crate) fn describe_json_error(e: &serde_path_to_error::Error<serde_json::Err
     }
 }
 
-/// The dataset files named by `path`: the file itself, or every `*.jsonl` file of a directory, sorted.
+/// The dataset files named by `path`: the file itself, or every `*.jsonl` file of a directory, sorted (the
+/// bundled dataset's path where it is generated in memory).
 ///
 /// # Errors
 /// Fails when the path does not exist or a directory holds no `.jsonl` file.
 pub fn dataset_files(path: &Path) -> Result<Vec<PathBuf>> {
+    if crate::bundled::is_generated_dataset(path) {
+        return Ok(vec![path.to_owned()]);
+    }
     let meta = std::fs::metadata(path).map_err(|e| Error::io("open", path, e))?;
     if !meta.is_dir() {
         return Ok(vec![path.to_owned()]);

@@ -242,7 +242,7 @@ impl RunConfig {
     /// # Errors
     /// Names the file and the TOML problem (line and key).
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+        let text = crate::bundled::read_to_string(path)?;
         let config: Self = toml::from_str(&text)
             .map_err(|e| Error::Config(format!("'{}': {e}", path.display())))?;
         config.validate()?;
@@ -457,7 +457,7 @@ impl RunConfig {
 pub fn dataset_sha256(path: &Path) -> Result<String> {
     let mut hasher = Sha256::new();
     for file in dataset_files(path)? {
-        let mut f = std::fs::File::open(&file).map_err(|e| Error::io("open", &file, e))?;
+        let mut f = crate::history::dataset::open_file(&file)?;
         let mut buf = vec![0u8; 1 << 16];
         loop {
             let n = f.read(&mut buf).map_err(|e| Error::io("read", &file, e))?;
@@ -479,7 +479,7 @@ pub fn has_recorded_compaction(path: &Path) -> Result<bool> {
     let needle = format!("\"{}\"", crate::history::recorded::META_KEY);
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
     for file in dataset_files(path)? {
-        let mut f = std::fs::File::open(&file).map_err(|e| Error::io("open", &file, e))?;
+        let mut f = crate::history::dataset::open_file(&file)?;
         // Chunks that overlap by the needle's length, so that no occurrence falls between two.
         let keep = needle.len() - 1;
         let mut buf = vec![0u8; (1 << 16) + keep];

@@ -194,7 +194,7 @@ fn dataset_of(dir: &Path, run: &RunReport, options: &ShowOptions) -> Result<Path
         .dataset
         .clone()
         .unwrap_or_else(|| PathBuf::from(&run.dataset.path));
-    if !dataset.exists() {
+    if !dataset.exists() && !crate::bundled::is_generated_dataset(&dataset) {
         return Err(Error::Config(format!(
             "the run in '{}' read the dataset '{}', which is not there from this directory: run `ctxbench show` \
              from where the run was started, or give the dataset with --dataset",

@@ -180,7 +180,7 @@ impl ModelTokenizer {
 
 impl Template {
     fn load(path: &Path, tokenizer: &tokenizers::Tokenizer) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+        let text = crate::bundled::read_to_string(path)?;
         // A tokenizer_config.json carries the template and the special tokens' strings.
         let (source, bos, eos) = match serde_json::from_str::<Value>(&text) {
             Ok(config) if config.is_object() => {

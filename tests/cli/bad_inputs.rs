@@ -41,7 +41,7 @@ fn every_bad_input_has_an_expected_error() {
 }
 
 fn no_panic(file: &str, out: &std::process::Output) {
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert!(
         !stderr.contains("panicked") && out.status.code().is_some(),
         "{file}: {stderr}"
@@ -75,7 +75,7 @@ fn bad_datasets_fail_validate_and_run_with_their_error() {
             None,
         );
         no_panic(&case.file, &out);
-        let stderr = text(&out.stderr);
+        let stderr = crate::unwrapped(&text(&out.stderr));
         assert_eq!(out.status.code(), Some(2), "{}: {stderr}", case.file);
         let name = case.file.trim_start_matches("dataset/");
         assert!(
@@ -107,7 +107,7 @@ fn bad_traces_fail_import_with_their_error() {
             None,
         );
         no_panic(&case.file, &out);
-        let stderr = text(&out.stderr);
+        let stderr = crate::unwrapped(&text(&out.stderr));
         assert_eq!(out.status.code(), Some(2), "{}: {stderr}", case.file);
         assert!(
             stderr.contains(&path)
@@ -135,7 +135,7 @@ fn an_unwritable_output_directory_is_a_clear_error() {
     let out_dir = blocker.join("run");
     let data = crate::subset(dir.path(), 1);
     let out = crate::ctxbench_run(&data, None, &out_dir, &[], None);
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     no_panic("unwritable", &out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -167,7 +167,7 @@ fn a_failed_run_keeps_the_previous_complete_run() {
         (&broken_first, "failed before finishing an episode"),
     ] {
         let out = crate::ctxbench_run(bad, None, &out_dir, &[], None);
-        let stderr = text(&out.stderr);
+        let stderr = crate::unwrapped(&text(&out.stderr));
         no_panic("failed run", &out);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(says), "{stderr}");
@@ -183,7 +183,7 @@ fn a_failed_run_keeps_the_previous_complete_run() {
     let broken_second = dir.path().join("broken_second.jsonl");
     std::fs::write(&broken_second, format!("{first}\n{{\"id\": 3}}\n")).unwrap();
     let out = crate::ctxbench_run(&broken_second, None, &out_dir, &[], None);
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("the 1 episode(s) it finished are in") && stderr.contains("run.partial"),
@@ -210,7 +210,7 @@ fn a_failed_run_keeps_the_previous_complete_run() {
     std::fs::write(mine.join("notes.txt"), "keep me").unwrap();
     let out = crate::ctxbench_run(&data, None, &mine, &[], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("not a ctxbench run directory"));
+    assert!(crate::unwrapped(&text(&out.stderr)).contains("not a ctxbench run directory"));
     assert_eq!(
         std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
         "keep me"
@@ -248,7 +248,7 @@ fn a_raw_trace_points_to_import() {
             &[],
             None,
         );
-        let stderr = text(&out.stderr);
+        let stderr = crate::unwrapped(&text(&out.stderr));
         no_panic(file, &out);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("ctxbench import"), "{stderr}");

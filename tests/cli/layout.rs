@@ -67,12 +67,15 @@ fn every_path_and_type_architecture_md_names_exists() {
         "tests",
         "scripts",
         "docs",
+        "configs",
+        "datasets",
     ]
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
     let mut stack: Vec<PathBuf> = [
-        "src", "tests", "assets", "scripts", "configs", "benches", "fuzz", "python", "docs",
+        "src", "tests", "assets", "scripts", "configs", "datasets", "benches", "fuzz", "python",
+        "docs",
     ]
     .iter()
     .map(|d| root.join(d))

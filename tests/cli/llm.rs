@@ -45,7 +45,11 @@ fn a_run_with_a_real_llm_is_served_from_the_cache_on_rerun() {
     let cfg = llm_config(dir.path(), "real", &url, "backoff_ms = 10\n");
     let run = |extra: &[&str]| {
         let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("out"), extra, None);
-        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            crate::unwrapped(&text(&out.stderr))
+        );
         text(&out.stdout)
     };
     let first = run(&[]);
@@ -95,7 +99,11 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
             .collect::<Vec<_>>(),
         Some(1),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert!(
         !reference.join("resume.jsonl").exists(),
         "a completed run leaves no journal"
@@ -144,7 +152,11 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
         &resume_args.iter().map(String::as_str).collect::<Vec<_>>(),
         Some(1),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert!(!staging.exists() && killed.join("summary.json").exists());
     // Only the unfinished episodes called the LLM again (the reference run made the same calls for all 8).
     let reference_calls = before / 2; // the reference and the killed run each sent their own calls
@@ -188,9 +200,9 @@ fn a_killed_run_resumes_without_repeating_finished_episodes() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("nothing to resume"),
+        crate::unwrapped(&text(&out.stderr)).contains("nothing to resume"),
         "{}",
-        text(&out.stderr)
+        crate::unwrapped(&text(&out.stderr))
     );
 }
 
@@ -210,15 +222,15 @@ fn unset_keys_refused_keys_and_dead_endpoints_stop_before_the_run() {
     let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("a"), &[], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("CTXBENCH_TEST_NEVER_SET is not set"),
+        crate::unwrapped(&text(&out.stderr)).contains("CTXBENCH_TEST_NEVER_SET is not set"),
         "{}",
-        text(&out.stderr)
+        crate::unwrapped(&text(&out.stderr))
     );
     assert_eq!(seen.lock().unwrap().requests, 0);
 
     let cfg = llm_config(dir.path(), "refused", &url, "");
     let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("b"), &[], None);
-    let err = text(&out.stderr);
+    let err = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("preflight") && err.contains("401") && err.contains(&url),
@@ -236,7 +248,7 @@ fn unset_keys_refused_keys_and_dead_endpoints_stop_before_the_run() {
     drop(dead);
     let cfg = llm_config(dir.path(), "dead", &dead_url, "max_retries = 0\n");
     let out = ctxbench_run(&data, Some(&cfg), &dir.path().join("c"), &[], None);
-    let err = text(&out.stderr);
+    let err = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("cannot connect") && err.contains(&dead_url),
@@ -270,7 +282,7 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
     );
     let out_dir = dir.path().join("out");
     let out = ctxbench_run(&data, Some(&cfg), &out_dir, &[], Some(1));
-    let err = text(&out.stderr);
+    let err = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("call failed") && err.contains("--resume"),
@@ -288,7 +300,11 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
     // Back up: --resume finishes the run.
     served.store(1_000_000, std::sync::atomic::Ordering::SeqCst);
     let out = ctxbench_run(&data, Some(&cfg), &out_dir, &["--resume"], Some(1));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
     assert!(summary.contains("\"complete\": true") && summary.contains("\"episodes\": 6"));
 
@@ -300,7 +316,12 @@ fn a_server_lost_mid_run_stops_the_run_and_resume_finishes_it() {
     let kept_staging = dir.path().join("kept.partial");
     let out = ctxbench_run(&data, Some(&cfg), &kept, &["--keep-going"], None);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert!(
         stdout.contains("left out of every figure") && stdout.contains("coding-01"),
         "{stdout}"
@@ -350,7 +371,11 @@ fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
         None,
     );
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert!(
         stdout.contains("Dry run") && stdout.contains("| total |"),
         "{stdout}"
@@ -360,7 +385,11 @@ fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
 
     let run_dir = dir.path().join("run");
     let out = ctxbench_run(&data, Some(&cfg), &run_dir, &[], None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(run_dir.join("llm_calls.jsonl"))
         .unwrap()
         .lines()
@@ -398,7 +427,7 @@ fn llm_calls_are_recorded_the_bill_comes_first_and_the_budget_holds() {
             &["--no-cache", "--max-cost", max_cost],
             None,
         );
-        let err = text(&out.stderr);
+        let err = crate::unwrapped(&text(&out.stderr));
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains("--max-cost"), "{err}");
         assert_eq!(
@@ -449,7 +478,11 @@ fn a_judge_grades_open_probes() {
         &["--dry-run"],
         None,
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert!(
         text(&out.stdout).contains("| judge |"),
         "{}",
@@ -459,7 +492,11 @@ fn a_judge_grades_open_probes() {
 
     let run = dir.path().join("run");
     let out = ctxbench_run(&data, Some(&cfg), &run, &[], None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert!(
         text(&out.stdout).contains("Judge:"),
         "{}",

@@ -1,5 +1,6 @@
 //! The one integration test binary: the CLI end to end, plus property tests of the strategies.
 
+mod anywhere;
 mod bad_inputs;
 mod compaction;
 mod console;
@@ -65,6 +66,11 @@ pub fn shared_trace_files() -> Option<Vec<PathBuf>> {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// An error message as one line per cause: the lines `ctxbench` wrapped at 100 columns joined again.
+fn unwrapped(stderr: &str) -> String {
+    stderr.replace("\n    ", " ")
 }
 
 /// The arguments of `ctxbench run` on `data` with `config` (or the default), writing to `out`, then `extra`.
@@ -265,7 +271,7 @@ fn run_prints_a_table_where_strategies_differ() {
 #[test]
 fn unknown_strategy_is_a_clear_error() {
     let out = ctxbench(&["run", "--strategies", "none,slidng_window"], None);
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr.contains("unknown strategy 'slidng_window'") && stderr.contains("sliding_window"),
@@ -406,7 +412,7 @@ fn external_strategy_failures_are_clear() {
             ),
         );
         let out = ctxbench_run(&data, Some(&cfg), &dir.path().join(name), &[], None);
-        let stderr = text(&out.stderr);
+        let stderr = crate::unwrapped(&text(&out.stderr));
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
         assert!(stderr.contains("external `"), "{name}: {stderr}");
         for e in expected {
@@ -422,7 +428,7 @@ fn bad_config_names_the_file_and_key() {
     let cfg = dir.path().join("bad.toml");
     std::fs::write(&cfg, "context_window = 1000\n[[strategies]]\nname = \"w\"\ntype = \"sliding_window\"\nmax_tokenz = 5\n").unwrap();
     let out = ctxbench(&["run", "--config", cfg.to_str().unwrap()], None);
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr.contains("bad.toml") && stderr.contains("max_tokenz"),

@@ -177,7 +177,7 @@ fn shards_of_another_run_are_refused_by_name() {
         (vec![s0.as_path(), dir.path()], "not a completed shard run"),
     ] {
         let out = merge(&dirs, &out_dir);
-        let stderr = text(&out.stderr);
+        let stderr = crate::unwrapped(&text(&out.stderr));
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(says), "{says}: {stderr}");
         assert!(!out_dir.exists(), "a refused merge writes nothing");
@@ -188,9 +188,9 @@ fn shards_of_another_run_are_refused_by_name() {
     // A shard is resumed only as itself: the shard is part of the configuration its journal records.
     let bad = ctxbench(&["run", "--shard", "2/2"], None);
     assert!(
-        text(&bad.stderr).contains("does not exist"),
+        crate::unwrapped(&text(&bad.stderr)).contains("does not exist"),
         "{}",
-        text(&bad.stderr)
+        crate::unwrapped(&text(&bad.stderr))
     );
 }
 
@@ -218,7 +218,7 @@ fn the_merge_checks_every_line_against_the_shard_that_replayed_it() {
     let out_dir = dir.path().join("merged");
     let refused = |extra: &[&str], says: &[&str]| {
         let out = merge_with(&dirs, &out_dir, extra);
-        let stderr = text(&out.stderr);
+        let stderr = crate::unwrapped(&text(&out.stderr));
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         for s in says {
             assert!(stderr.contains(s), "{s}: {stderr}");
@@ -318,7 +318,7 @@ fn a_shard_resumes_only_on_the_lines_it_replayed() {
     };
     let s0 = stop("s0");
     let out = resume(&s0, altered(&original, 0));
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("changed since the shard replayed it")
@@ -335,7 +335,7 @@ fn a_shard_resumes_only_on_the_lines_it_replayed() {
     let merged = dir.path().join("merged");
     std::fs::write(&data, altered(&original, 1)).unwrap();
     let out = merge(&[&s0, &s1], &merged);
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!("line 2 of '{}'", data.display())) && stderr.contains("shard 1/2"),
@@ -351,7 +351,7 @@ fn a_shard_resumes_only_on_the_lines_it_replayed() {
     let lines: Vec<&str> = original.lines().collect();
     let swapped = with(&with(&original, 0, lines[1]), 1, lines[0]);
     let out = resume(&s0, swapped);
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("is no longer among its lines"), "{stderr}");
 }
@@ -378,7 +378,7 @@ fn show_of_a_shard_checks_its_own_lines() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     std::fs::write(&data, altered(&original, 1)).unwrap();
     let out = show();
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("changed since the run") && stderr.contains("its lines' xxh3"),

@@ -24,7 +24,11 @@ fn small_run(dir: &Path, extra: &[&str]) -> (std::path::PathBuf, std::process::O
     let mut args = vec!["--window", "8000"];
     args.extend(extra);
     let out = ctxbench_run(&data, None, &run, &args, None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     (run, out)
 }
 
@@ -41,7 +45,11 @@ fn show_writes_the_pages_the_report_links() {
         "the report says how to write them"
     );
     let out = ctxbench(&["show", run.to_str().unwrap()], None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     let stdout = text(&out.stdout);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
@@ -160,7 +168,11 @@ fn a_page_of_some_strategies_goes_beside_the_page_of_all() {
     let narrow = run.join(format!("episodes/{episode}+compaction.html"));
     let dir_arg = run.to_str().unwrap();
     let out = ctxbench(&["show", dir_arg, "--episode", &episode], None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     let before = std::fs::read(&full).unwrap();
     let out = ctxbench(
         &[
@@ -173,7 +185,11 @@ fn a_page_of_some_strategies_goes_beside_the_page_of_all() {
         ],
         None,
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     let stdout = text(&out.stdout)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -217,9 +233,9 @@ fn show_checks_the_dataset_and_the_episode() {
     let out = ctxbench(&["show", run.to_str().unwrap(), "--episode", "nope"], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("no episode 'nope'"),
+        crate::unwrapped(&text(&out.stderr)).contains("no episode 'nope'"),
         "{}",
-        text(&out.stderr)
+        crate::unwrapped(&text(&out.stderr))
     );
     let data = dir.path().join("subset.jsonl");
     let mut bytes = std::fs::read(&data).unwrap();
@@ -230,7 +246,7 @@ fn show_checks_the_dataset_and_the_episode() {
         None,
     );
     assert_eq!(out.status.code(), Some(2));
-    let stderr = text(&out.stderr);
+    let stderr = crate::unwrapped(&text(&out.stderr));
     assert!(
         stderr.contains("changed since the run") && stderr.contains("--dataset"),
         "{stderr}"
@@ -308,14 +324,22 @@ fn a_real_models_run_is_shown_without_a_request() {
     std::fs::write(&cfg, priced).unwrap();
     let run = dir.path().join("out");
     let out = ctxbench_run(&data, Some(&cfg), &run, &[], None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     let sent = seen.lock().unwrap().requests;
     std::fs::remove_dir_all(dir.path().join("cache-real")).unwrap();
     let out = ctxbench(
         &["show", run.to_str().unwrap(), "--episode", "coding-00"],
         None,
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert_eq!(seen.lock().unwrap().requests, sent, "show sent nothing");
     let data = page_data(&run.join("episodes/coding-00.html"));
     let texts = data["texts"].as_array().unwrap();
@@ -349,7 +373,11 @@ fn a_real_models_run_is_shown_without_a_request() {
         ],
         None,
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
     assert!(seen.lock().unwrap().requests > sent);
     // Bounded by --max-cost as a run is: below a call's estimate, nothing more is sent.
     std::fs::remove_dir_all(dir.path().join("cache-real")).unwrap();
@@ -366,7 +394,7 @@ fn a_real_models_run_is_shown_without_a_request() {
         ],
         None,
     );
-    let err = text(&out.stderr);
+    let err = crate::unwrapped(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--max-cost"), "{err}");
     assert_eq!(seen.lock().unwrap().requests, before, "{err}");

@@ -45,7 +45,7 @@ pub(super) fn dataset_of(shards: &[ShardDir], given: Option<&Path>) -> Result<Pa
             PathBuf::from(path)
         }
     };
-    if !dataset.exists() {
+    if !dataset.exists() && !crate::bundled::is_generated_dataset(&dataset) {
         let how = if given.is_some() {
             "check the path given with --dataset"
         } else {
