@@ -125,7 +125,8 @@
       : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${needs(s.ledger.length)} kept` +
         (acted(s).length ? ` · acted at ${acted(s).length} of ${N} call points` : " · never changed a request") +
         (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)})` : "") +
-        (s.trigger && s.trigger.tokens < floorOf(s) ? ` · its ${s.trigger.label.split(":")[0]} (${fmt(s.trigger.tokens)}) is below what no strategy may reduce (${fmt(floorOf(s))}): it cannot work here` : "");
+        (s.trigger && s.trigger.tokens < floorOf(s) ? ` · its ${s.trigger.label.split(":")[0]} (${fmt(s.trigger.tokens)}) is below what no strategy may reduce (${fmt(floorOf(s))}): it cannot work here` : "") +
+        (s.failed ? ` · fails at call point ${s.failed.step} as its framework does: ${s.failed.error}` : "");
     const wrap = el("div", { class: "tl" + (j === st.s ? " sel" : ""), "data-strategy": s.name },
       el("div", { class: "tl-head" },
         el("button", { class: "tl-name", onclick: () => select(j, st.k) }, s.name),
@@ -165,6 +166,14 @@
       svg.append(t);
     };
     line(D.window, false, `window ${fmt(D.window)}`);
+    // Where the framework the strategy reproduces raises: the episode fails there.
+    if (s.failed) {
+      const x = s.failed.step * bw + bw / 2;
+      svg.append(svgEl("line", { x1: x, x2: x, y1: 0, y2: H, stroke: "#d62728", "stroke-width": 2, "pointer-events": "none", class: "failed" }));
+      const t = svgEl("text", { x: Math.min(x + 3, W - 60), y: 11, "font-size": 10, fill: "#d62728", "pointer-events": "none", class: "failed" });
+      t.textContent = "fails here";
+      svg.append(t);
+    }
     if (s.trigger) line(s.trigger.tokens, true, `${s.trigger.label.split(":")[0]} ${fmt(s.trigger.tokens)}`);
     // What no strategy may reduce (reply priming, tool schemas, unrecorded context, system messages, the task),
     // at its largest, where a budget below it cannot work.

@@ -58,6 +58,10 @@ pub enum Command {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// Print, as JSON lines, the request each strategy sends at every call point of a dataset, every LLM call
+    /// answered with one fixed stand-in text: for comparing a preset with its framework's own code
+    /// (scripts/conformance/).
+    Sends(SendsArgs),
     /// Combine the shard runs of one dataset and config (`run --shard I/N`) into the run directory one `run`
     /// would have written.
     Merge(MergeArgs),
@@ -98,6 +102,20 @@ impl TokenizerArgs {
             chat_template: self.chat_template.clone(),
         }
     }
+}
+
+/// Arguments of `ctxbench sends`.
+#[derive(Debug, clap::Args)]
+pub struct SendsArgs {
+    /// Dataset file (JSON lines of episodes).
+    #[arg(long, default_value = "datasets/default.jsonl")]
+    pub dataset: PathBuf,
+    /// Strategies, by name (comma-separated): built-in ones and presets.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub strategies: Vec<String>,
+    /// The context window, in tokens.
+    #[arg(long, default_value_t = 128_000)]
+    pub window: usize,
 }
 
 /// Arguments of `ctxbench show`.

@@ -33,6 +33,7 @@ pub fn run(cli: Cli) -> Result<bool> {
         Command::Init(args) => commands::cmd_init(out, &args),
         Command::Gen { seed, out: file } => commands::cmd_gen(out, seed, &file),
         Command::Strategies { verbose } => strategies::list(out, verbose).map(|()| true),
+        Command::Sends(args) => strategies::sends(out, &args).map(|()| true),
         Command::Merge(args) => commands::cmd_merge(out, &args),
         Command::Usage(args) => usage::cmd_usage(out, &args),
         Command::Import(args) => import::cmd_import(out, &args),

@@ -102,8 +102,22 @@ pub(super) fn list(stdout: &mut impl Write, verbose: bool) -> Result<()> {
     )?;
     for p in &presets {
         writeln!(stdout, "{}", hanging(&head(p.name), p.source, indent))?;
+        let checked = crate::strategy::presets::checked::checked(p.name);
+        let pad = " ".repeat(indent);
+        if let Some(c) = checked {
+            let line = format!(
+                "checked: {} on {}, call point by call point (scripts/conformance, docs/presets.md)",
+                c.release, c.date
+            );
+            writeln!(stdout, "{}", hanging(&pad, &line, indent))?;
+        }
         if verbose {
-            let pad = " ".repeat(indent);
+            let count = crate::strategy::presets::checked::count(p.name);
+            writeln!(
+                stdout,
+                "{}",
+                hanging(&pad, &format!("count: {}", count.describe()), indent)
+            )?;
             writeln!(
                 stdout,
                 "{}",
@@ -116,9 +130,32 @@ pub(super) fn list(stdout: &mut impl Write, verbose: bool) -> Result<()> {
     if !verbose {
         writeln!(
             stdout,
-            "\n`ctxbench strategies -v` adds what each does and its configuration."
+            "\n`ctxbench strategies -v` adds the count each triggers on, what it does and its configuration."
         )?;
     }
+    Ok(())
+}
+
+/// `ctxbench sends`: the requests the named strategies send on a dataset, as JSON lines on stdout.
+///
+/// # Errors
+/// An unknown strategy, a dataset that cannot be read, or stdout that cannot be written.
+pub(super) fn sends(stdout: &mut impl Write, args: &super::args::SendsArgs) -> Result<()> {
+    use anyhow::Context;
+    let mut strategies = Vec::new();
+    for name in &args.strategies {
+        let found = crate::strategy::defaults()
+            .into_iter()
+            .find(|s| s.name == *name)
+            .or_else(|| crate::strategy::presets::find(name))
+            .with_context(|| {
+                format!("unknown strategy '{name}' (`ctxbench strategies` lists them)")
+            })?;
+        strategies.push(found);
+    }
+    let tokenizer = crate::tokens::Tokenizer::shared_default()?;
+    crate::run::sends::sends(&args.dataset, &strategies, args.window, tokenizer, stdout)
+        .with_context(|| format!("failed to replay '{}'", args.dataset.display()))?;
     Ok(())
 }
 

@@ -33,7 +33,8 @@ impl Catalog {
     #[must_use]
     pub fn standard() -> Self {
         use super::{
-            acted, cost, floor, judge, llm_use, needs, probes, retention, token_share, tokens,
+            acted, cost, failed, floor, judge, llm_use, needs, probes, retention, token_share,
+            tokens,
         };
         Self::new(vec![
             Box::new(tokens::Tokens),
@@ -44,6 +45,7 @@ impl Catalog {
             Box::new(needs::RetentionAtNeed),
             Box::new(acted::Acted),
             Box::new(floor::Floor),
+            Box::new(failed::Failed),
             Box::new(intervals::Intervals),
             Box::new(probes::Probes),
             Box::new(judge::Judge),

@@ -177,6 +177,7 @@ mod tests {
             present: FindingSet::default(),
             present_before: FindingSet::default(),
             compute_us: 0.0,
+            failure: None,
         };
         let p = Price::new(1.0, 0.5, 2.0);
         assert_eq!(

@@ -105,6 +105,8 @@ keys! {
     BUDGET_TOKENS = "budget_tokens",
     /// Episodes where the budget is below the floor.
     EPISODES_BELOW_FLOOR = "episodes_below_floor",
+    /// Episodes the strategy's framework fails (raises).
+    EPISODES_FAILED = "episodes_failed",
     /// Retention at the first need there.
     RETENTION_FIRST_NEED_ACTED = "retention_first_need_acted",
     /// Share of tokens per item kind.

@@ -24,6 +24,7 @@ pub mod bootstrap;
 mod by_hand;
 mod catalog;
 pub mod cost;
+pub mod failed;
 pub mod fidelity;
 pub mod fields;
 pub mod floor;

@@ -26,6 +26,10 @@ pub const COMPACTED_ITEMS: &str = "compacted_items";
 pub const COST_USD: &str = "cost_usd";
 /// `cost_usd_no_cache`.
 pub const COST_USD_NO_CACHE: &str = "cost_usd_no_cache";
+/// `failed_at_step`.
+pub const FAILED_AT_STEP: &str = "failed_at_step";
+/// `framework_failed`.
+pub const FRAMEWORK_FAILED: &str = "framework_failed";
 /// `dimension`.
 pub const DIMENSION: &str = "dimension";
 /// `dropped_items`.

@@ -317,6 +317,7 @@ impl<'a> Replayer<'a> {
                 floor_tokens: prepared.floor(step, received.tool_tokens, &self.tokenizer),
                 budget_tokens: budget,
                 compute_us,
+                failure: applied.failure,
             });
         }
         recorder.expect(calls::Purpose::Probe, None);

@@ -110,6 +110,9 @@ pub struct StepRecord {
     pub budget_tokens: Option<usize>,
     /// Wall-clock time of the strategy's own work, in microseconds (varies between runs).
     pub compute_us: f64,
+    /// The error the framework a preset reproduces raises at this call point
+    /// ([`crate::strategy::Applied::failure`]): there its run of the episode fails.
+    pub failure: Option<String>,
 }
 
 /// The answer to one probe.

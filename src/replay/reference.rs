@@ -105,6 +105,7 @@ pub fn replay(
                 + heads(tokenizer, &items[..at]),
             budget_tokens: strategy.config.budget(context_window),
             compute_us: 0.0,
+            failure: applied.failure,
         });
         live.contents
             .extend(items[at..end].iter().filter(|i| i.is_sent()).cloned());

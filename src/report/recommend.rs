@@ -55,6 +55,8 @@ pub enum Standing {
     ActedNowhere,
     /// Its budget is below what it may not reduce on some episode.
     BudgetBelowFloor,
+    /// The framework it reproduces fails (raises) on some episode.
+    FailsInFramework,
     /// No found finding is needed anywhere: nothing measured what it loses.
     Unmeasured,
 }
@@ -94,6 +96,17 @@ pub fn meets(s: &StrategyMetrics, min_retention: f64) -> bool {
 #[must_use]
 pub fn standing(s: &StrategyMetrics, rule: &Rule) -> (Standing, String) {
     let acted = s.count(field::EPISODES_ACTED);
+    let failed = s.count(field::EPISODES_FAILED);
+    if failed > 0 {
+        return (
+            Standing::FailsInFramework,
+            format!(
+                "the framework it reproduces fails {failed} of {} episodes (it raises where it cannot bring a \
+                 request under its threshold)",
+                s.episodes
+            ),
+        );
+    }
     let below = s.count(field::EPISODES_BELOW_FLOOR);
     if below > 0 {
         return (

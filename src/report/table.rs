@@ -124,11 +124,25 @@ pub fn reading(run: &RunReport) -> Vec<Line> {
         .collect();
     lines.extend(run.strategies.iter().filter(|s| !s.baseline).map(|s| Line {
         strategy: Some(s.strategy.clone()),
-        text: below_floor(s) + &strategy_reading(run, s, peak),
+        text: failed_in_framework(s) + &below_floor(s) + &strategy_reading(run, s, peak),
     }));
     lines.extend(found_line(run).map(Line::about_run));
     lines.extend(unpriced_line(run).map(Line::about_run));
     lines
+}
+
+/// Where the framework a strategy reproduces fails, on how many episodes; else nothing.
+fn failed_in_framework(s: &StrategyMetrics) -> String {
+    let failed = s.count(field::EPISODES_FAILED);
+    if failed == 0 {
+        return String::new();
+    }
+    format!(
+        "`{}` fails {failed} of {} episodes as its framework does (it raises where it cannot bring a request \
+         under its threshold; `failed_at_step` in episodes.csv, marked in the explorer): its figures there go on \
+         as if the request had been sent, and it is never recommended. ",
+        s.strategy, s.episodes
+    )
 }
 
 /// Where a strategy's budget is below what it may not reduce, on how many episodes; else nothing.

@@ -14,6 +14,7 @@ mod dry;
 pub mod journal;
 mod overrides;
 mod pipeline;
+pub mod sends;
 pub mod session;
 pub mod shard;
 pub mod show;

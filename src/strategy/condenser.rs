@@ -391,7 +391,8 @@ fn keep_user_messages(
     let mut kept = Vec::new();
     let mut remaining = budget;
     for i in (0..items.len()).rev() {
-        if !forgotten[i] || !items[i].is_role(Role::User) || items[i].is_summary() {
+        // A user message as the server sees it: an observation is sent as one.
+        if !forgotten[i] || items[i].wire_role() != "user" || items[i].is_summary() {
             continue;
         }
         if remaining == 0 {

@@ -23,6 +23,7 @@ pub mod change;
 pub mod compaction;
 pub mod condenser;
 pub mod external;
+pub mod inspect;
 pub mod pairing;
 pub mod pipeline;
 pub mod presets;
@@ -40,6 +41,7 @@ pub use change::Change;
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
 pub use condenser::{CondenseAction, Condenser, CondenserConfig};
 pub use external::{External, ExternalConfig};
+pub use inspect::{Inspect, InspectCompaction, InspectConfig};
 pub use pairing::{paired, retain_paired};
 pub use pipeline::{Measure, Pipeline, PipelineConfig};
 pub use prompt::Prompt;
@@ -170,6 +172,9 @@ pub struct Applied {
     pub truncated_items: usize,
     /// Items dropped.
     pub dropped_items: usize,
+    /// The error the framework a preset reproduces would raise here (Inspect AI's "Compaction insufficient"):
+    /// the episode fails at this call point under that strategy. `None` for every strategy that cannot fail.
+    pub failure: Option<String>,
 }
 
 impl Applied {
@@ -183,6 +188,7 @@ impl Applied {
             compacted_items: 0,
             truncated_items: 0,
             dropped_items: 0,
+            failure: None,
         }
     }
 
@@ -214,6 +220,9 @@ impl Applied {
         self.compacted_items += then.compacted_items;
         self.truncated_items += then.truncated_items;
         self.dropped_items += then.dropped_items;
+        if self.failure.is_none() {
+            self.failure = then.failure;
+        }
     }
 
     /// Number of failed LLM calls.
@@ -349,6 +358,8 @@ registry! {
     AsRecorded(AsRecordedConfig),
     /// See [`External`].
     External(ExternalConfig),
+    /// See [`Inspect`].
+    Inspect(InspectConfig),
 }
 
 /// A strategy configuration with the name it is reported under.

@@ -182,6 +182,7 @@ impl Exporter for SweepMd {
                     Some(Standing::NotEnoughEvidence) => "no: not enough evidence",
                     Some(Standing::ActedNowhere) => "no: acted nowhere",
                     Some(Standing::BudgetBelowFloor) => "no: budget below the floor",
+                    Some(Standing::FailsInFramework) => "no: fails in its framework",
                     Some(Standing::Unmeasured) => "unmeasured",
                     None => "–",
                 }

@@ -399,3 +399,90 @@ fn a_real_models_run_is_shown_without_a_request() {
     assert!(err.contains("--max-cost"), "{err}");
     assert_eq!(seen.lock().unwrap().requests, before, "{err}");
 }
+
+/// Where Inspect AI raises "Compaction insufficient" (not caught by `react()`), the episode fails under the
+/// preset that reproduces it: episodes.csv says at which call point, summary.json counts it, the report says
+/// so and never recommends the preset, the explorer's page marks the call point, and `ctxbench sends` names
+/// the error there. coding-08 at an 8k window: CompactionEdit cannot bring call point 3 under 7,200 tokens.
+#[test]
+fn a_preset_fails_where_its_framework_raises_and_the_report_and_explorer_show_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("coding-08.jsonl");
+    let line = std::fs::read_to_string(crate::root().join("datasets/default.jsonl"))
+        .unwrap()
+        .lines()
+        .find(|l| l.contains(r#""id":"coding-08""#))
+        .unwrap()
+        .to_owned();
+    std::fs::write(&data, line + "\n").unwrap();
+    let run = dir.path().join("r");
+    let strategies = "inspect_compaction_edit,inspect_compaction_summary";
+    let args = [
+        "--window",
+        "8000",
+        "--strategies",
+        strategies,
+        "--explore",
+        "1",
+    ];
+    let out = ctxbench_run(&data, None, &run, &args, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut episodes = csv::Reader::from_path(run.join("episodes.csv")).unwrap();
+    let headers = episodes.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = episodes.records().map(Result::unwrap).collect();
+    let row = |s: &str| rows.iter().find(|r| &r[col("strategy")] == s).unwrap();
+    assert_eq!(&row("inspect_compaction_edit")[col("failed_at_step")], "3");
+    assert_eq!(
+        &row("inspect_compaction_summary")[col("failed_at_step")],
+        ""
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let failed = |s: &str| {
+        summary["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["strategy"] == s)
+            .unwrap()["episodes_failed"]
+            .as_f64()
+    };
+    assert_eq!(failed("inspect_compaction_edit"), Some(1.0));
+    assert_eq!(failed("inspect_compaction_summary"), Some(0.0));
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("`inspect_compaction_edit` fails 1 of 1 episodes as its framework does"),
+        "{report}"
+    );
+    let page = page_data(&run.join("episodes/coding-08.html"));
+    let edit = page["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "inspect_compaction_edit")
+        .unwrap();
+    assert_eq!(edit["failed"]["step"], 3);
+    assert!(edit["failed"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("Compaction insufficient"));
+    let sends = ctxbench(
+        &[
+            "sends",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--strategies",
+            "inspect_compaction_edit",
+            "--window",
+            "8000",
+        ],
+        None,
+    );
+    assert!(sends.status.success(), "{}", text(&sends.stderr));
+    let lines: Vec<serde_json::Value> = text(&sends.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines[2]["failed"].is_null() && lines[3]["failed"].is_string());
+}

@@ -348,6 +348,7 @@ fn trigger(config: &StrategyConfig, window: usize) -> Option<(usize, String)> {
         }
         StrategyConfig::SlidingWindow(_) => "budget: the window keeps the newest items under it",
         StrategyConfig::Pipeline(_) => "trigger: over it, the pipeline runs its stages",
+        StrategyConfig::Inspect(_) => "trigger: over it, Inspect AI compacts",
         _ => "budget: it brings the request under it",
     };
     config.budget(window).map(|b| (b, label.to_owned()))
@@ -548,11 +549,18 @@ fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
     };
     let trigger =
         trigger(&r.strategy.config, window).map(|(t, label)| json!({"tokens": t, "label": label}));
+    // Where the framework the strategy reproduces fails the episode (it raises there).
+    let failed = r.replay.steps.iter().find_map(|s| {
+        s.failure
+            .as_ref()
+            .map(|e| json!({"step": s.step, "error": e}))
+    });
     json!({
         "name": r.strategy.name,
         "config": serde_json::to_string(&r.strategy.config).unwrap_or_default(),
         "baseline": r.strategy.config == StrategyConfig::None,
         "trigger": trigger,
+        "failed": failed,
         "steps": steps_json(r, episode),
         "items": items,
         "written": written(&r.timeline.written),

@@ -4,7 +4,8 @@
 use super::Preset;
 use crate::history::Unit;
 use crate::strategy::{
-    CompactionConfig, CondenseAction, CondenserConfig, PipelineConfig, Prompt, StrategyConfig,
+    CompactionConfig, CondenseAction, CondenserConfig, InspectCompaction, InspectConfig,
+    PipelineConfig, Prompt, StrategyConfig,
 };
 
 /// The characters of each message a peer's summarizer is shown: all of them (the peers send whole messages).
@@ -20,9 +21,6 @@ You can also use retrieve_offloaded_content with a reference to get the full con
 {head}\n\n\
 [Stored references:]\n  mem_{ref}_{id}_0 (text, {chars:,} chars)";
 
-/// Inspect AI's placeholder for a tool result `CompactionEdit` removed.
-pub const INSPECT_EDIT_PLACEHOLDER: &str = "(Tool result removed)";
-
 /// A condenser that summarizes everything since the head (the items before its first unit) into one message,
 /// with a peer's prompt.
 pub(super) fn summarize_all(unit: Unit, prompt: Prompt) -> CondenserConfig {
@@ -32,14 +30,6 @@ pub(super) fn summarize_all(unit: Unit, prompt: Prompt) -> CondenserConfig {
         prompt,
         ..CondenserConfig::new(unit, 1, 0, 0)
     }
-}
-
-/// Inspect AI's `CompactionTrim(preserve=0.8)`: the task kept, a fifth of the other messages forgotten.
-fn inspect_trim() -> StrategyConfig {
-    StrategyConfig::Condenser(CondenserConfig {
-        forget_share: Some(0.2),
-        ..CondenserConfig::new(Unit::Messages, 1, 1, 0)
-    })
 }
 
 /// The agent frameworks' and CLIs' presets.
@@ -93,50 +83,34 @@ pub(super) fn presets() -> Vec<Preset> {
         Preset {
             name: "inspect_compaction_summary",
             source: "Inspect AI 0.3.285 react(compaction=CompactionSummary()): threshold 0.9 of the window, \
-                     DEFAULT_SUMMARY_PROMPT (inspect_ai/model/_compaction/summary.py)",
-            note: "over 90% of the window (the request as sent, tools included, as Inspect counts it), everything \
-                   after the system messages and the task becomes one user message: Inspect's '[CONTEXT \
-                   COMPACTION SUMMARY]' wrapper around the summary written with its prompt; the previous summary is \
-                   folded in. Not reproduced: the memory tool's warning, Inspect's own token counts (its mock \
-                   counts o200k + 10%)",
-            config: S::Pipeline(PipelineConfig::new(
-                0.9,
-                vec![S::Condenser(summarize_all(
-                    Unit::AgentTurns,
-                    Prompt::Inspect,
-                ))],
-            )),
+                     DEFAULT_SUMMARY_PROMPT (inspect_ai/model/_compaction/summary.py, _compaction.py)",
+            note: "over 90% of the window, everything after the sample's input (the system messages and every \
+                   message before the first assistant turn, as react() reads it) becomes one user message: \
+                   Inspect's '[CONTEXT COMPACTION SUMMARY]' wrapper around the summary written with its prompt; \
+                   the previous summary is folded in. Still over after the passes, the episode fails there, as \
+                   Inspect raises 'Compaction insufficient'. Not reproduced: the memory tool's warning",
+            config: S::Inspect(InspectConfig::new(InspectCompaction::Summary)),
         },
         Preset {
             name: "inspect_compaction_trim",
             source: "Inspect AI 0.3.285 react(compaction=CompactionTrim()): threshold 0.9, preserve 0.8 \
-                     (inspect_ai/model/_compaction/trim.py, _trim.py trim_messages)",
-            note: "over 90% of the window, the oldest fifth of the conversation's messages after the task goes (at \
-                   least one: Inspect trims none of a conversation under 5 messages), then tool results whose call \
-                   went and calls whose result went; as Inspect, up to 3 more passes while still over. A message: \
-                   an assistant turn, or one tool result",
-            config: S::Pipeline(PipelineConfig::new(
-                0.9,
-                vec![inspect_trim(), inspect_trim(), inspect_trim(), inspect_trim()],
-            )),
+                     (inspect_ai/model/_compaction/trim.py, _trim.py trim_messages, _compaction.py)",
+            note: "over 90% of the window, the oldest int(n × (1 − 0.8)) of the n conversation messages after the \
+                   sample's input go, in floating point as Inspect computes it (35 messages lose 6), then tool \
+                   results whose call went, calls whose result went and a trailing assistant message; up to 3 \
+                   more passes while still over and shrinking, then the episode fails there, as Inspect raises \
+                   'Compaction insufficient'. A message: an assistant turn, a tool result or a user message",
+            config: S::Inspect(InspectConfig::new(InspectCompaction::Trim)),
         },
         Preset {
             name: "inspect_compaction_edit",
             source: "Inspect AI 0.3.285 react(compaction=CompactionEdit()): threshold 0.9, keep_tool_uses 3, \
-                     keep_tool_inputs (inspect_ai/model/_compaction/edit.py)",
+                     keep_tool_inputs (inspect_ai/model/_compaction/edit.py, _compaction.py)",
             note: "over 90% of the window (measured on the edited request, so once over it edits again at every \
-                   call), every tool result but the newest 3 becomes '(Tool result removed)', the calls kept. Not \
+                   call), every tool result but the newest 3 becomes '(Tool result removed)', the calls kept; \
+                   still over, the episode fails there, as Inspect raises 'Compaction insufficient'. Not \
                    reproduced: clearing reasoning but the last turn's (recorded reasoning is seldom sent back)",
-            config: S::Pipeline(PipelineConfig::new(
-                0.9,
-                vec![S::Compaction(CompactionConfig {
-                    keep_last: 3,
-                    min_chars: 0,
-                    args_max_chars: 0,
-                    placeholder: Some(INSPECT_EDIT_PLACEHOLDER.to_owned()),
-                    ..CompactionConfig::default()
-                })],
-            )),
+            config: S::Inspect(InspectConfig::new(InspectCompaction::Edit)),
         },
         Preset {
             name: "inspect_compaction_native",
@@ -145,17 +119,10 @@ pub(super) fn presets() -> Vec<Preset> {
                      single compaction item' (OpenAI API reference), opaque",
             note: "over 90% of the window, everything but the system messages and the user messages becomes one \
                    compaction item. The item is encrypted: it is replayed as a summary by the run's model, cut to \
-                   or filled up to 2,000 tokens (a stated size, not OpenAI's, which is not published; \
-                   opaque_tokens, which a sweep can vary). With an Anthropic model Inspect uses compact_20260112 \
-                   instead (see anthropic_compact)",
-            config: S::Pipeline(PipelineConfig::new(
-                0.9,
-                vec![S::Condenser(CondenserConfig {
-                    keep_user_tokens: Some(super::servers::EVERY_USER_MESSAGE),
-                    opaque_tokens: Some(super::servers::OPAQUE_ITEM_TOKENS),
-                    ..summarize_all(Unit::Items, Prompt::Ctxbench)
-                })],
-            )),
+                   or filled up to 2,000 tokens (a stated size, not OpenAI's, which is not published). Still over \
+                   (Inspect counts the result without the system messages), the episode fails there. With an \
+                   Anthropic model Inspect uses compact_20260112 instead (see anthropic_compact)",
+            config: S::Inspect(InspectConfig::new(InspectCompaction::Native)),
         },
         Preset {
             name: "claude_code_auto_compact",
@@ -204,7 +171,6 @@ pub(super) fn presets() -> Vec<Preset> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{agent_run, apply, assert_unchanged, preset, texts};
-    use super::*;
     use crate::history::{is_summary_text, Item, ItemKind};
     use crate::llm::LlmRequest;
     use crate::strategy::testing::{mock, run, state};
@@ -292,7 +258,7 @@ mod tests {
         let a = apply("inspect_compaction_edit", &mut r, &state(tokens));
         assert_eq!(a.compacted_items, 3);
         let removed: Vec<usize> = (0..r.contents.len())
-            .filter(|&i| r.contents[i].text() == INSPECT_EDIT_PLACEHOLDER)
+            .filter(|&i| r.contents[i].text() == crate::strategy::inspect::INSPECT_EDIT_PLACEHOLDER)
             .collect();
         assert_eq!(removed, [3, 5, 7]);
         assert_eq!(r.contents[2].text(), "{\"i\":0}", "the calls stay");

@@ -14,13 +14,15 @@
 //! a user message: [`Unit::Messages`]; Strands groups a turn's results into one); an AgentDiet "step" is an
 //! assistant turn and what follows it. System messages are always kept and never counted. Peers that compact
 //! on tokens are triggered on the request as ctxbench counts it (the run's tokenizer and window), which is the
-//! peer's own count only up to the tokenizer.
+//! peer's own count only up to the tokenizer, except where [`checked::count`] names the framework's own count
+//! (Inspect AI's: the previous call's usage plus the messages since), which the preset reproduces.
 //!
 //! A peer whose summary is opaque (OpenAI's compaction item) is replayed as the run model's summary of the
 //! size the preset states (`opaque_tokens`): its cost is that of an item of that size, its retention that of
 //! the stand-in summary, and the preset's note says so.
 
 mod agents;
+pub mod checked;
 mod condensers;
 mod research;
 mod servers;

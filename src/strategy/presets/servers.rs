@@ -10,9 +10,6 @@ use crate::strategy::{CondenserConfig, PipelineConfig, Prompt, StrategyConfig};
 /// sweep can vary (`opaque_tokens`).
 pub(super) const OPAQUE_ITEM_TOKENS: usize = 2_000;
 
-/// A budget of user messages that keeps every one (a billion tokens).
-pub(super) const EVERY_USER_MESSAGE: usize = 1_000_000_000;
-
 /// The providers' presets.
 #[must_use]
 pub(super) fn presets() -> Vec<Preset> {

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The presets against the frameworks' own code, call point by call point (docs/presets.md).
+#
+# usage: scripts/conformance/run.sh [FRAMEWORK...]     (inspect; default: all)
+#
+# Each framework's pinned release is installed from PyPI into its own venv under
+# ~/.cache/ctxbench/venv-conformance/ (kept between runs; the installs run side by side), its driver replays the
+# episodes through the library's own code as its agent loop drives it, `ctxbench sends` writes what the presets
+# send at the same call points, and compare.py prints a table per preset and fails below 100% of the comparable
+# call points, the departures docs/presets.md lists aside. Episodes: the bundled dataset's coding-05, coding-07,
+# coding-08, research-06, research-07, support-05, support-07 and support-09 at windows of 8k, 16k and 32k; and
+# the real traces of ../shared/traces at 8k and 16k when that folder is there (skipped, saying so, when it is not).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+here=scripts/conformance
+frameworks=("$@")
+[ ${#frameworks[@]} -gt 0 ] || frameworks=(inspect)
+work=target/conformance
+venvs=${CTXBENCH_CACHE:-$HOME/.cache/ctxbench}/venv-conformance
+mkdir -p "$work" "$venvs"
+started=$(date +%s)
+
+# The pinned releases, one venv each (its name carries the pins, so a new pin makes a new venv).
+declare -A pins=(
+  [inspect]="inspect-ai==0.3.285 tiktoken==0.12.0"
+)
+declare -A presets=(
+  [inspect]="inspect_compaction_summary,inspect_compaction_trim,inspect_compaction_edit,inspect_compaction_native"
+)
+for fw in "${frameworks[@]}"; do
+  [ -n "${pins[$fw]:-}" ] || { echo "unknown framework '$fw' (known: ${!pins[*]})" >&2; exit 2; }
+done
+venv_of() { echo "$venvs/$1-$(printf '%s' "${pins[$1]}" | sha1sum | cut -c1-10)"; }
+for fw in "${frameworks[@]}"; do
+  v=$(venv_of "$fw")
+  if [ ! -f "$v/.installed" ]; then
+    (rm -rf "$v" && python3 -m venv "$v" && "$v/bin/pip" install --quiet --disable-pip-version-check ${pins[$fw]} \
+      && touch "$v/.installed") > "$work/install-$fw.log" 2>&1 &
+  fi
+done
+
+cargo build --release --quiet
+bin=target/release/ctxbench
+
+# Python tiktoken downloads its vocabulary at run time; the o200k_base file inside the tiktoken-rs crate (in the
+# cargo registry after a build) seeds its cache instead: the file name is the SHA-1 of the URL.
+cache="$work/tiktoken-cache"
+mkdir -p "$cache"
+url="https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+name=$(printf '%s' "$url" | sha1sum | cut -d' ' -f1)
+if [ ! -f "$cache/$name" ]; then
+  vocab=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/tiktoken-rs-*/assets/o200k_base.tiktoken 2>/dev/null | sort -V | tail -1)
+  [ -n "$vocab" ] || { echo "o200k_base.tiktoken not found in the cargo registry (build ctxbench first)" >&2; exit 2; }
+  cp "$vocab" "$cache/$name"
+fi
+export TIKTOKEN_CACHE_DIR="$PWD/$cache"
+
+# The episodes.
+python3 - "$work/bundled.jsonl" <<'EOF'
+import json, sys
+ids = "coding-05 coding-07 coding-08 research-06 research-07 support-05 support-07 support-09".split()
+with open(sys.argv[1], "w") as out:
+    for line in open("datasets/default.jsonl", encoding="utf-8"):
+        if json.loads(line)["id"] in ids:
+            out.write(line)
+EOF
+sets=("bundled:8000" "bundled:16000" "bundled:32000")
+if [ -d ../shared/traces ]; then
+  "$bin" import ../shared/traces -o "$work/traces.jsonl" > /dev/null 2> "$work/import.log"
+  sets+=("traces:8000" "traces:16000")
+else
+  echo "skipping the real traces: ../shared/traces is absent (they are not part of the repository)" >&2
+fi
+
+wait
+for fw in "${frameworks[@]}"; do
+  v=$(venv_of "$fw")
+  [ -f "$v/.installed" ] || { echo "installing $fw failed:" >&2; cat "$work/install-$fw.log" >&2; exit 2; }
+done
+installed=$(date +%s)
+
+args=()
+for set in "${sets[@]}"; do
+  data=$work/${set%%:*}.jsonl
+  w=${set##*:}
+  label="${set%%:*}/$((w / 1000))k"
+  all=$(for fw in "${frameworks[@]}"; do echo -n "${presets[$fw]},"; done)
+  ours=$work/ctxbench-${set%%:*}-$w.jsonl
+  theirs=$work/frameworks-${set%%:*}-$w.jsonl
+  "$bin" sends --dataset "$data" --strategies "${all%,}" --window "$w" > "$ours"
+  for fw in "${frameworks[@]}"; do
+    "$(venv_of "$fw")/bin/python" "$here/${fw}_driver.py" "$data" "$ours" "$w" "$work/$fw-${set%%:*}-$w.jsonl" &
+  done
+  wait
+  for fw in "${frameworks[@]}"; do cat "$work/$fw-${set%%:*}-$w.jsonl"; done > "$theirs"
+  args+=("$label" "$data" "$ours" "$theirs")
+done
+status=0
+"$(venv_of "${frameworks[0]}")/bin/python" "$here/compare.py" docs/presets.md "${args[@]}" || status=$?
+ended=$(date +%s)
+echo "conformance: $((ended - started)) s in all, $((installed - started)) s of it building ctxbench and installing what was not cached"
+exit $status

@@ -1,0 +1,96 @@
+//! Which count triggers each preset, and which presets are checked against their framework's own code
+//! (`scripts/conformance/run.sh`, docs/presets.md): the release the check installs, and the date the preset
+//! was last checked against it. `ctxbench strategies` prints both.
+
+/// The count a preset triggers on (and weighs what it keeps with).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// The framework's own count, as it makes it with a real provider; the text says how.
+    Framework(&'static str),
+    /// ctxbench's count of the request: the run's tokenizer over what is sent (tool schemas and the context
+    /// an imported trace did not record included).
+    Ctxbench,
+}
+
+impl Count {
+    /// The count in a sentence.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Count::Framework(how) => how,
+            Count::Ctxbench => {
+                "ctxbench's: the request as the run's tokenizer counts it (tool schemas and unrecorded context \
+                 included)"
+            }
+        }
+    }
+}
+
+/// A preset's check against its framework's own code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// The release the check installs (`inspect-ai 0.3.285`).
+    pub release: &'static str,
+    /// The date it was last run and agreed (`YYYY-MM-DD`).
+    pub date: &'static str,
+}
+
+/// Inspect AI's count with a real provider (`inspect_ai/model/_compaction/_compaction.py`, `compact_input`).
+const INSPECT_COUNT: &str = "Inspect's: the previous call's usage plus the provider's count of the messages \
+                             added since (the run's tokenizer stands for the provider's; at the first call \
+                             point the messages plus the tool schemas)";
+
+const INSPECT: Checked = Checked {
+    release: "inspect-ai 0.3.285",
+    date: "2026-12-07",
+};
+
+/// The count `name` triggers on.
+#[must_use]
+pub fn count(name: &str) -> Count {
+    match name {
+        "inspect_compaction_summary"
+        | "inspect_compaction_trim"
+        | "inspect_compaction_edit"
+        | "inspect_compaction_native" => Count::Framework(INSPECT_COUNT),
+        _ => Count::Ctxbench,
+    }
+}
+
+/// Where `name` is checked against its framework's own code, call point by call point; `None` where it is
+/// not (docs/presets.md says why).
+#[must_use]
+pub fn checked(name: &str) -> Option<Checked> {
+    match name {
+        "inspect_compaction_summary"
+        | "inspect_compaction_trim"
+        | "inspect_compaction_edit"
+        | "inspect_compaction_native" => Some(INSPECT),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name here is a preset's, and every checked preset names a framework's count or ctxbench's.
+    #[test]
+    fn the_checked_presets_exist() {
+        let names: Vec<&str> = super::super::presets().iter().map(|p| p.name).collect();
+        for name in [
+            "inspect_compaction_summary",
+            "inspect_compaction_trim",
+            "inspect_compaction_edit",
+            "inspect_compaction_native",
+        ] {
+            assert!(names.contains(&name), "{name}");
+            let c = checked(name).expect("checked");
+            assert!(c.release.starts_with("inspect-ai "), "{c:?}");
+            assert_eq!(c.date.len(), 10);
+            assert!(matches!(count(name), Count::Framework(_)));
+        }
+        assert_eq!(checked("openhands_recent"), None);
+        assert_eq!(count("openhands_recent"), Count::Ctxbench);
+    }
+}
