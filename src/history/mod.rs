@@ -27,7 +27,7 @@ pub const SUMMARY_PREFIX: &str = "[Previous work summary]\n";
 /// How the summaries agents write of their own context begin, when they replace it with one (a peer preset
 /// writes its peer's, an import keeps the agent's own): a message that starts so is a summary, as one that
 /// starts with [`SUMMARY_PREFIX`] is.
-pub const AGENT_SUMMARY_OPENINGS: [&str; 4] = [
+pub const AGENT_SUMMARY_OPENINGS: [&str; 5] = [
     // Inspect AI 0.3.285, `CompactionSummary` (inspect_ai/model/_compaction/summary.py).
     "[CONTEXT COMPACTION SUMMARY]",
     // Claude Code 2.1 after an auto-compact or `/compact` (the `isCompactSummary` user record).
@@ -35,6 +35,8 @@ pub const AGENT_SUMMARY_OPENINGS: [&str; 4] = [
     // OpenAI Codex CLI, codex-rs/core/templates/compact/summary_prefix.md at 928a707f and at 50a53333.
     "You are resuming an in-progress task after context compaction.",
     "Another language model started to solve this problem and produced a summary",
+    // Strands Agents 1.62.0, `context_manager="auto"` (strands/_context_manager/methods/summarize.py).
+    "[Summarized: ",
 ];
 
 /// The first line of a tool output a model rewrote (ACON's refined observation): what follows is a model's

@@ -30,6 +30,7 @@ pub mod presets;
 pub mod prompt;
 pub mod rewrite;
 pub mod sliding_window;
+pub mod strands;
 pub mod summarization;
 
 use std::sync::Arc;
@@ -47,6 +48,7 @@ pub use pipeline::{Measure, Pipeline, PipelineConfig};
 pub use prompt::Prompt;
 pub use rewrite::{Rewrite, RewriteConfig, RewriteUnit};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
+pub use strands::{Strands, StrandsConfig};
 pub use summarization::{Summarization, SummarizationConfig};
 
 use crate::error::{Error, Result};
@@ -360,6 +362,8 @@ registry! {
     External(ExternalConfig),
     /// See [`Inspect`].
     Inspect(InspectConfig),
+    /// See [`Strands`].
+    Strands(StrandsConfig),
 }
 
 /// A strategy configuration with the name it is reported under.

@@ -97,12 +97,10 @@ fn the_readme_sample_recommends_only_on_evidence() {
     );
 }
 
-/// A public Claude Code session: the one finding the agent found (the commit hash its last answer reports) is
-/// needed once, fewer needs than count, so nothing is recommended, and the report says why; 98% of its input
-/// is context the session did not record. (Where no found finding is needed at all, the report says that
-/// retention measured nothing: `report::recommend`'s tests.)
+/// A public Claude Code session: no finding the agent found is needed, so nothing is recommended, and the
+/// report says why; 98% of its input is context the session did not record.
 #[test]
-fn a_claude_code_session_with_one_need_recommends_nothing() {
+fn a_claude_code_session_says_retention_measured_nothing() {
     let Some(files) = crate::shared_trace_files() else {
         return;
     };
@@ -116,7 +114,7 @@ fn a_claude_code_session_with_one_need_recommends_nothing() {
         "{}",
         summary["recommendation"]
     );
-    assert!(stdout.contains("enough evidence: 1 need met"), "{stdout}");
+    assert!(stdout.contains("retention measured nothing"), "{stdout}");
     assert!(
         stdout.contains("of the input is context the traces did not record"),
         "{stdout}"

@@ -349,6 +349,7 @@ fn trigger(config: &StrategyConfig, window: usize) -> Option<(usize, String)> {
         StrategyConfig::SlidingWindow(_) => "budget: the window keeps the newest items under it",
         StrategyConfig::Pipeline(_) => "trigger: over it, the pipeline runs its stages",
         StrategyConfig::Inspect(_) => "trigger: over it, Inspect AI compacts",
+        StrategyConfig::Strands(_) => "trigger: at it, Strands summarizes",
         _ => "budget: it brings the request under it",
     };
     config.budget(window).map(|b| (b, label.to_owned()))

@@ -4,22 +4,12 @@
 use super::Preset;
 use crate::history::Unit;
 use crate::strategy::{
-    CompactionConfig, CondenseAction, CondenserConfig, InspectCompaction, InspectConfig,
-    PipelineConfig, Prompt, StrategyConfig,
+    CondenseAction, CondenserConfig, InspectCompaction, InspectConfig, PipelineConfig, Prompt,
+    StrandsConfig, StrategyConfig,
 };
 
 /// The characters of each message a peer's summarizer is shown: all of them (the peers send whole messages).
 pub(super) const WHOLE_MESSAGES: usize = 1_000_000;
-
-/// What Strands' `ContextOffloader` leaves of a tool result it offloads (one text block): its notice, the first
-/// `preview_tokens × 4` characters, and the block's reference (`InMemoryStorage`: `mem_{n}_{toolUseId}_{i}`).
-pub const STRANDS_OFFLOAD_NOTICE: &str = "[Offloaded: 1 blocks, ~{tokens:,} tokens]\n\
-Tool result was offloaded to external storage due to size.\n\
-Use the preview below to answer if possible.\n\
-Use your available tools to selectively access the data you need.\n\
-You can also use retrieve_offloaded_content with a reference to get the full content.\n\n\
-{head}\n\n\
-[Stored references:]\n  mem_{ref}_{id}_0 (text, {chars:,} chars)";
 
 /// A condenser that summarizes everything since the head (the items before its first unit) into one message,
 /// with a peer's prompt.
@@ -40,45 +30,20 @@ pub(super) fn presets() -> Vec<Preset> {
     vec![
         Preset {
             name: "strands_auto",
-            source: "Strands Agents context_manager=\"auto\" (strands-agents PR #2643): \
-                     SummarizingConversationManager(summary_ratio=0.3, preserve_recent_messages=10, \
-                     proactive_compression={compression_threshold: 0.85}) + ContextOffloader(max_result_tokens=1500, \
-                     preview_tokens=750); both read at strands-agents/sdk-python 1232230d",
-            note: "every tool result over 1,500 tokens becomes Strands' offload notice with its first 3,000 characters \
-                   (750 tokens at Strands' 4 characters a token) as a preview and its reference; at 85% of the \
-                   window the oldest 30% of the messages (at least one, never the newest 10), the task and the \
-                   previous summary too, become one summary with Strands' prompt, the cut moved past results whose \
-                   call it took. A Strands message is an assistant turn or a user message holding all of a turn's \
-                   results; ctxbench counts each result as one (the same for single calls). Not reproduced: the \
-                   agent reading offloaded results back (retrieve_offloaded_content), Strands' own token counts and \
-                   its 200,000-token window when the model sets none",
-            config: S::Pipeline(PipelineConfig {
-                run_all: true,
-                ..PipelineConfig::new(
-                    1.0,
-                    vec![
-                        S::Compaction(CompactionConfig {
-                            keep_last: 0,
-                            min_chars: 0,
-                            args_max_chars: 0,
-                            min_tokens: 1_500,
-                            head_chars: 3_000,
-                            placeholder: Some(STRANDS_OFFLOAD_NOTICE.to_owned()),
-                            exclude_tools: vec!["retrieve_offloaded_content".to_owned()],
-                            ..CompactionConfig::default()
-                        }),
-                        S::Pipeline(PipelineConfig::new(
-                            0.85,
-                            vec![S::Condenser(CondenserConfig {
-                                max_units: 10,
-                                keep_last: 10,
-                                forget_share: Some(0.3),
-                                ..summarize_all(Unit::Messages, Prompt::Strands)
-                            })],
-                        )),
-                    ],
-                )
-            }),
+            source: "Strands Agents 1.62.0 Agent(context_manager=\"auto\"): ContextManager with \
+                     Offload.truncate(\"tool_results\", preview_tokens=750).when(threshold=1500), \
+                     Offload.summarize(\"*\").when(utilization=0.85, preserve_recent=4) and the emergency \
+                     truncation (strands/_context_manager/context_manager.py, strategies/offload/, methods/)",
+            note: "Strands' own estimate (characters / 4, a call's input as JSON / 2): every tool result over \
+                   1,500 tokens is cut as it joins to its first 1,800 and last 1,200 characters \
+                   ('[Truncated: …]', '[... N chars elided ...]') with its stash reference; at 85% of the window \
+                   by Strands' projection (the previous call's usage plus its estimate of the messages since), \
+                   every message but the task and the 4 newest becomes '[Summarized: N messages, ~T tokens]' \
+                   and the summary, as assistant text; where its estimate of the messages reaches the window, \
+                   the oldest 20% go. A Strands message is an assistant turn, a turn's results, or a user \
+                   message. Not reproduced: the retrieve_context tool's schema in the requests (its estimate is \
+                   counted) and the agent reading a stashed result back",
+            config: S::Strands(StrandsConfig::default()),
         },
         Preset {
             name: "inspect_compaction_summary",
@@ -176,8 +141,8 @@ mod tests {
     use crate::strategy::testing::{mock, run, state};
 
     #[test]
-    fn strands_offloads_big_results_at_once_and_summarizes_the_oldest_30_percent_at_85() {
-        // Under 85% of the window: only the offloader acts, on the newest result too.
+    fn strands_truncates_big_results_to_head_and_tail_and_summarizes_at_85() {
+        // Under 85% of the window: only the truncation acts, on the newest result too.
         let mut r = agent_run(2, 1);
         r.contents
             .push(Item::tool_call("big", "bash", "{\"cmd\":\"cat log\"}"));
@@ -186,27 +151,27 @@ mod tests {
             "bash",
             "log line 000123 ok\n".repeat(600),
         ));
-        let st = state(1_000_000);
-        let a = apply("strands_auto", &mut r, &st);
+        let a = apply("strands_auto", &mut r, &state(1_000_000));
         assert!(a.llm_calls.is_empty());
-        let offloaded = r.contents[7].text();
+        let cut = r.contents[7].text();
         assert!(
-            offloaded.starts_with("[Offloaded: 1 blocks, ~")
-                && offloaded.contains("mem_1_big_0 (text, 11,400 chars)"),
-            "{offloaded}"
+            cut.starts_with("[Truncated: 1 block, ~2,850 tokens]\n\n")
+                && cut.contains("[... 8,400 chars elided ...]")
+                && cut.ends_with("[Stashed] [ref: big_0]"),
+            "{cut}"
         );
-        assert!(offloaded.contains(&"log line 000123 ok\n".repeat(160)[..2_990]));
         assert_eq!(r.contents[3].text(), "output 0\n", "small results stay");
-        // Over 85%: 30% of 1 + 22 messages is 6 (the task, c0, r0, c1, r1, c2), and the cut moves past r2,
-        // whose call it took.
+        // At 85%: every message but the task and the 4 newest (c9 r9 c10 r10) goes into the summary.
         let mut r = agent_run(11, 20);
-        let tokens = state(0).measure(&r);
-        let a = apply("strands_auto", &mut r, &state(tokens * 100 / 86));
+        let a = apply("strands_auto", &mut r, &state(1_400));
         assert_eq!(a.llm_calls.len(), 1);
-        assert_eq!(a.summarized_items, 7);
-        assert!(r.contents[1].is_summary());
-        assert_eq!(r.contents[2].text(), "{\"i\":3}");
-        assert_eq!(r.contents.len(), 2 + 16);
+        assert_eq!(a.summarized_items, 18);
+        assert!(r.contents[2].is_summary());
+        assert!(r.contents[2]
+            .text()
+            .starts_with("[Summarized: 18 messages, ~"));
+        assert_eq!(r.contents[3].text(), "{\"i\":9}");
+        assert_eq!(r.contents.len(), 2 + 1 + 4);
     }
 
     #[test]

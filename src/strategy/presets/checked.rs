@@ -40,6 +40,18 @@ const INSPECT_COUNT: &str = "Inspect's: the previous call's usage plus the provi
                              added since (the run's tokenizer stands for the provider's; at the first call \
                              point the messages plus the tool schemas)";
 
+/// Strands' count with a provider without a native count (`event_loop.py` `_estimate_input_tokens`,
+/// `models/model.py` `count_tokens`, 1.62.0).
+const STRANDS_COUNT: &str = "Strands': the previous call's usage (the run's tokenizer stands for the provider's) \
+                             plus its own estimate of the messages since (characters / 4, a call's input as \
+                             JSON / 2), as for providers without a native count (OpenAI's chat completions, \
+                             LiteLLM, Ollama); at the first call its estimate of everything";
+
+const STRANDS: Checked = Checked {
+    release: "strands-agents 1.62.0",
+    date: "2026-12-07",
+};
+
 const INSPECT: Checked = Checked {
     release: "inspect-ai 0.3.285",
     date: "2026-12-07",
@@ -53,6 +65,7 @@ pub fn count(name: &str) -> Count {
         | "inspect_compaction_trim"
         | "inspect_compaction_edit"
         | "inspect_compaction_native" => Count::Framework(INSPECT_COUNT),
+        "strands_auto" => Count::Framework(STRANDS_COUNT),
         _ => Count::Ctxbench,
     }
 }
@@ -66,6 +79,7 @@ pub fn checked(name: &str) -> Option<Checked> {
         | "inspect_compaction_trim"
         | "inspect_compaction_edit"
         | "inspect_compaction_native" => Some(INSPECT),
+        "strands_auto" => Some(STRANDS),
         _ => None,
     }
 }
@@ -90,6 +104,10 @@ mod tests {
             assert_eq!(c.date.len(), 10);
             assert!(matches!(count(name), Count::Framework(_)));
         }
+        assert_eq!(
+            checked("strands_auto").map(|c| c.release),
+            Some("strands-agents 1.62.0")
+        );
         assert_eq!(checked("openhands_recent"), None);
         assert_eq!(count("openhands_recent"), Count::Ctxbench);
     }
