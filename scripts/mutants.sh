@@ -21,9 +21,11 @@ shift || true
 # CLI and determinism tests cover.
 files=(
     -f src/metrics/aggregate.rs -f src/metrics/cost.rs -f src/metrics/retention.rs -f src/metrics/needs.rs
-    -f src/metrics/probes.rs -f src/metrics/acted.rs -f src/metrics/intervals.rs -f src/metrics/bootstrap.rs
+    -f src/metrics/probes.rs -f src/metrics/acted.rs -f src/metrics/intervals/mod.rs
+    -f src/metrics/intervals/share.rs -f src/metrics/bootstrap.rs
     -f src/metrics/tokens.rs -f src/metrics/token_share.rs -f src/metrics/judge.rs
-    -f src/metrics/floor.rs -f src/metrics/fidelity.rs -f src/report/recommend.rs -f src/replay/unrecorded.rs
+    -f src/metrics/floor.rs -f src/metrics/fidelity.rs -f src/report/recommend.rs -f src/run/recommend.rs
+    -f src/run/advice.rs -f src/replay/unrecorded.rs
     -f src/llm/pricing.rs
     -f src/history/evidence.rs
     -f src/history/evidence/canon.rs

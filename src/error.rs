@@ -64,6 +64,14 @@ pub enum Error {
         /// Why it failed.
         message: String,
     },
+    /// A strategy's results lack a figure the analysis decides with (results another version wrote).
+    #[error("strategy '{strategy}' lacks a figure the analysis needs ({message}): re-run it with this version")]
+    Figures {
+        /// The strategy name.
+        strategy: String,
+        /// The figure missing or of the wrong type.
+        message: String,
+    },
     /// A report could not be serialized.
     #[error("failed to serialize {what}: {message}")]
     Serialize {

@@ -121,12 +121,16 @@
     const base = S[baseline].steps.reduce((a, x) => a + x[0], 0);
     const lost = s.ledger.filter((r) => !r[3]).length;
     const needs = (n) => `${n} need${n === 1 ? "" : "s"}`;
-    const note = s.baseline ? `baseline · ${fmt(total)} input tokens · ${needs(s.ledger.length)}`
+    // A request over the window is a failure (a provider refuses it), for every strategy.
+    const over = s.steps.filter((x) => x[0] > D.window).length;
+    const overNote = over ? ` · ${over} request${over === 1 ? "" : "s"} over the window: failures, refused by a provider` : "";
+    const note = (s.baseline ? `baseline · ${fmt(total)} input tokens · ${needs(s.ledger.length)}`
       : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${needs(s.ledger.length)} kept` +
         (acted(s).length ? ` · acted at ${acted(s).length} of ${N} call points` : " · never changed a request") +
         (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)})` : "") +
         (s.trigger && s.trigger.tokens < floorOf(s) ? ` · its ${s.trigger.label.split(":")[0]} (${fmt(s.trigger.tokens)}) is below what no strategy may reduce (${fmt(floorOf(s))}): it cannot work here` : "") +
-        (s.failed ? ` · fails at call point ${s.failed.step} as its framework does: ${s.failed.error}` : "");
+        (s.failed ? ` · fails at call point ${s.failed.step} as its framework does: ${s.failed.error}` : "")) +
+      overNote;
     const wrap = el("div", { class: "tl" + (j === st.s ? " sel" : ""), "data-strategy": s.name },
       el("div", { class: "tl-head" },
         el("button", { class: "tl-name", onclick: () => select(j, st.k) }, s.name),

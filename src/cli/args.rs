@@ -183,6 +183,11 @@ pub struct RunArgs {
     /// evidence; with fewer it is "not enough evidence", never recommended. Default 10.
     #[arg(long, value_name = "N")]
     pub min_needs: Option<u64>,
+    /// The fewest episodes a strategy must have acted on, with a need met from its first act on, for its
+    /// retention there to be evidence (fewer: "too few episodes", never recommended); no interval is given
+    /// over fewer episodes. Default 5.
+    #[arg(long, value_name = "N")]
+    pub min_episodes: Option<u64>,
     /// Where no found finding is needed on any episode (retention measured nothing), recommend the cheapest
     /// strategy on savings alone instead of recommending nothing.
     #[arg(long)]
@@ -245,6 +250,7 @@ impl RunArgs {
             window: self.window,
             min_retention: self.min_retention,
             min_needs: self.min_needs,
+            min_episodes: self.min_episodes,
             recommend_without_retention: self.recommend_without_retention,
             unrecorded: self.unrecorded,
             tokenizer: self.tokens.overrides(),
@@ -269,6 +275,15 @@ pub struct SweepArgs {
     /// The lowest acceptable retention at need, overriding the grid file's.
     #[arg(long)]
     pub min_retention: Option<f64>,
+    /// Override the context window, in tokens (budgets given as a share of the window follow it).
+    #[arg(long)]
+    pub window: Option<usize>,
+    /// The fewest needs met where a setting acted that count as evidence (default 10).
+    #[arg(long, value_name = "N")]
+    pub min_needs: Option<u64>,
+    /// The fewest episodes a setting acted on, with a need met there, that count as evidence (default 5).
+    #[arg(long, value_name = "N")]
+    pub min_episodes: Option<u64>,
     /// Output directory; default reports/<name>.
     #[arg(long)]
     pub out: Option<PathBuf>,

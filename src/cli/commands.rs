@@ -259,11 +259,7 @@ pub(super) fn cmd_report(stdout: &mut impl Write, run_dir: &Path, wide: bool) ->
     let run = crate::report::rebuild::rebuild(run_dir)
         .with_context(|| format!("failed to rebuild the report of '{}'", run_dir.display()))?;
     let view = View::new(wide, false);
-    write!(
-        stdout,
-        "{}",
-        comparison(&run.strategies, view.wide, view.width)
-    )?;
+    write!(stdout, "{}", comparison(&run, view.wide, view.width))?;
     writeln!(
         stdout,
         "\nrewrote report.md, report.html and charts in {}",
@@ -277,10 +273,16 @@ pub(super) fn cmd_sweep(stdout: &mut impl Write, args: &SweepArgs) -> Result<boo
     for path in [&args.config, &args.grid].into_iter().flatten() {
         note_bundled(path);
     }
-    let base = match &args.config {
+    let mut base = match &args.config {
         Some(p) => RunConfig::from_file(p)?,
         None => RunConfig::default(),
     };
+    base.apply(&crate::run::Overrides {
+        window: args.window,
+        min_needs: args.min_needs,
+        min_episodes: args.min_episodes,
+        ..crate::run::Overrides::default()
+    })?;
     let mut sweep = match &args.grid {
         Some(p) => {
             let text = crate::bundled::read_to_string(p)?;

@@ -2,8 +2,7 @@
 
 use std::io::IsTerminal as _;
 
-use crate::metrics::StrategyMetrics;
-use crate::report::{console, table};
+use crate::report::{console, table, RunReport};
 
 /// The width paragraphs wrap at: the terminal's, or 100 columns when stdout is not a terminal.
 #[must_use]
@@ -22,13 +21,13 @@ pub fn paragraph(text: &str, width: usize) -> String {
     textwrap::fill(text, width)
 }
 
-/// The comparison table: every column when `wide`, else the five that fit `width` (at most 100) columns.
+/// The comparison table: every column when `wide`, else the few that fit `width` (at most 100) columns.
 #[must_use]
-pub fn comparison(strategies: &[StrategyMetrics], wide: bool, width: usize) -> String {
+pub fn comparison(report: &RunReport, wide: bool, width: usize) -> String {
     if wide {
-        table::comparison_table(strategies)
+        table::comparison_table(report)
     } else {
-        console::fit(&console::summary(strategies), width.min(100))
+        console::fit(&console::summary(&table::rows(report)), width.min(100))
     }
 }
 

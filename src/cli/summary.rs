@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::console::{comparison, paragraph};
+use super::console::{comparison, hanging, paragraph};
 use crate::llm::openai::LlmStats;
 use crate::report::RunReport;
 use crate::run::RunOutcome;
@@ -41,17 +41,45 @@ pub(super) fn comparison_and_pick(
     report: &RunReport,
     view: View,
 ) -> io::Result<()> {
-    write!(
-        out,
-        "{}",
-        comparison(&report.strategies, view.wide, view.width)
-    )?;
+    write!(out, "{}", comparison(report, view.wide, view.width))?;
     if let Some(pick) = &report.recommendation {
         writeln!(
             out,
             "\n{}",
             prose(&format!("What to pick: {}", pick.text), view.width)
         )?;
+        verdicts(out, pick, view.width)?;
+    }
+    Ok(())
+}
+
+/// Each strategy's verdict, a line each (wrapped under itself when it is longer than the width): the name,
+/// then the verdict and why.
+fn verdicts(
+    out: &mut impl Write,
+    pick: &crate::report::recommend::Recommendation,
+    width: usize,
+) -> io::Result<()> {
+    if pick.verdicts.is_empty() {
+        return Ok(());
+    }
+    let table = crate::report::recommend::verdict_table(pick);
+    let name = table
+        .rows
+        .iter()
+        .map(|r| r[0].text.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(width / 3);
+    writeln!(out)?;
+    for row in &table.rows {
+        let strategy = super::console::elide(&row[0].text, name);
+        let line = format!(
+            "{strategy:<name$}  {}: {}",
+            row[1].text,
+            row[2].text.replace('`', "")
+        );
+        writeln!(out, "{}", hanging(&line, width, name + 2))?;
     }
     Ok(())
 }
@@ -67,7 +95,7 @@ pub(super) fn run(out: &mut impl Write, outcome: &RunOutcome, view: View) -> io:
     )?;
     comparison_and_pick(out, r, view)?;
     writeln!(out)?;
-    for line in crate::report::table::reading(r) {
+    for line in crate::report::reading::reading(r) {
         writeln!(out, "{}", prose(&line.text, view.width))?;
     }
     writeln!(out)?;

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::intervals::ClusterSums;
 use super::{ratio, Name};
 
 /// How a strategy field is computed from the episode values of its metric, which it names: `S` is a slot's
@@ -12,7 +13,7 @@ use super::{ratio, Name};
 pub enum Agg<S = Name> {
     /// The sum over episodes: an integer when every value is one; null as soon as one value is null.
     Sum(S),
-    /// The largest value.
+    /// The largest value; null when no episode has one.
     Max(S),
     /// The mean over the episodes where the value is not null; null when there is none.
     Mean(S),
@@ -34,6 +35,10 @@ pub enum Agg<S = Name> {
     /// [`Agg::Ratio`] or [`Agg::FloatRatio`] ([`super::bootstrap`]); null when it is undefined. The metric's
     /// totals keep each replicate's sums for it.
     Ci95(Box<Agg<S>>),
+    /// The 95% interval `[lo, hi]` of the share Σ a / Σ b of (finding, need) pairs kept, clustered by episode
+    /// ([`super::intervals::ClusterSums::interval`]: Wilson on the pairs widened by the episodes' design
+    /// effect); null with fewer than two episodes where Σ b grew. The totals keep the sums it needs.
+    ShareCi95(S, S),
     /// An object of named aggregations (a value per kind, keyed by the kind's name).
     Keyed(Vec<(String, Agg<S>)>),
 }
@@ -90,6 +95,11 @@ impl Agg {
         Self::Ci95(Box::new(of))
     }
 
+    /// [`Agg::ShareCi95`] of two slots: kept pairs and pairs.
+    pub fn share_ci95(a: impl Into<Name>, b: impl Into<Name>) -> Self {
+        Self::ShareCi95(a.into(), b.into())
+    }
+
     /// [`Agg::Keyed`]: one aggregation per kind.
     pub fn keyed(parts: impl IntoIterator<Item = (&'static str, Self)>) -> Self {
         Self::Keyed(parts.into_iter().map(|(k, a)| (k.to_owned(), a)).collect())
@@ -116,6 +126,7 @@ impl<S> Agg<S> {
             Self::SavingOverBaseline(a) => Agg::SavingOverBaseline(f(a)?),
             Self::FloatSaving(a, b) => Agg::FloatSaving(f(a)?, f(b)?),
             Self::FloatRatio(a, b) => Agg::FloatRatio(f(a)?, f(b)?),
+            Self::ShareCi95(a, b) => Agg::ShareCi95(f(a)?, f(b)?),
             Self::Ci95(inner) => match **inner {
                 Self::Saving(..) | Self::FloatSaving(..) | Self::Ratio(..) | Self::FloatRatio(..) => {
                     Agg::Ci95(Box::new(inner.resolve(f)?))
@@ -161,6 +172,17 @@ impl Agg<usize> {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The (kept, pairs) slots of each [`Agg::ShareCi95`] of the aggregation (in keyed parts too), in order:
+    /// a metric's totals keep the clustered sums of these.
+    #[must_use]
+    pub fn cluster_pairs(&self) -> Vec<(usize, usize)> {
+        match self {
+            Agg::ShareCi95(a, b) => vec![(*a, *b)],
+            Agg::Keyed(parts) => parts.iter().flat_map(|(_, a)| a.cluster_pairs()).collect(),
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -259,6 +281,8 @@ pub struct Totals {
     replicates: Vec<Option<Vec<f64>>>,
     /// The values whose replicates are kept: those the metric's intervals read ([`Agg::interval_slots`]).
     replicated: Vec<usize>,
+    /// Per (kept, pairs) slots of an [`Agg::ShareCi95`], the episodes' clustered sums.
+    clustered: Vec<((usize, usize), ClusterSums)>,
 }
 
 impl Totals {
@@ -270,6 +294,17 @@ impl Totals {
             replicated,
             ..Self::default()
         }
+    }
+
+    /// The same totals, also keeping the clustered sums of each (kept, pairs) slots of `pairs` (for a metric
+    /// with [`Agg::ShareCi95`] fields: the slots they read).
+    #[must_use]
+    pub fn clustering(mut self, pairs: Vec<(usize, usize)>) -> Self {
+        self.clustered = pairs
+            .into_iter()
+            .map(|p| (p, ClusterSums::default()))
+            .collect();
+        self
     }
 
     /// Adds one episode with its bootstrap `weights` (one per replicate; see [`super::bootstrap::weights`]).
@@ -312,6 +347,10 @@ impl Totals {
 
     /// Adds one episode: this strategy's values of the metric, and the baseline's on the same episode.
     pub fn add(&mut self, values: &[Value], baseline: &[Value]) {
+        for ((a, b), sums) in &mut self.clustered {
+            let count = |i: usize| values.get(i).and_then(Value::as_u64);
+            sums.add(count(*a), count(*b));
+        }
         for (accs, vs) in [(&mut self.values, values), (&mut self.baseline, baseline)] {
             if accs.len() < vs.len() {
                 accs.resize(vs.len(), Acc::default());
@@ -328,7 +367,7 @@ impl Totals {
         let acc = |i: usize| self.values.get(i).cloned().unwrap_or_default();
         match agg {
             Agg::Sum(i) => acc(*i).sum(),
-            Agg::Max(i) => acc(*i).max.unwrap_or(Value::from(0)),
+            Agg::Max(i) => acc(*i).max.unwrap_or(Value::Null),
             Agg::Mean(i) => {
                 let a = acc(*i);
                 #[allow(clippy::cast_precision_loss)]
@@ -362,6 +401,14 @@ impl Totals {
                     }),
                 None => Value::Null,
             },
+            Agg::ShareCi95(a, b) => self
+                .clustered
+                .iter()
+                .find(|(p, _)| *p == (*a, *b))
+                .and_then(|(_, sums)| sums.interval())
+                .map_or(Value::Null, |(lo, hi)| {
+                    Value::from(vec![float(lo), float(hi)])
+                }),
             Agg::Keyed(parts) => Value::Object(
                 parts
                     .iter()

@@ -22,6 +22,8 @@ pub struct Catalog {
     /// Per metric: its fields as declared, and their aggregations resolved to slot indices.
     fields: Vec<Vec<Field>>,
     aggs: Vec<Vec<Agg<usize>>>,
+    /// Per metric: the slots whose bootstrap replicates its totals keep.
+    replicated: Vec<Vec<usize>>,
     digest: String,
 }
 
@@ -73,6 +75,7 @@ impl Catalog {
         let episode_slots: Vec<Vec<Slot>> = metrics.iter().map(|m| m.episode_slots()).collect();
         let fields: Vec<Vec<Field>> = metrics.iter().map(|m| m.strategy_fields()).collect();
         let mut aggs = Vec::with_capacity(metrics.len());
+        let mut replicated = Vec::with_capacity(metrics.len());
         for (i, m) in metrics.iter().enumerate() {
             let name = m.name();
             unique(name, "step slot", step_slots[i].iter().map(|s| s.name))?;
@@ -100,6 +103,13 @@ impl Catalog {
                     })
                     .collect::<Result<Vec<_>, String>>()?,
             );
+            let mut slots: Vec<usize> = aggs[i].iter().flat_map(Agg::interval_slots).collect();
+            for n in m.replicated() {
+                slots.push(index(&episode_slots[i], n).map_err(|e| format!("metric {name}: {e}"))?);
+            }
+            slots.sort_unstable();
+            slots.dedup();
+            replicated.push(slots);
         }
         let step_columns: Vec<Column> = columns(&step_slots).cloned().collect();
         let episode_columns: Vec<Column> = columns(&episode_slots).cloned().collect();
@@ -130,6 +140,7 @@ impl Catalog {
             episode_columns,
             fields,
             aggs,
+            replicated,
             digest,
         })
     }
@@ -248,11 +259,10 @@ impl Catalog {
             metrics: self
                 .aggs
                 .iter()
-                .map(|aggs| {
-                    let mut slots: Vec<usize> = aggs.iter().flat_map(Agg::interval_slots).collect();
-                    slots.sort_unstable();
-                    slots.dedup();
-                    Totals::with_replicates(slots)
+                .zip(&self.replicated)
+                .map(|(aggs, replicated)| {
+                    Totals::with_replicates(replicated.clone())
+                        .clustering(aggs.iter().flat_map(Agg::cluster_pairs).collect())
                 })
                 .collect(),
         }

@@ -20,7 +20,8 @@ pub struct Prices {
 
 impl Prices {
     /// The strategy's calls at one step, in USD (no cache); `None` when they need an unknown price.
-    fn strategy_cost(&self, s: &StepRecord) -> Option<f64> {
+    #[must_use]
+    pub fn strategy_cost(&self, s: &StepRecord) -> Option<f64> {
         if s.llm_calls.is_empty() {
             return Some(0.0);
         }
@@ -99,6 +100,7 @@ impl Metric for Cost {
                 Unit::Usd,
                 "Cost of the episode's call points with every input token at the input price.",
             ),
+            Slot::kept(slot::BASELINE_COST_USD),
         ]
     }
 
@@ -108,6 +110,10 @@ impl Metric for Cost {
             .put(
                 slot::COST_USD_NO_CACHE,
                 maybe(prices.episode_cost_no_cache(&v.replay.steps)),
+            )
+            .put(
+                slot::BASELINE_COST_USD,
+                maybe(prices.episode_cost(&v.baseline.steps)),
             );
     }
 
@@ -120,6 +126,12 @@ impl Metric for Cost {
                  price, the rest at the cache-write price, requests under the model's minimum uncached) and the \
                  strategy's.",
                 Agg::sum(slot::COST_USD),
+            ),
+            Field::new(
+                "baseline_cost_usd",
+                Unit::Usd,
+                "The baseline's cost on the same episodes, with the prompt cache: what no reduction costs.",
+                Agg::sum(slot::BASELINE_COST_USD),
             ),
             Field::new(
                 "cost_savings",

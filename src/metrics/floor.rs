@@ -30,6 +30,12 @@ impl Metric for Floor {
                 Unit::Flag,
                 "Whether the strategy's budget is below the floor at some call point, where it cannot work.",
             ),
+            Slot::column(
+                slot::WINDOW_BELOW_FLOOR,
+                Unit::Flag,
+                "Whether the model's window is below the floor at some call point: no request there fits it, \
+                 whatever the strategy.",
+            ),
         ]
     }
 
@@ -42,7 +48,8 @@ impl Metric for Floor {
             .any(|s| s.budget_tokens.is_some_and(|b| b < s.floor_tokens));
         out.put(slot::FLOOR_TOKENS, floor)
             .put(slot::BUDGET_TOKENS, budget)
-            .put(slot::BELOW_FLOOR, below);
+            .put(slot::BELOW_FLOOR, below)
+            .put(slot::WINDOW_BELOW_FLOOR, floor > v.context.context_window);
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -57,7 +64,7 @@ impl Metric for Floor {
             Field::new(
                 "budget_tokens",
                 Unit::Tokens,
-                "The size the strategy brings a request down to, when it has one (0: none).",
+                "The size the strategy brings a request down to, when it has one (null: none).",
                 Agg::max(slot::BUDGET_TOKENS),
             ),
             Field::new(
@@ -65,6 +72,13 @@ impl Metric for Floor {
                 Unit::Count,
                 "Episodes where the strategy's budget is below what it may not reduce: it cannot work there.",
                 Agg::sum(slot::BELOW_FLOOR),
+            ),
+            Field::new(
+                "episodes_window_below_floor",
+                Unit::Count,
+                "Episodes where what no strategy may reduce is over the model's window: the window is too small \
+                 for them.",
+                Agg::sum(slot::WINDOW_BELOW_FLOOR),
             ),
         ]
     }
@@ -104,7 +118,7 @@ mod tests {
         let episode = Episode::default();
         let context = Context {
             prices: Prices::default(),
-            context_window: 8000,
+            context_window: 5000,
         };
         for (steps, floor, budget, below) in [
             (
@@ -116,6 +130,7 @@ mod tests {
             (vec![(1000, Some(1000))], 1000, Some(1000.0), false),
             (vec![(500, Some(1000))], 500, Some(1000.0), false),
             (vec![(5000, None)], 5000, None, false),
+            (vec![(4000, None), (5001, None)], 5001, None, false),
         ] {
             let r = replay(&steps);
             let v = EpisodeView {
@@ -129,6 +144,8 @@ mod tests {
             assert_eq!(values[0], serde_json::json!(floor));
             assert_eq!(values[1].as_f64(), budget, "{steps:?}");
             assert_eq!(values[2], serde_json::json!(below), "{steps:?}");
+            // The window (5,000) is too small only where the floor is over it.
+            assert_eq!(values[3], serde_json::json!(floor > 5000), "{steps:?}");
         }
     }
 }

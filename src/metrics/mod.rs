@@ -27,6 +27,7 @@ pub mod cost;
 pub mod failed;
 pub mod fidelity;
 pub mod fields;
+pub mod figures;
 pub mod floor;
 pub mod intervals;
 pub mod judge;
@@ -200,6 +201,12 @@ pub trait Metric: Send + Sync {
 
     /// The fields this metric adds to a strategy's results, each aggregating episode slots it names.
     fn strategy_fields(&self) -> Vec<Field>;
+
+    /// Episode slots whose bootstrap replicates the totals keep besides those its interval fields read (for
+    /// paired differences between strategies).
+    fn replicated(&self) -> Vec<Name> {
+        Vec::new()
+    }
 }
 
 /// Each strategy's first summary in the episode, as its model wrote it.
@@ -513,10 +520,10 @@ impl StrategyMetrics {
         self.get(key).as_f64()
     }
 
-    /// A field as a count, 0 when it is null or missing.
+    /// A field as a count, `None` when it is null or missing (never 0 for a figure these results lack).
     #[must_use]
-    pub fn count(&self, key: FieldKey) -> u64 {
-        self.get(key).as_u64().unwrap_or(0)
+    pub fn count(&self, key: FieldKey) -> Option<u64> {
+        self.get(key).as_u64()
     }
 
     /// A keyed field's entries (`retention_by_kind`, `token_share`), in order.

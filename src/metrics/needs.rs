@@ -177,7 +177,7 @@ pub struct NeedCounts {
 impl NeedCounts {
     /// The counts of `rows`.
     #[must_use]
-    pub fn of(rows: &[NeedRow]) -> Self {
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a NeedRow>) -> Self {
         let mut c = Self::default();
         for r in rows {
             let kept = usize::from(r.retained);

@@ -4,6 +4,8 @@
 
 /// `acted`.
 pub const ACTED: &str = "acted";
+/// `acted_from`.
+pub const ACTED_FROM: &str = "acted_from";
 /// `agree`.
 pub const AGREE: &str = "agree";
 /// `baseline_cost_usd`.
@@ -72,6 +74,8 @@ pub const MEAN_RETENTION: &str = "mean_retention";
 pub const NEEDS: &str = "needs";
 /// `needs_task`.
 pub const NEEDS_TASK: &str = "needs_task";
+/// `needed`.
+pub const NEEDED: &str = "needed";
 /// `no_found_needs`.
 pub const NO_FOUND_NEEDS: &str = "no_found_needs";
 /// `output_tokens`.
@@ -130,3 +134,5 @@ pub const TOKENS: &str = "tokens";
 pub const TOKENS_BEFORE: &str = "tokens_before";
 /// `tokens_sent`.
 pub const TOKENS_SENT: &str = "tokens_sent";
+/// `window_below_floor`.
+pub const WINDOW_BELOW_FLOOR: &str = "window_below_floor";

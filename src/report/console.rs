@@ -1,35 +1,41 @@
 //! The comparison as the console prints it by default: the five columns a reader decides with, narrow enough
 //! for a 100-column terminal (`--wide` prints [`super::table::comparison`], every column).
 
-use super::document::{share, share_ci, stat, strategy, Cell, Table};
-use crate::metrics::{fields as field, StrategyMetrics};
+use super::document::{share, share_ci, stat, strategy, Cell, Row, Table};
+use crate::metrics::fields as field;
 
-/// The console's comparison: strategy, savings, cost saved, retention at need with its 95% interval, and the
-/// episodes the strategy acted on.
+/// The console's comparison: strategy, savings, cost saved, retention at need with its 95% interval, the
+/// episodes the strategy acted on, and — when any request was over the window — the requests over it.
 #[must_use]
-pub fn summary(strategies: &[StrategyMetrics]) -> Table {
-    Table::of(
-        "Comparison",
-        &[
-            strategy(),
-            share("savings", field::SAVINGS),
-            share("cost saved", field::COST_SAVINGS),
-            share_ci(
-                "retention at need [95% interval]",
-                field::RETENTION_AT_NEED,
-                field::RETENTION_AT_NEED_CI95,
-            ),
-            stat("acted on", |s| {
-                Cell::figure(if s.baseline {
-                    "–".to_owned()
-                } else {
-                    format!("{} of {}", s.count(field::EPISODES_ACTED), s.episodes)
-                })
-            }),
-        ],
-        strategies,
-        None,
-    )
+pub fn summary(rows: &[Row<'_>]) -> Table {
+    let mut cols = vec![
+        strategy(),
+        share("savings", field::SAVINGS),
+        share("cost saved", field::COST_SAVINGS),
+        share_ci(
+            "retention at need [95% interval]",
+            field::RETENTION_AT_NEED,
+            |i| i.retention,
+        ),
+        stat("acted on", |s| {
+            Cell::figure(match s.count(field::EPISODES_ACTED) {
+                Some(n) if !s.baseline => format!("{n} of {}", s.episodes),
+                _ => "–".to_owned(),
+            })
+        }),
+    ];
+    if rows
+        .iter()
+        .any(|r| r.assessment.is_some_and(|a| a.over_window > 0))
+    {
+        cols.push(stat("over window", |s| {
+            Cell::figure(s.assessment.map_or_else(
+                || "–".to_owned(),
+                |a| super::table::thousands(a.over_window),
+            ))
+        }));
+    }
+    Table::of("Comparison", &cols, rows, None)
 }
 
 /// `table` for a terminal `width` columns wide: aligned as [`Table::to_console`] aligns it, with the first

@@ -1,12 +1,12 @@
 //! The report's detail tables: the judge's grades of open probes, and what each strategy lost.
 
-use super::document::{col, share, stat, strategy, Cell, Col, Table};
+use super::document::{col, share, stat, strategy, Cell, Col, Row, Table};
 use super::RunReport;
 use crate::metrics::fields as field;
 use crate::metrics::needs::LostFinding;
 
-/// The judge's grades of open probes.
-pub(super) fn judge(run: &RunReport) -> Table {
+/// The judge's grades of open probes (no row where none was graded).
+pub(super) fn judge<'r>(run: &RunReport, rows: &[Row<'r>]) -> Table {
     let grade = |v: Option<f64>| Cell::figure(v.map_or_else(|| "–".into(), |v| format!("{v:.2}")));
     let interval = |v: &serde_json::Value| match v.as_array().map(|a| {
         (
@@ -21,14 +21,15 @@ pub(super) fn judge(run: &RunReport) -> Table {
         .config
         .get("judge")
         .is_none_or(serde_json::Value::is_null);
-    let mut cols: Vec<Col<'_, crate::metrics::StrategyMetrics>> = vec![
+    let mut cols: Vec<Col<'_, Row<'r>>> = vec![
         strategy(),
         stat("graded", |s| {
-            Cell::figure(format!(
-                "{} of {}",
-                s.count(field::JUDGE_GRADED),
-                s.count(field::JUDGED)
-            ))
+            Cell::figure(
+                match (s.count(field::JUDGE_GRADED), s.count(field::JUDGED)) {
+                    (Some(graded), Some(judged)) => format!("{graded} of {judged}"),
+                    _ => "–".to_owned(),
+                },
+            )
         }),
         stat("overall (0-5)", move |s| {
             grade(s.number(field::JUDGE_SCORE))
@@ -38,22 +39,22 @@ pub(super) fn judge(run: &RunReport) -> Table {
         }),
     ];
     cols.extend(crate::llm::judge::DIMENSIONS.iter().map(|d| {
-        col(
-            d.replace('_', " "),
-            move |s: &crate::metrics::StrategyMetrics| {
-                let dims = s.keyed(field::JUDGE_SCORE_BY_DIMENSION);
-                grade(dims.iter().find(|(k, _)| k == d).and_then(|(_, v)| *v))
-            },
-        )
+        col(d.replace('_', " "), move |s: &Row<'r>| {
+            let dims = s.keyed(field::JUDGE_SCORE_BY_DIMENSION);
+            grade(dims.iter().find(|(k, _)| k == d).and_then(|(_, v)| *v))
+        })
     }));
     cols.push(share("agrees with exact answers", field::JUDGE_AGREEMENT));
     cols.push(stat("judge cost", |s| {
         Cell::usd(s.number(field::JUDGE_COST_USD))
     }));
+    let judged = rows
+        .iter()
+        .filter(|s| s.count(field::JUDGED).is_some_and(|n| n > 0));
     Table::of(
         "Open probes graded by the judge",
         &cols,
-        &run.strategies,
+        judged,
         Some(if stand_in {
             "The judge here is the mock's deterministic stand-in: every dimension is 5 × the share of the \
              reference answer's identifying tokens (names, paths, numbers) the answer holds. Configure [judge] \
@@ -70,7 +71,7 @@ pub(super) fn judge(run: &RunReport) -> Table {
 }
 
 /// What each strategy lost: needs lost by cause, and the findings lost at the most needs.
-pub(super) fn losses(run: &RunReport) -> Vec<Table> {
+pub(super) fn losses<'r>(run: &RunReport, rows: &[Row<'r>]) -> Vec<Table> {
     let causes: Vec<String> = crate::metrics::needs::CAUSES
         .iter()
         .map(|c| (*c).to_owned())
@@ -79,9 +80,8 @@ pub(super) fn losses(run: &RunReport) -> Vec<Table> {
         s.get(field::LOST_BY)
             .get(c)
             .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0)
     };
-    let mut cols: Vec<Col<'_, crate::metrics::StrategyMetrics>> = vec![
+    let mut cols: Vec<Col<'_, Row<'r>>> = vec![
         strategy(),
         stat("needs", |s| Cell::count(s.count(field::NEEDS))),
         stat("lost", move |s| {
@@ -94,15 +94,14 @@ pub(super) fn losses(run: &RunReport) -> Vec<Table> {
         }),
     ];
     cols.extend(causes.iter().map(|c| {
-        col(
-            format!("lost: {c}"),
-            move |s: &crate::metrics::StrategyMetrics| Cell::count(lost_by(s, c)),
-        )
+        col(format!("lost: {c}"), move |s: &Row<'r>| {
+            Cell::count(lost_by(s, c))
+        })
     }));
     let by_cause = Table::of(
         "Needs lost, by what lost them",
         &cols,
-        &run.strategies,
+        rows,
 Some(
             "Needs of found findings. A need is lost where the finding's evidence is not in the request at the \
              need; it counts under what \

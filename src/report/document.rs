@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use super::analysis::{Assessment, Intervals, Shown};
 use super::pct;
 use crate::metrics::{FieldKey, StrategyMetrics};
 
@@ -60,10 +61,18 @@ impl Cell {
         Self::figure(pct(v))
     }
 
-    /// A share with its 95% interval: `63.2% [61.0%, 65.4%]`.
+    /// A share with the interval the analysis decided it shows: `63.2% [61.0%, 65.4%]`, `100.0% (too few
+    /// episodes)`, or the share alone.
     #[must_use]
-    pub fn share_ci(s: &StrategyMetrics, value: FieldKey, ci95: FieldKey) -> Self {
-        Self::figure(super::table::with_ci(s, value, ci95))
+    pub fn share_shown(v: Option<f64>, shown: Shown) -> Self {
+        Self::figure(match (v, shown) {
+            (None, _) => pct(None),
+            (Some(v), Shown::Interval { lo, hi }) => {
+                format!("{} [{}, {}]", pct(Some(v)), pct(Some(lo)), pct(Some(hi)))
+            }
+            (Some(v), Shown::TooFewEpisodes) => format!("{} (too few episodes)", pct(Some(v))),
+            (Some(v), Shown::Nothing) => pct(Some(v)),
+        })
     }
 
     /// USD (`unknown` when a price is missing).
@@ -72,16 +81,16 @@ impl Cell {
         Self::figure(super::table::usd(v))
     }
 
-    /// A count as it is written (`1623490`).
+    /// A count as it is written (`1623490`); `–` when the results lack it.
     #[must_use]
-    pub fn count(n: u64) -> Self {
-        Self::figure(n.to_string())
+    pub fn count(n: Option<u64>) -> Self {
+        Self::figure(n.map_or_else(|| "–".to_owned(), |n| n.to_string()))
     }
 
-    /// A count with thousands separators (`1,623,490`).
+    /// A count with thousands separators (`1,623,490`); `–` when the results lack it.
     #[must_use]
-    pub fn thousands(n: u64) -> Self {
-        Self::figure(super::table::thousands(n))
+    pub fn thousands(n: Option<u64>) -> Self {
+        Self::figure(n.map_or_else(|| "–".to_owned(), super::table::thousands))
     }
 
     /// An episode, linked at `strategy` and `finding`.
@@ -110,32 +119,61 @@ pub fn col<'a, T>(header: impl Into<String>, cell: impl Fn(&T) -> Cell + 'a) -> 
     }
 }
 
-/// A column of a strategy table (rows of [`StrategyMetrics`]).
-pub fn stat<'a>(
+/// A row of a strategy table: a strategy's figures (read through it as [`StrategyMetrics`]) and what the
+/// analysis decided of them.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    /// The figures.
+    pub metrics: &'a StrategyMetrics,
+    /// The analysis' assessment (`None` for results without one).
+    pub assessment: Option<&'a Assessment>,
+}
+
+impl std::ops::Deref for Row<'_> {
+    type Target = StrategyMetrics;
+
+    fn deref(&self) -> &StrategyMetrics {
+        self.metrics
+    }
+}
+
+impl Row<'_> {
+    /// The interval `which` of its figures shows.
+    #[must_use]
+    pub fn shown(&self, which: fn(&Intervals) -> Shown) -> Shown {
+        self.assessment
+            .map_or(Shown::Nothing, |a| which(&a.intervals))
+    }
+}
+
+/// A column of a strategy table.
+pub fn stat<'a, 'r>(
     header: impl Into<String>,
-    cell: impl Fn(&StrategyMetrics) -> Cell + 'a,
-) -> Col<'a, StrategyMetrics> {
+    cell: impl Fn(&Row<'r>) -> Cell + 'a,
+) -> Col<'a, Row<'r>> {
     col(header, cell)
 }
 
 /// A column of a strategy's share (`key`) as a percentage.
-pub fn share<'a>(header: impl Into<String>, key: FieldKey) -> Col<'a, StrategyMetrics> {
+pub fn share<'a, 'r>(header: impl Into<String>, key: FieldKey) -> Col<'a, Row<'r>> {
     stat(header, move |s| Cell::share(s.number(key)))
 }
 
-/// A column of a strategy's share (`value`) with its 95% interval (`ci95`).
-pub fn share_ci<'a>(
+/// A column of a strategy's share (`value`) with the interval the analysis decided it shows (`which`).
+pub fn share_ci<'a, 'r>(
     header: impl Into<String>,
     value: FieldKey,
-    ci95: FieldKey,
-) -> Col<'a, StrategyMetrics> {
-    stat(header, move |s| Cell::share_ci(s, value, ci95))
+    which: fn(&Intervals) -> Shown,
+) -> Col<'a, Row<'r>> {
+    stat(header, move |s| {
+        Cell::share_shown(s.number(value), s.shown(which))
+    })
 }
 
 /// The first column of a strategy table: the strategy's name.
 #[must_use]
-pub fn strategy<'a>() -> Col<'a, StrategyMetrics> {
-    col("strategy", |s: &StrategyMetrics| Cell::text(&s.strategy))
+pub fn strategy<'a, 'r>() -> Col<'a, Row<'r>> {
+    col("strategy", |s: &Row<'r>| Cell::text(&s.strategy))
 }
 
 /// A titled table of typed cells, rendered by Markdown, HTML and the console alike.
@@ -255,7 +293,7 @@ mod tests {
         let rows = [Row("a", 3, true), Row("b", 1234, false)];
         let cols = [
             col("name", |r: &Row| Cell::text(r.0)),
-            col("n", |r: &Row| Cell::thousands(r.1)),
+            col("n", |r: &Row| Cell::thousands(Some(r.1))),
             col("ok", |r: &Row| Cell::text(if r.2 { "yes" } else { "no" })),
             col("share", |r: &Row| Cell::share((r.1 < 10).then_some(0.5))),
             col("where", |r: &Row| Cell::episode(r.0, "s", "f1")),

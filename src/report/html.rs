@@ -61,7 +61,8 @@ padding:0 1em;color:#222}p,ul,dl{max-width:1100px}table{border-collapse:collapse
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}th.n,td.n{text-align:right}td a,td code{white-space:nowrap}\
 th{background:#f3f3f3}tr:nth-child(even){background:#fafafa}.chart{margin:1em 0}.chart svg{max-width:100%;height:auto}\
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.warn{background:#fff3cd;padding:.5em 1em}\
-.pick{background:#e7f3ea;border-left:4px solid #2e7d32;padding:.6em 1em;font-size:16px}.scroll{overflow-x:auto}\
+.pick{background:#e7f3ea;border-left:4px solid #2e7d32;padding:.6em 1em;font-size:16px}\
+.nopick{background:#f1f1f1;border-left:4px solid #8a8a8a;padding:.6em 1em;font-size:16px}.scroll{overflow-x:auto}\
 .scroll.wide{border-right:3px solid #bbb}.wider{color:#555;font-size:13px;margin:.6em 0 -.6em}\
 dt{font-weight:bold}dd{margin:0 0 .5em 1.5em}.hint{color:#555;font-size:13px}.left-out{color:#555;font-style:italic}";
 
@@ -94,7 +95,7 @@ impl Exporter for HtmlReport {
             charts::render(run, &run.charts)?
         };
         for (i, t) in tables(run).iter().enumerate() {
-            table(&mut out, run, t);
+            table(&mut out, run, t, true);
             if i == 0 && !run.charts.series.is_empty() {
                 charts_section(&mut out, run, &rendered);
             }
@@ -139,13 +140,22 @@ fn head(out: &mut String, run: &RunReport) {
 /// What to pick, and how to read the comparison (with where each strategy lost most).
 fn pick_and_reading(out: &mut String, run: &RunReport) {
     if let Some(r) = &run.recommendation {
+        // A pick in green; a result without one set apart, in grey, so that neither is mistaken for the other.
+        let class = if r.strategy.is_some() {
+            "pick"
+        } else {
+            "nopick"
+        };
         let _ = writeln!(
             out,
-            "<h2>What to pick</h2>\n<p class=\"pick\">{}</p>",
+            "<h2>What to pick</h2>\n<p class=\"{class}\">{}</p>",
             inline(&r.text)
         );
+        if !r.verdicts.is_empty() {
+            table(out, run, &super::recommend::verdict_table(r), false);
+        }
     }
-    let reading = super::table::reading(run);
+    let reading = super::reading::reading(run);
     if !reading.is_empty() {
         out.push_str("<h2>Reading</h2>\n<ul>");
         let worst = explorer::worst(run);
@@ -184,13 +194,13 @@ fn page_links(out: &mut String, run: &RunReport) {
     }
 }
 
-/// A table, its figures aligned right and its episode cells linked to their pages.
-fn table(out: &mut String, run: &RunReport, t: &Table) {
-    let _ = write!(
-        out,
-        "<h2>{}</h2>\n<div class=\"scroll\"><table><thead><tr>",
-        escape(&t.title)
-    );
+/// A table (under its title as a heading when `titled`), its figures aligned right and its episode cells
+/// linked to their pages.
+fn table(out: &mut String, run: &RunReport, t: &Table, titled: bool) {
+    if titled {
+        let _ = writeln!(out, "<h2>{}</h2>", escape(&t.title));
+    }
+    out.push_str("<div class=\"scroll\"><table><thead><tr>");
     let figures = t.figure_columns();
     let class = |c: usize| if figures[c] { " class=\"n\"" } else { "" };
     for (c, h) in t.headers.iter().enumerate() {

@@ -59,12 +59,16 @@ fn head(out: &mut String, run: &RunReport) {
     }
 }
 
-/// What to pick, and how to read the comparison (with where each strategy lost most).
+/// What to pick (the pick or why nothing is, then each strategy's verdict), and how to read the comparison
+/// (with where each strategy lost most).
 fn pick_and_reading(out: &mut String, run: &RunReport) {
     if let Some(r) = &run.recommendation {
         let _ = writeln!(out, "## What to pick\n\n{}\n", r.text);
+        if !r.verdicts.is_empty() {
+            let _ = writeln!(out, "{}", aligned(&super::recommend::verdict_table(r)));
+        }
     }
-    let reading = super::table::reading(run);
+    let reading = super::reading::reading(run);
     if !reading.is_empty() {
         out.push_str("## Reading\n\n");
         let worst = explorer::worst(run);

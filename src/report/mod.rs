@@ -9,6 +9,7 @@
 //! **Adding an exporter**: one file implementing [`Exporter`] (or [`RowExporter`]), its `pub mod` line, and one
 //! line in [`ExportManager::standard`] (a row exporter is then merged from shards too).
 
+pub mod analysis;
 pub mod charts;
 pub mod console;
 pub mod csv;
@@ -20,6 +21,7 @@ pub mod json;
 pub mod markdown;
 #[cfg(test)]
 mod readers;
+pub mod reading;
 pub mod rebuild;
 pub mod recommend;
 pub mod table;
@@ -517,7 +519,18 @@ pub fn page_list(run: &RunReport) -> Vec<(String, String, String)> {
 /// Formats an optional share as a percentage with one decimal, or `–`.
 #[must_use]
 pub fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".into(), |v| format!("{:.1}%", v * 100.0))
+    v.map_or_else(
+        || "–".into(),
+        |v| {
+            let text = format!("{:.1}%", v * 100.0);
+            // A share that rounds to nothing is 0.0%, whatever its sign: never "-0.0%".
+            if text == "-0.0%" {
+                "0.0%".to_owned()
+            } else {
+                text
+            }
+        },
+    )
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{console, rebuild, recommend, table, Exporter, RunReport};
+use super::{console, reading, rebuild, table, Exporter, RunReport};
 use crate::metrics::series::SweepPoint;
 use crate::metrics::{Catalog, StrategyMetrics};
 use crate::sweep::export::{SweepCsv, SweepInfo, SweepMd};
@@ -53,9 +53,8 @@ fn every_reader_asks_for_fields_the_catalog_computes() {
     }
     // The readers: each panics on a field the results lack.
     assert!(!table::tables(&run).is_empty());
-    let _ = table::reading(&run);
-    let _ = console::summary(&run.strategies);
-    let _ = recommend::recommend(&run.strategies, &recommend::Rule::new(0.9));
+    let _ = reading::reading(&run);
+    let _ = console::summary(&table::rows(&run));
     for exporter in [
         &super::markdown::MarkdownReport as &dyn Exporter,
         &super::html::HtmlReport,
@@ -77,7 +76,7 @@ fn every_reader_asks_for_fields_the_catalog_computes() {
             .collect(),
         min_retention: 0.9,
         grids: 1,
-        recommendation: recommend::recommend(&run.strategies, &recommend::Rule::new(0.9)),
+        recommendation: run.recommendation.clone().expect("the example recommends"),
     });
     for exporter in [
         &SweepCsv(Arc::clone(&info)) as &dyn Exporter,
@@ -96,7 +95,7 @@ fn a_field_the_results_lack_panics_in_a_reader() {
     for s in &mut run.strategies {
         s.values.remove("savings");
     }
-    let _ = console::summary(&run.strategies);
+    let _ = console::summary(&table::rows(&run));
 }
 
 /// `ctxbench report` reads these columns of `steps.csv` back by name (`rebuild::StepIn`).

@@ -1,171 +1,258 @@
-//! What to pick, on evidence: the cheapest strategy (or sweep setting) that keeps enough of the findings the
-//! agent needs where it acted, on enough needs to tell.
+//! What to pick, as the analysis decided it (`run::recommend`), and its sentences: the pick or why nothing is
+//! picked, and for every strategy the one reason that decided its standing, in a short line.
 //!
-//! The rule (README, Metrics; the report's glossary):
-//! - a strategy qualifies only where it acted: its retention at need over the episodes it acted on must reach
-//!   `min_retention`, on at least `min_needs` needs met there (fewer: "not enough evidence");
-//! - a strategy that acted on no episode is never recommended for a saving it did not make;
-//! - a strategy whose budget is below what it may not reduce (system prompt, tool schemas, task, unrecorded
-//!   context) on some episode is flagged and never recommended;
-//! - where no found finding is needed on any episode, retention measured nothing: nothing is recommended
-//!   unless the user asks for a pick on savings alone (`--recommend-without-retention`).
-//!
-//! Among those that qualify, the cheapest wins (by savings when costs are unknown); the baseline is the strategy
-//! of type `none`, whatever its name.
+//! The rule (README, Metrics; the report's glossary): a strategy qualifies where it acted — from its first act
+//! on, in each episode — with retention at need there at or above the target, on at least `--min-needs` needs
+//! and `--min-episodes` episodes; it must save tokens and cost against no reduction; a request over the window
+//! and a budget below what it may not reduce disqualify it; where no found finding is needed anywhere,
+//! retention measured nothing. Among those that qualify, the cheapest is picked.
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{fields as field, StrategyMetrics};
-use crate::report::pct;
+use super::analysis::{Rule, Shown};
+use super::pct;
+use super::table::thousands;
 
-/// What the recommendation asks of a strategy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rule {
-    /// The retention at need it must keep where it acted.
-    pub min_retention: f64,
-    /// The fewest needs met where it acted that count as evidence.
-    pub min_needs: u64,
-    /// Recommend on savings alone where retention measured nothing.
-    pub without_retention: bool,
-}
-
-impl Rule {
-    /// The rule with `min_retention` and the defaults otherwise.
-    #[must_use]
-    pub fn new(min_retention: f64) -> Self {
-        Self {
-            min_retention,
-            min_needs: crate::run::config::DEFAULT_MIN_NEEDS,
-            without_retention: false,
-        }
-    }
-}
-
-/// Why a strategy is, or is not, recommendable.
+/// A strategy's standing: the tag of its [`Reason`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Standing {
     /// It qualifies.
     Qualifies,
-    /// Its retention where it acted is below the target.
-    BelowTarget,
-    /// It met too few needs where it acted for its retention there to tell.
-    NotEnoughEvidence,
-    /// It changed no request.
-    ActedNowhere,
-    /// Its budget is below what it may not reduce on some episode.
-    BudgetBelowFloor,
     /// The framework it reproduces fails (raises) on some episode.
     FailsInFramework,
+    /// It sent requests over the model's window.
+    OverWindow,
+    /// Its budget is below what it may not reduce on some episode.
+    BudgetBelowFloor,
+    /// It changed no request.
+    ActedNowhere,
+    /// It costs more than no reduction, or saves no tokens.
+    Costlier,
     /// No found finding is needed anywhere: nothing measured what it loses.
     Unmeasured,
+    /// It acted on too few episodes with a need for its retention there to tell.
+    TooFewEpisodes,
+    /// It met too few needs where it acted for its retention there to tell.
+    TooFewNeeds,
+    /// Its retention where it acted is below the target.
+    BelowTarget,
 }
 
-/// One strategy's standing, with the sentence that says why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The strategy.
-    pub strategy: String,
-    /// Its standing.
-    pub standing: Standing,
-    /// Why, in a sentence.
-    pub why: String,
+/// Why a strategy stands where it does: the first of these that applies, in this order, with its figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "standing")]
+pub enum Reason {
+    /// The framework it reproduces fails (raises) on some episodes: the agent's run ends there.
+    FailsInFramework {
+        /// Such episodes.
+        episodes: u64,
+        /// Episodes in the run.
+        of: u64,
+    },
+    /// It sent requests over the window, which a provider refuses.
+    OverWindow {
+        /// Requests over it.
+        requests: u64,
+        /// The window.
+        window: u64,
+    },
+    /// Its budget is below what it may not reduce on some episodes: there it cannot work.
+    BudgetBelowFloor {
+        /// Its budget.
+        budget: u64,
+        /// What it may not reduce, at most.
+        floor: u64,
+        /// Episodes where the budget is below it.
+        episodes: u64,
+    },
+    /// It changed no request.
+    ActedNowhere,
+    /// It costs at least as much as no reduction, or sends at least as many tokens.
+    Costlier {
+        /// Its cost.
+        cost: Option<f64>,
+        /// No reduction's.
+        baseline_cost: Option<f64>,
+        /// Its token savings.
+        savings: f64,
+    },
+    /// No found finding is needed on these episodes: nothing measured what it loses.
+    Unmeasured,
+    /// Too few episodes it acted on had a need met from its first act on.
+    TooFewEpisodes {
+        /// Such episodes.
+        episodes: u64,
+        /// The fewest that count.
+        min: u64,
+    },
+    /// Too few needs met from its first act on.
+    TooFewNeeds {
+        /// Such needs.
+        needs: u64,
+        /// The fewest that count.
+        min: u64,
+    },
+    /// Its retention where it acted is below the target.
+    BelowTarget {
+        /// Retention at need there.
+        kept: f64,
+        /// Its interval.
+        interval: Shown,
+        /// The needs it rests on.
+        needs: u64,
+    },
+    /// It qualifies.
+    Qualifies {
+        /// Retention at need where it acted.
+        kept: f64,
+        /// Its interval.
+        interval: Shown,
+        /// The needs it rests on.
+        needs: u64,
+        /// The episodes it rests on.
+        episodes: u64,
+        /// Its cost.
+        cost: Option<f64>,
+    },
 }
 
-/// The strategy a run or a sweep recommends, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Recommendation {
-    /// The strategy name, or `None` when no setting qualifies.
-    pub strategy: Option<String>,
-    /// The sentence the report prints.
-    pub text: String,
-    /// Every strategy but the baseline, with its standing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub verdicts: Vec<Verdict>,
-}
+impl Reason {
+    /// The standing this reason decides.
+    #[must_use]
+    pub fn standing(&self) -> Standing {
+        match self {
+            Self::FailsInFramework { .. } => Standing::FailsInFramework,
+            Self::OverWindow { .. } => Standing::OverWindow,
+            Self::BudgetBelowFloor { .. } => Standing::BudgetBelowFloor,
+            Self::ActedNowhere => Standing::ActedNowhere,
+            Self::Costlier { .. } => Standing::Costlier,
+            Self::Unmeasured => Standing::Unmeasured,
+            Self::TooFewEpisodes { .. } => Standing::TooFewEpisodes,
+            Self::TooFewNeeds { .. } => Standing::TooFewNeeds,
+            Self::BelowTarget { .. } => Standing::BelowTarget,
+            Self::Qualifies { .. } => Standing::Qualifies,
+        }
+    }
 
-/// Whether a strategy's pooled retention at need reaches `min_retention` (a strategy on episodes without a found
-/// finding does: nothing measures it). The sweep's table marks settings by it; the recommendation asks more
-/// ([`standing`]).
-#[must_use]
-pub fn meets(s: &StrategyMetrics, min_retention: f64) -> bool {
-    s.number(field::RETENTION_AT_NEED).unwrap_or(1.0) >= min_retention
-}
+    /// The verdict in a few words (the table's second column).
+    #[must_use]
+    pub fn label(&self) -> &'static str {
+        match self.standing() {
+            Standing::Qualifies => "qualifies",
+            Standing::FailsInFramework => "fails in its framework",
+            Standing::OverWindow => "over the window",
+            Standing::BudgetBelowFloor => "budget below floor",
+            Standing::ActedNowhere => "acted nowhere",
+            Standing::Costlier => "costs more",
+            Standing::Unmeasured => "unmeasured",
+            Standing::TooFewEpisodes => "too few episodes",
+            Standing::TooFewNeeds => "too few needs",
+            Standing::BelowTarget => "below target",
+        }
+    }
 
-/// The standing of `s` under `rule`, and why.
-#[must_use]
-pub fn standing(s: &StrategyMetrics, rule: &Rule) -> (Standing, String) {
-    let acted = s.count(field::EPISODES_ACTED);
-    let failed = s.count(field::EPISODES_FAILED);
-    if failed > 0 {
-        return (
-            Standing::FailsInFramework,
-            format!(
-                "the framework it reproduces fails {failed} of {} episodes (it raises where it cannot bring a \
-                 request under its threshold)",
-                s.episodes
+    /// Why, in one short line with its figures.
+    #[must_use]
+    pub fn why(&self, rule: &Rule) -> String {
+        match *self {
+            Self::FailsInFramework { episodes, of } => format!(
+                "its framework fails {episodes} of {of} episodes (it raises where it cannot bring a request \
+                 under its threshold)"
             ),
-        );
-    }
-    let below = s.count(field::EPISODES_BELOW_FLOOR);
-    if below > 0 {
-        return (
-            Standing::BudgetBelowFloor,
-            format!(
-                "its budget ({} tokens) is below what it may not reduce (up to {} tokens of system prompt, \
-                 tool schemas, task and unrecorded context) on {below} of {} episodes, where it cannot bring a \
-                 request under it",
-                crate::report::table::thousands(s.count(field::BUDGET_TOKENS)),
-                crate::report::table::thousands(s.count(field::FLOOR_TOKENS)),
-                s.episodes
+            Self::OverWindow { requests, window } => format!(
+                "{} request{} over the {}-token window",
+                thousands(requests),
+                plural(requests),
+                thousands(window)
             ),
-        );
-    }
-    if acted == 0 {
-        return (
-            Standing::ActedNowhere,
-            "it changed no request, so it saved nothing".into(),
-        );
-    }
-    if s.count(field::NEEDS) == 0 {
-        return (
-            Standing::Unmeasured,
-            "no finding the agent found is needed on these episodes: nothing measured what it loses".into(),
-        );
-    }
-    let needs = s.count(field::NEEDS_ACTED);
-    let there = s.number(field::RETENTION_AT_NEED_ACTED);
-    let where_ = format!(
-        "{needs} need{} met on the {acted} of {} episodes it acted on",
-        plural(needs),
-        s.episodes
-    );
-    if needs < rule.min_needs {
-        return (
-            Standing::NotEnoughEvidence,
-            format!(
-                "not enough evidence: {where_}, fewer than the {} that count (--min-needs){}",
-                rule.min_needs,
-                there.map_or_else(String::new, |r| format!(
-                    "; it kept {} of them",
-                    pct(Some(r))
-                ))
+            Self::BudgetBelowFloor {
+                budget,
+                floor,
+                episodes,
+            } => format!(
+                "budget {} tokens, under the {} it may not reduce on {episodes} episode{}",
+                thousands(budget),
+                thousands(floor),
+                plural(episodes)
             ),
-        );
-    }
-    match there {
-        Some(r) if r >= rule.min_retention => (
-            Standing::Qualifies,
-            format!("it kept {} of the {where_}", pct(Some(r))),
-        ),
-        r => (
-            Standing::BelowTarget,
-            format!(
-                "it kept {} of the {where_}, below the {} target",
-                pct(r),
+            Self::ActedNowhere => "changed no request".to_owned(),
+            Self::Costlier {
+                cost,
+                baseline_cost,
+                savings,
+            } => costlier(cost, baseline_cost, savings),
+            Self::Unmeasured => {
+                "no found finding is needed: nothing measured its losses".to_owned()
+            }
+            Self::TooFewEpisodes { episodes, min } => format!(
+                "{episodes} episode{} with a need where it acted; {min} count (--min-episodes)",
+                plural(episodes)
+            ),
+            Self::TooFewNeeds { needs, min } => format!(
+                "{needs} need{} met where it acted; {min} count (--min-needs)",
+                plural(needs)
+            ),
+            Self::BelowTarget {
+                kept,
+                interval,
+                needs,
+            } => format!(
+                "kept {} of {needs} needs where it acted; target {}",
+                with_interval(kept, interval),
                 pct(Some(rule.min_retention))
             ),
+            Self::Qualifies {
+                kept,
+                interval,
+                needs,
+                episodes,
+                cost,
+            } => format!(
+                "kept {} of {needs} needs on {episodes} episodes where it acted; {}",
+                with_interval(kept, interval),
+                usd(cost)
+            ),
+        }
+    }
+}
+
+/// Why a strategy that costs more, or saves no tokens, is not a pick.
+fn costlier(cost: Option<f64>, baseline_cost: Option<f64>, savings: f64) -> String {
+    match (cost, baseline_cost) {
+        (Some(c), Some(b)) if c > b => format!(
+            "costs {}, more than no reduction's {}",
+            usd_exact(c, b),
+            usd_exact(b, c)
         ),
+        (Some(c), Some(b)) if c >= b => format!("costs {}, as much as no reduction", usd(Some(c))),
+        _ if savings < 0.0 => "sends more tokens than no reduction".to_owned(),
+        _ => "sends as many tokens as no reduction".to_owned(),
+    }
+}
+
+/// `v` in dollars, with as many decimals as it takes to tell it from `other` (at most 6).
+fn usd_exact(v: f64, other: f64) -> String {
+    let decimals = (2..=6)
+        .find(|&d| format!("{v:.d$}") != format!("{other:.d$}"))
+        .unwrap_or(6);
+    format!("${v:.decimals$}")
+}
+
+/// Dollars to the cent, or "an unknown amount".
+fn usd(v: Option<f64>) -> String {
+    v.map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}"))
+}
+
+/// A share with its interval (`92.6% [66.0%–100.0%]`), or with "too few episodes" in its place.
+#[must_use]
+pub fn with_interval(v: f64, interval: Shown) -> String {
+    match interval {
+        Shown::Interval { lo, hi } => {
+            format!("{} [{}–{}]", pct(Some(v)), pct(Some(lo)), pct(Some(hi)))
+        }
+        Shown::TooFewEpisodes => format!("{} (too few episodes)", pct(Some(v))),
+        Shown::Nothing => pct(Some(v)),
     }
 }
 
@@ -177,301 +264,274 @@ fn plural(n: u64) -> &'static str {
     }
 }
 
-/// The cheapest strategy that qualifies under `rule` (the baselines, `baseline[i]` set, left out), with every
-/// other strategy's standing.
-#[must_use]
-pub fn recommend(strategies: &[StrategyMetrics], rule: &Rule) -> Recommendation {
-    let savings = |s: &StrategyMetrics| s.number(field::SAVINGS).unwrap_or(0.0);
-    let cheaper = |a: &&StrategyMetrics, b: &&StrategyMetrics| match (
-        a.number(field::COST_USD),
-        b.number(field::COST_USD),
-    ) {
-        (Some(x), Some(y)) => x.total_cmp(&y).then(savings(b).total_cmp(&savings(a))),
-        _ => savings(b).total_cmp(&savings(a)),
-    };
-    // Neither the baseline nor what the agent itself sent (`as_recorded`) can be picked.
-    let candidates: Vec<&StrategyMetrics> = strategies
-        .iter()
-        .filter(|s| !s.baseline && !s.recorded)
-        .collect();
-    let verdicts: Vec<Verdict> = candidates
-        .iter()
-        .map(|s| {
-            let (standing, why) = standing(s, rule);
-            Verdict {
-                strategy: s.strategy.clone(),
-                standing,
-                why,
-            }
-        })
-        .collect();
-    let with = |wanted: Standing| -> Vec<&StrategyMetrics> {
-        candidates
-            .iter()
-            .zip(&verdicts)
-            .filter(|(_, v)| v.standing == wanted)
-            .map(|(s, _)| *s)
-            .collect()
-    };
-    let unmeasured = with(Standing::Unmeasured);
-    let best = with(Standing::Qualifies).into_iter().min_by(cheaper);
-    let (strategy, text) = match best {
-        Some(s) => (Some(s.strategy.clone()), pick_text(s, rule)),
-        None if !unmeasured.is_empty() && rule.without_retention => {
-            let s = unmeasured
-                .into_iter()
-                .min_by(cheaper)
-                .expect("not empty");
-            (
-                Some(s.strategy.clone()),
-                format!(
-                    "Use `{}` on savings alone (--recommend-without-retention): no finding the agent found is \
-                     needed on these episodes, so nothing measured what it loses. {}",
-                    s.strategy,
-                    saves(s)
-                ),
-            )
+/// One strategy's standing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The strategy.
+    pub strategy: String,
+    /// Why it stands where it does.
+    #[serde(flatten)]
+    pub reason: Reason,
+    /// The same, in a line (for readers of `summary.json`).
+    pub why: String,
+}
+
+impl Verdict {
+    /// `strategy`'s verdict for `reason` under `rule`.
+    #[must_use]
+    pub fn new(strategy: &str, reason: Reason, rule: &Rule) -> Self {
+        Self {
+            strategy: strategy.to_owned(),
+            why: reason.why(rule),
+            reason,
         }
-        None if !unmeasured.is_empty() => (
-            None,
-            "Nothing is recommended: no finding the agent found is needed on these episodes, so retention \
-             measured nothing and a saving says nothing of what it costs the agent. Add findings (README, \
-             Dataset format), or pick on savings alone with --recommend-without-retention."
-                .to_owned(),
-        ),
-        None => (None, none_text(&verdicts, rule)),
-    };
-    Recommendation {
-        strategy,
-        text,
-        verdicts,
+    }
+
+    /// Its standing.
+    #[must_use]
+    pub fn standing(&self) -> Standing {
+        self.reason.standing()
     }
 }
 
-/// What a strategy saves and costs, in a sentence.
-fn saves(s: &StrategyMetrics) -> String {
+/// The strategy picked, with the figures its sentence gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pick {
+    /// The strategy.
+    pub strategy: String,
+    /// Picked on savings alone (`--recommend-without-retention`): retention measured nothing.
+    pub savings_alone: bool,
+    /// Retention at need where it acted, its interval and the needs and episodes it rests on.
+    pub kept: Option<f64>,
+    /// Its interval.
+    pub interval: Shown,
+    /// The needs met where it acted.
+    pub needs: u64,
+    /// The episodes it acted on, with a need met there.
+    pub episodes: u64,
+    /// The episodes it acted on.
+    pub acted: u64,
+    /// The run's episodes.
+    pub of: u64,
+    /// Retention at need over every episode, and at the first need.
+    pub kept_all: Option<f64>,
+    /// Retention at the first need over every episode.
+    pub first_all: Option<f64>,
+    /// Savings over every episode.
+    pub savings: f64,
+    /// Its cost, and the share of no reduction's it saves.
+    pub cost: Option<f64>,
+    /// The share of cost saved.
+    pub cost_savings: Option<f64>,
+    /// Its LLM calls.
+    pub calls: u64,
+}
+
+/// A command the no-pick sentence offers, each one that runs as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "next")]
+pub enum Next {
+    /// Lower the target.
+    LowerTarget,
+    /// Try other settings of the strategies that fell short: a sweep on the same data and window.
+    Sweep {
+        /// The dataset, as the run read it.
+        dataset: String,
+        /// The window.
+        window: u64,
+    },
+    /// What no strategy may reduce is over the window on some episode: no setting fits these traces in it.
+    LargerWindow {
+        /// What no strategy may reduce, at most.
+        floor: u64,
+        /// The window.
+        window: u64,
+    },
+    /// Bring more episodes (or lower the minimums).
+    MoreEpisodes,
+    /// Add findings (where retention measured nothing), or pick on savings alone.
+    AddFindings,
+}
+
+/// What the run recommends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    /// The strategy picked, or `None`.
+    pub strategy: Option<String>,
+    /// The sentence every report prints.
+    pub text: String,
+    /// The pick's figures, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<Pick>,
+    /// What to try when nothing is picked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next: Vec<Next>,
+    /// Every strategy but the baseline and `as_recorded`, with its standing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Recommendation {
+    /// The recommendation of `pick` (or of nothing, with `next`), its sentence written under `rule`.
+    #[must_use]
+    pub fn new(pick: Option<Pick>, next: Vec<Next>, verdicts: Vec<Verdict>, rule: &Rule) -> Self {
+        let text = match &pick {
+            Some(p) => pick_text(p, rule),
+            None => none_text(&verdicts, &next, rule),
+        };
+        Self {
+            strategy: pick.as_ref().map(|p| p.strategy.clone()),
+            text,
+            pick,
+            next,
+            verdicts,
+        }
+    }
+}
+
+/// What the pick saves and costs, in a sentence.
+fn saves(p: &Pick) -> String {
     format!(
-        "It saves {} of input tokens and costs {} ({} less than no reduction), with {} strategy LLM calls.",
-        pct(s.number(field::SAVINGS)),
-        s.number(field::COST_USD)
-            .map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}")),
-        pct(s.number(field::COST_SAVINGS)),
-        s.count(field::STRATEGY_CALLS)
+        "It saves {} of input tokens and costs {} ({} less than no reduction), with {} strategy LLM call{}.",
+        pct(Some(p.savings)),
+        usd(p.cost),
+        pct(p.cost_savings),
+        p.calls,
+        plural(p.calls)
     )
 }
 
-/// The sentence for a strategy that qualifies.
-fn pick_text(s: &StrategyMetrics, rule: &Rule) -> String {
-    let acted = s.count(field::EPISODES_ACTED);
-    let pooled = match s.get(field::RETENTION_AT_NEED_CI95).as_array().map(|a| {
-        (
-            a.first().and_then(serde_json::Value::as_f64),
-            a.get(1).and_then(serde_json::Value::as_f64),
-        )
-    }) {
-        Some((Some(lo), Some(hi))) => format!(
-            " (95% interval {}–{}{})",
-            pct(Some(lo)),
-            pct(Some(hi)),
-            if lo < rule.min_retention {
-                " — its interval reaches below the target, so with these episodes it may not meet it"
-            } else {
-                ""
-            }
-        ),
-        _ => String::new(),
+/// The sentence for the pick.
+fn pick_text(p: &Pick, rule: &Rule) -> String {
+    if p.savings_alone {
+        return format!(
+            "Use `{}` on savings alone (--recommend-without-retention): no finding the agent found is needed \
+             on these episodes, so nothing measured what it loses. {}",
+            p.strategy,
+            saves(p)
+        );
+    }
+    let kept = p.kept.unwrap_or_default();
+    let caveat = match p.interval {
+        Shown::Interval { lo, .. } if lo < rule.min_retention => {
+            " Its interval reaches below the target: with these episodes it may not meet it."
+        }
+        _ => "",
     };
     format!(
         "Use `{}`: the cheapest that keeps at least {} of the findings the agent found where they are needed, \
-         where it acted — it kept {} of {} needs on the {acted} of {} episodes it acted on; over every \
-         episode {}{pooled}, {} at their first need. {}",
-        s.strategy,
+         from its first act on — {} of {} needs on {} episode{} (it acted on {} of {}; over every episode \
+         {}, {} at the first need). {}{caveat}",
+        p.strategy,
         pct(Some(rule.min_retention)),
-        pct(s.number(field::RETENTION_AT_NEED_ACTED)),
-        s.count(field::NEEDS_ACTED),
-        s.episodes,
-        pct(s.number(field::RETENTION_AT_NEED)),
-        pct(s.number(field::RETENTION_FIRST_NEED)),
-        saves(s)
+        with_interval(kept, p.interval),
+        p.needs,
+        p.episodes,
+        plural(p.episodes),
+        p.acted,
+        p.of,
+        pct(p.kept_all),
+        pct(p.first_all),
+        saves(p)
     )
 }
 
-/// The sentence when nothing qualifies: why, strategy by strategy.
-fn none_text(verdicts: &[Verdict], rule: &Rule) -> String {
-    let why: Vec<String> = verdicts
+/// The sentence when nothing is picked: how many strategies fell short for each reason, and what to try.
+fn none_text(verdicts: &[Verdict], next: &[Next], rule: &Rule) -> String {
+    let mut counts: Vec<(Standing, usize)> = Vec::new();
+    for v in verdicts {
+        match counts.iter_mut().find(|(s, _)| *s == v.standing()) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((v.standing(), 1)),
+        }
+    }
+    let parts: Vec<String> = counts
         .iter()
-        .map(|v| format!("`{}`: {}", v.strategy, v.why))
+        .map(|(s, n)| format!("{n} {}", short(*s, *n)))
         .collect();
+    let next: Vec<String> = next.iter().map(|n| next_text(n, rule)).collect();
     format!(
-        "Nothing is recommended: no strategy keeps {} of the findings the agent found where they are needed, \
-         where it acted, on at least {} needs. {}. Lower the target (--min-retention), try gentler settings \
-         (ctxbench sweep), or a larger --window.",
-        pct(Some(rule.min_retention)),
-        rule.min_needs,
-        why.join("; ")
+        "Nothing is recommended: of {} strateg{}, {}. {}",
+        verdicts.len(),
+        if verdicts.len() == 1 { "y" } else { "ies" },
+        parts.join(", "),
+        next.join(" ")
+    )
+    .trim_end()
+    .to_owned()
+}
+
+/// How many strategies fell short for a reason, in words.
+fn short(s: Standing, n: usize) -> &'static str {
+    let one = n == 1;
+    match s {
+        Standing::Qualifies => "qualified",
+        Standing::FailsInFramework if one => "fails in its framework",
+        Standing::FailsInFramework => "fail in their frameworks",
+        Standing::OverWindow => "sent requests over the window",
+        Standing::BudgetBelowFloor if one => "has a budget below what it may not reduce",
+        Standing::BudgetBelowFloor => "have budgets below what they may not reduce",
+        Standing::ActedNowhere => "changed no request",
+        Standing::Costlier if one => "costs no less than no reduction",
+        Standing::Costlier => "cost no less than no reduction",
+        Standing::Unmeasured if one => "was measured by no needed finding",
+        Standing::Unmeasured => "were measured by no needed finding",
+        Standing::TooFewEpisodes => "acted on too few episodes to tell",
+        Standing::TooFewNeeds => "met too few needs where they acted to tell",
+        Standing::BelowTarget if one => "kept less than the target where it acted",
+        Standing::BelowTarget => "kept less than the target where they acted",
+    }
+}
+
+/// What to try, as a sentence naming commands that run as written.
+fn next_text(n: &Next, rule: &Rule) -> String {
+    match n {
+        Next::LowerTarget => format!(
+            "A lower target (--min-retention, now {}) accepts more loss.",
+            rule.min_retention
+        ),
+        Next::Sweep { dataset, window } => format!(
+            "`ctxbench sweep --dataset {dataset} --window {window}` tries gentler settings on the same data."
+        ),
+        Next::LargerWindow { floor, window } => format!(
+            "The {}-token window is too small for these traces: what no strategy may reduce reaches {} \
+             tokens, so no setting of any strategy brings every request under it; only a model with a larger \
+             window runs them.",
+            thousands(*window),
+            thousands(*floor)
+        ),
+        Next::MoreEpisodes => format!(
+            "More episodes make the evidence (--min-episodes {}, --min-needs {}).",
+            rule.min_episodes, rule.min_needs
+        ),
+        Next::AddFindings => "Add findings (README, Dataset format), or pick on savings alone with \
+                              --recommend-without-retention."
+            .to_owned(),
+    }
+}
+
+/// The verdicts as a table: strategy, verdict (`picked` for the pick), and why in a line.
+#[must_use]
+pub fn verdict_table(rec: &Recommendation) -> super::document::Table {
+    use super::document::{col, Cell, Table};
+    let picked = rec.strategy.as_deref();
+    Table::of(
+        "Why each strategy stands where it does",
+        &[
+            col("strategy", |v: &Verdict| Cell::text(&v.strategy)),
+            col("verdict", move |v: &Verdict| {
+                Cell::text(if Some(v.strategy.as_str()) == picked {
+                    "picked"
+                } else {
+                    v.reason.label()
+                })
+            }),
+            col("why", |v: &Verdict| Cell::text(&v.why)),
+        ],
+        &rec.verdicts,
+        None,
     )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn strategy(name: &str, fields: serde_json::Value) -> StrategyMetrics {
-        let mut values = serde_json::Map::new();
-        for key in field::ALL {
-            values.insert(key.name().to_owned(), serde_json::Value::Null);
-        }
-        for (k, v) in fields.as_object().unwrap() {
-            values.insert(k.clone(), v.clone());
-        }
-        StrategyMetrics {
-            strategy: name.into(),
-            episodes: 36,
-            baseline: name == "base",
-            recorded: name == "as_recorded",
-            values,
-        }
-    }
-
-    fn rule() -> Rule {
-        Rule {
-            min_retention: 0.9,
-            min_needs: 10,
-            without_retention: false,
-        }
-    }
-
-    /// The README's sample at `--window 8000`: a window that acted on 4 of 36 episodes and lost the one need
-    /// it met there is not enough evidence, whatever its pooled 97.1%; one below the floor is flagged; the
-    /// cheapest that qualifies wins, and the baseline, whatever its name, is never a candidate.
-    #[test]
-    fn a_strategy_qualifies_only_on_evidence_where_it_acted() {
-        let common = |cost: f64, acted: u64, needs: u64, there: f64, below: u64| {
-            json!({"needs": 40, "episodes_acted": acted, "needs_acted": needs,
-                   "retention_at_need_acted": there, "retention_at_need": 0.971, "cost_usd": cost,
-                   "savings": 0.5, "episodes_below_floor": below, "budget_tokens": 1000,
-                   "floor_tokens": 1367})
-        };
-        let all = [
-            strategy("base", common(0.0, 0, 0, 1.0, 0)),
-            strategy("window", common(1.0, 4, 1, 0.0, 0)),
-            strategy("tight", common(0.5, 36, 40, 1.0, 3)),
-            strategy("idle", common(2.0, 0, 0, 1.0, 0)),
-            strategy("lossy", common(3.0, 30, 30, 0.8, 0)),
-            strategy("good", common(5.0, 30, 30, 0.95, 0)),
-            strategy("better", common(4.0, 30, 10, 0.9, 0)),
-        ];
-        let r = recommend(&all, &rule());
-        assert_eq!(r.strategy.as_deref(), Some("better"), "{}", r.text);
-        // What the agent itself sent, cheapest and keeping everything, is compared but never a candidate.
-        let mut with_agent = all.to_vec();
-        with_agent.push(strategy("as_recorded", common(0.1, 36, 40, 1.0, 0)));
-        let r = recommend(&with_agent, &rule());
-        assert_eq!(r.strategy.as_deref(), Some("better"), "{}", r.text);
-        assert!(r.verdicts.iter().all(|v| v.strategy != "as_recorded"));
-        let standing: Vec<(&str, Standing)> = r
-            .verdicts
-            .iter()
-            .map(|v| (v.strategy.as_str(), v.standing))
-            .collect();
-        assert_eq!(
-            standing,
-            [
-                ("window", Standing::NotEnoughEvidence),
-                ("tight", Standing::BudgetBelowFloor),
-                ("idle", Standing::ActedNowhere),
-                ("lossy", Standing::BelowTarget),
-                ("good", Standing::Qualifies),
-                ("better", Standing::Qualifies),
-            ]
-        );
-        assert!(
-            r.verdicts[0].why.contains("1 need met on the 4 of 36"),
-            "{}",
-            r.verdicts[0].why
-        );
-        assert!(r.verdicts[1].why.contains("1,000 tokens") && r.verdicts[1].why.contains("1,367"));
-        // Below the target, the count of needs in the plural; the pick says what it saves and costs.
-        assert!(
-            r.verdicts[3].why.contains("30 needs met on the 30 of 36"),
-            "{}",
-            r.verdicts[3].why
-        );
-        assert!(
-            r.text
-                .contains("It saves 50.0% of input tokens and costs $4.00"),
-            "{}",
-            r.text
-        );
-        // Without "better" and "good", nothing qualifies and the text says why, strategy by strategy.
-        let r = recommend(&all[..5], &rule());
-        assert_eq!(r.strategy, None);
-        assert!(
-            r.text.contains("`window`: not enough evidence"),
-            "{}",
-            r.text
-        );
-    }
-
-    /// The pick names its pooled interval, and says when the interval reaches below the target.
-    #[test]
-    fn the_pick_gives_its_interval_and_whether_it_reaches_below_the_target() {
-        let pick = |lo: f64| {
-            let all = [
-                strategy("base", json!({"needs": 40, "episodes_acted": 0})),
-                strategy(
-                    "s",
-                    json!({"needs": 40, "episodes_acted": 30, "needs_acted": 30,
-                           "retention_at_need_acted": 0.95, "retention_at_need": 0.95,
-                           "retention_at_need_ci95": [lo, 0.99], "episodes_below_floor": 0}),
-                ),
-            ];
-            recommend(&all, &rule()).text
-        };
-        let sure = pick(0.92);
-        assert!(sure.contains("(95% interval 92.0%–99.0%)"), "{sure}");
-        let unsure = pick(0.85);
-        assert!(
-            unsure.contains("(95% interval 85.0%–99.0% — its interval reaches below the target"),
-            "{unsure}"
-        );
-    }
-
-    /// The sweep's mark: pooled retention at need at or over the target; no figure (nothing measured it) meets it.
-    #[test]
-    fn meets_reads_the_pooled_retention_against_the_target() {
-        let with = |r: serde_json::Value| strategy("s", json!({ "retention_at_need": r }));
-        assert!(meets(&with(json!(0.9)), 0.9));
-        assert!(!meets(&with(json!(0.89)), 0.9));
-        assert!(meets(&with(serde_json::Value::Null), 0.9));
-    }
-
-    /// Where no found finding is needed, nothing is recommended unless asked; asked, the cheapest that acted
-    /// and is not flagged, on savings alone, saying so.
-    #[test]
-    fn without_needs_retention_measured_nothing() {
-        let f = |cost: f64, acted: u64| {
-            json!({"needs": 0, "episodes_acted": acted, "needs_acted": 0, "cost_usd": cost,
-                   "savings": 0.3, "episodes_below_floor": 0})
-        };
-        let all = [
-            strategy("base", f(9.0, 0)),
-            strategy("a", f(2.0, 5)),
-            strategy("b", f(1.0, 5)),
-            strategy("c", f(0.5, 0)),
-        ];
-        let r = recommend(&all, &rule());
-        assert_eq!(r.strategy, None);
-        assert!(r.text.contains("retention measured nothing"), "{}", r.text);
-        let r = recommend(
-            &all,
-            &Rule {
-                without_retention: true,
-                ..rule()
-            },
-        );
-        assert_eq!(r.strategy.as_deref(), Some("b"));
-        assert!(r.text.contains("savings alone"), "{}", r.text);
-    }
-}
+mod tests;

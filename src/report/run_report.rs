@@ -7,7 +7,7 @@ use crate::metrics::needs::LostFinding;
 use crate::metrics::series::ChartData;
 use crate::metrics::StrategyMetrics;
 
-use super::{explorer, recommend};
+use super::{analysis, explorer, recommend};
 
 /// Everything a report needs about a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,9 +37,12 @@ pub struct RunReport {
     pub fidelity: Vec<crate::metrics::fidelity::FormatFidelity>,
     /// Per-strategy results, in configuration order.
     pub strategies: Vec<StrategyMetrics>,
-    /// What to pick: the cheapest strategy whose retention at need meets the run's `min_retention`.
+    /// What to pick: the cheapest strategy that qualifies under the run's rule, and every strategy's standing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recommendation: Option<recommend::Recommendation>,
+    /// What the analysis decided besides the pick: the intervals each figure shows, the reading's facts, the
+    /// general sentences the data supports (required: a summary without it was written by another version).
+    pub analysis: analysis::Analysis,
     /// Per strategy, the findings it lost at the most needs (at most [`MOST_LOST`] each; ties in dataset
     /// order).
     #[serde(default)]

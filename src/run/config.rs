@@ -143,6 +143,20 @@ fn is_default_min_needs(n: &u64) -> bool {
     *n == DEFAULT_MIN_NEEDS
 }
 
+/// The fewest episodes a strategy must have acted on, with a need met there, for its retention there to count
+/// as evidence (and the fewest an interval is given over), unless the config or `--min-episodes` says
+/// otherwise.
+pub const DEFAULT_MIN_EPISODES: u64 = 5;
+
+fn default_min_episodes() -> u64 {
+    DEFAULT_MIN_EPISODES
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_default_min_episodes(n: &u64) -> bool {
+    *n == DEFAULT_MIN_EPISODES
+}
+
 /// Everything a run needs besides the dataset; read from TOML.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -161,6 +175,13 @@ pub struct RunConfig {
         skip_serializing_if = "is_default_min_needs"
     )]
     pub min_needs: u64,
+    /// The fewest episodes a strategy must have acted on, with a need met from its first act on, for its
+    /// retention there to count as evidence; under it no interval is given either (`--min-episodes`).
+    #[serde(
+        default = "default_min_episodes",
+        skip_serializing_if = "is_default_min_episodes"
+    )]
+    pub min_episodes: u64,
     /// Recommend on savings alone where no found finding is needed anywhere, so that retention measured
     /// nothing (`--recommend-without-retention`); by default nothing is recommended then.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -192,6 +213,7 @@ impl Default for RunConfig {
             context_window: 128_000,
             min_retention: DEFAULT_MIN_RETENTION,
             min_needs: DEFAULT_MIN_NEEDS,
+            min_episodes: DEFAULT_MIN_EPISODES,
             recommend_without_retention: false,
             unrecorded: UnrecordedMode::Keep,
             tokenizer: TokenizerConfig::default(),

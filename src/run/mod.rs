@@ -8,12 +8,14 @@
 //! totals, at most every few seconds and at the end: a run that fails midway keeps what it finished, and memory
 //! does not grow with the number of episodes.
 
+pub mod advice;
 pub mod analyze;
 pub mod config;
 mod dry;
 pub mod journal;
 mod overrides;
 mod pipeline;
+pub mod recommend;
 pub mod sends;
 pub mod session;
 pub mod shard;

@@ -60,6 +60,8 @@ pub struct Overrides {
     pub min_retention: Option<f64>,
     /// The fewest needs that count as evidence (`--min-needs`).
     pub min_needs: Option<u64>,
+    /// The fewest episodes that count as evidence (`--min-episodes`).
+    pub min_episodes: Option<u64>,
     /// Recommend on savings alone where retention measured nothing (`--recommend-without-retention`).
     pub recommend_without_retention: bool,
     /// Whether unrecorded context is sent (`--unrecorded`).
@@ -95,6 +97,7 @@ impl RunConfig {
         self.context_window = o.window.unwrap_or(self.context_window);
         self.min_retention = o.min_retention.unwrap_or(self.min_retention);
         self.min_needs = o.min_needs.unwrap_or(self.min_needs);
+        self.min_episodes = o.min_episodes.unwrap_or(self.min_episodes);
         self.recommend_without_retention |= o.recommend_without_retention;
         self.unrecorded = o.unrecorded.unwrap_or(self.unrecorded);
         self.tokenizer = o.tokenizer.apply(std::mem::take(&mut self.tokenizer));

@@ -87,6 +87,10 @@ fn empty_report(
         fidelity: Vec::new(),
         strategies: Vec::new(),
         recommendation: None,
+        analysis: crate::report::analysis::Analysis::empty(
+            super::analyze::rule(config),
+            config.context_window as u64,
+        ),
         most_lost: Vec::new(),
         comparisons: Vec::new(),
         examples: Vec::new(),
@@ -291,9 +295,15 @@ impl<'a> Writer<'a> {
         self.journal
             .append(self.config_json, &std::mem::take(&mut self.done))?;
         if tables || std::time::Instant::now() >= self.tables_due {
-            let analysis = super::analyze::analyze(&self.totals, &self.catalog, self.config);
+            let analysis = super::analyze::analyze(
+                &self.totals,
+                &self.catalog,
+                self.config,
+                &self.report.dataset.path,
+            )?;
             self.report.strategies = analysis.strategies;
             self.report.recommendation = analysis.recommendation;
+            self.report.analysis = analysis.decided;
             self.report.comparisons = analysis.comparisons;
             self.report.timings = analysis.timings;
             self.exports.write_all(&self.report)?;

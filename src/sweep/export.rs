@@ -26,14 +26,20 @@ pub struct SweepInfo {
 }
 
 impl SweepInfo {
-    /// A setting's standing in the recommendation.
+    /// A setting's verdict in the recommendation.
     #[must_use]
-    pub fn standing(&self, strategy: &str) -> Option<Standing> {
+    pub fn verdict(&self, strategy: &str) -> Option<&crate::report::recommend::Verdict> {
         self.recommendation
             .verdicts
             .iter()
             .find(|v| v.strategy == strategy)
-            .map(|v| v.standing)
+    }
+
+    /// A setting's standing in the recommendation.
+    #[must_use]
+    pub fn standing(&self, strategy: &str) -> Option<Standing> {
+        self.verdict(strategy)
+            .map(crate::report::recommend::Verdict::standing)
     }
 
     /// Each setting with its metrics in `run`.
@@ -102,7 +108,8 @@ impl Exporter for SweepCsv {
                 f(m.number(field::RETENTION_AT_NEED)),
                 f(m.number(field::MEAN_RETENTION)),
                 f(m.number(field::PROBE_ACCURACY)),
-                m.count(field::STRATEGY_CALLS).to_string(),
+                m.count(field::STRATEGY_CALLS)
+                    .map_or_else(String::new, |n| n.to_string()),
                 (self.0.standing(&m.strategy) == Some(Standing::Qualifies)).to_string(),
             ])
             .map_err(ser)?;
@@ -166,7 +173,7 @@ impl Exporter for SweepMd {
         for (file, _) in SweepCharts(Arc::clone(&self.0)).charts(run)? {
             let _ = writeln!(md, "![{file}](charts/{file})\n");
         }
-        md.push_str("| setting | savings | cost | retention at need | meets target |\n|---|---:|---:|---:|:---:|\n");
+        md.push_str("| setting | savings | cost | retention at need | qualifies |\n|---|---:|---:|---:|---|\n");
         for (p, m) in info.rows(run)? {
             let _ = writeln!(
                 md,
@@ -176,15 +183,10 @@ impl Exporter for SweepMd {
                 m.number(field::COST_USD)
                     .map_or_else(|| "unknown".into(), |c| format!("${c:.2}")),
                 pct(m.number(field::RETENTION_AT_NEED)),
-                match info.standing(&m.strategy) {
-                    Some(Standing::Qualifies) => "yes",
-                    Some(Standing::BelowTarget) => "no: below it where it acted",
-                    Some(Standing::NotEnoughEvidence) => "no: not enough evidence",
-                    Some(Standing::ActedNowhere) => "no: acted nowhere",
-                    Some(Standing::BudgetBelowFloor) => "no: budget below the floor",
-                    Some(Standing::FailsInFramework) => "no: fails in its framework",
-                    Some(Standing::Unmeasured) => "unmeasured",
-                    None => "–",
+                match info.verdict(&m.strategy) {
+                    Some(v) if v.standing() == Standing::Qualifies => "yes".to_owned(),
+                    Some(v) => format!("no: {}", v.reason.label()),
+                    None => "–".to_owned(),
                 }
             );
         }

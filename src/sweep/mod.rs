@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::report::recommend::{recommend, Recommendation};
+pub use crate::report::recommend::Recommendation;
 
 use crate::error::{Error, Result};
 use crate::metrics::series::SweepPoint;
@@ -232,11 +232,10 @@ pub fn run(
         &run::RunOptions::default(),
     )?;
     // The run's analysis recommended by the sweep's target already.
-    let recommendation = outcome
-        .report
-        .recommendation
-        .clone()
-        .unwrap_or_else(|| recommend(&outcome.report.strategies, &run::analyze::rule(&config)));
+    let recommendation =
+        outcome.report.recommendation.clone().ok_or_else(|| {
+            Error::Config("the sweep compared no setting with the baseline".into())
+        })?;
     let info = Arc::new(SweepInfo {
         name: name.to_owned(),
         points: points

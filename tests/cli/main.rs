@@ -1,5 +1,6 @@
 //! The one integration test binary: the CLI end to end, plus property tests of the strategies.
 
+mod advice;
 mod anywhere;
 mod bad_inputs;
 mod compaction;
@@ -483,7 +484,8 @@ fn report_rebuilds_pages_and_charts_from_records() {
     );
 }
 
-/// A sweep writes its grid, a chart per parameter and a recommendation that meets the target.
+/// A sweep writes its grid, a chart per parameter and a recommendation that meets the target, never one that
+/// costs more than no reduction.
 #[test]
 fn sweep_recommends_the_cheapest_setting_that_meets_the_target() {
     let dir = tempfile::tempdir().unwrap();
@@ -491,7 +493,7 @@ fn sweep_recommends_the_cheapest_setting_that_meets_the_target() {
     let grid = dir.path().join("grid.toml");
     std::fs::write(
         &grid,
-        "min_retention = 0.8\n[[grid]]\nname = \"masking\"\nbase = { type = \"compaction\" }\n[grid.params]\nkeep_last = [1, 5, 50]\n\
+        "min_retention = 0.8\n[[grid]]\nname = \"masking\"\nbase = { type = \"compaction\" }\n[grid.params]\nkeep_last = [1, 2, 5]\n\
          [[grid]]\nname = \"window\"\nbase = { type = \"sliding_window\" }\n[grid.params]\nmax_tokens = [2000, 100000]\n",
     )
     .unwrap();
@@ -527,6 +529,14 @@ fn sweep_recommends_the_cheapest_setting_that_meets_the_target() {
         .find(|r| stdout.contains(&format!("Use `{}`", r[1])))
         .expect("the recommendation is a grid row");
     assert_eq!(chosen[10], "true");
+    // Never one that costs more than no reduction: masking with keep_last=5 keeps 97.9% but costs 5.3% more,
+    // so it does not meet the target however much it keeps.
+    assert!(chosen[5].parse::<f64>().unwrap() > 0.0, "{chosen:?}");
+    let dear = rows.iter().find(|r| r[1] == "masking keep_last=5").unwrap();
+    assert!(
+        dear[5].parse::<f64>().unwrap() < 0.0 && dear[10] == "false",
+        "{dear:?}"
+    );
     let cost = |r: &Vec<&str>| r[4].parse::<f64>().unwrap();
     assert!(rows
         .iter()

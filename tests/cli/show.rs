@@ -450,6 +450,14 @@ fn a_preset_fails_where_its_framework_raises_and_the_report_and_explorer_show_it
     };
     assert_eq!(failed("inspect_compaction_edit"), Some(1.0));
     assert_eq!(failed("inspect_compaction_summary"), Some(0.0));
+    // Its verdict says so: the first reason, before any other.
+    let verdict = summary["recommendation"]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["strategy"] == "inspect_compaction_edit")
+        .unwrap();
+    assert_eq!(verdict["standing"], "fails_in_framework", "{verdict}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(
         report.contains("`inspect_compaction_edit` fails 1 of 1 episodes as its framework does"),

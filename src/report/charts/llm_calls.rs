@@ -22,7 +22,7 @@ pub(super) fn llm_calls<DB: DrawingBackend>(
     let max_x = run
         .strategies
         .iter()
-        .map(|s| s.count(field::STRATEGY_CALLS))
+        .filter_map(|s| s.count(field::STRATEGY_CALLS))
         .max()
         .unwrap_or(0)
         .max(1) as f64
@@ -84,7 +84,9 @@ fn draw_bars<DB: DrawingBackend>(
     let n = run.strategies.len().max(1);
     for (i, s) in run.strategies.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
-        let (y, calls) = ((n - i - 1) as f64, s.count(field::STRATEGY_CALLS) as f64);
+        // A strategy whose results lack the count draws no bar.
+        let calls = s.count(field::STRATEGY_CALLS).unwrap_or_default() as f64;
+        let y = (n - i - 1) as f64;
         let (c, _) = style(i);
         chart
             .draw_series([Rectangle::new(

@@ -82,7 +82,7 @@ pub fn left_out(name: &str, run: &RunReport, data: &ChartData) -> Option<String>
              draw."
                 .to_owned(),
         ),
-        "llm_calls" if run.strategies.iter().all(|s| s.count(field::STRATEGY_CALLS) == 0) => Some(
+        "llm_calls" if run.strategies.iter().all(|s| s.count(field::STRATEGY_CALLS).unwrap_or_default() == 0) => Some(
             "Strategy LLM calls is left out: no strategy called an LLM.".to_owned(),
         ),
         "retention_vs_savings"

@@ -1,5 +1,19 @@
-//! 95% paired-bootstrap intervals of the headline figures ([`super::bootstrap`]), and of the difference
-//! between two strategies.
+//! 95% intervals of the headline figures: savings and cost saved by the paired bootstrap
+//! ([`super::bootstrap`]), the retention shares by a Wilson interval on the (finding, need) pairs widened by the
+//! design effect of the episodes ([`ClusterSums`]), and the paired difference between two strategies.
+//!
+//! ## Why not the bootstrap for a share
+//! A share of pairs is clustered: the needs of one episode are kept or lost together far more often than
+//! those of two. Over one episode, or where every pair is kept (or every one lost), every bootstrap replicate
+//! has the same share, and the percentile interval has no width — it claims a certainty the data lacks. The
+//! interval here holds there ([`ClusterSums::interval`]); `docs/intervals.md` gives the method, why, and the
+//! simulation that checks its coverage (`metrics::intervals::coverage`).
+
+#[cfg(test)]
+mod coverage;
+pub mod share;
+
+pub use share::ClusterSums;
 
 use super::slot;
 use super::{
@@ -11,13 +25,25 @@ use serde::{Deserialize, Serialize};
 pub struct Intervals;
 
 impl Metric for Intervals {
-    /// The sums the replicates keep ([`acted::SUMS`]).
+    /// The sums over every call point ([`acted::SUMS`]), whose replicates the bootstrap keeps.
     fn episode_slots(&self) -> Vec<Slot> {
         acted::SUMS.map(Slot::kept).to_vec()
     }
 
     fn episode_values(&self, v: &EpisodeView<'_>, out: &mut Values<'_>) {
-        acted::put_sums(v, out);
+        acted::put_sums(v, out, 0);
+    }
+
+    /// The retention and cost sums the paired differences read.
+    fn replicated(&self) -> Vec<Name> {
+        [
+            slot::RETAINED,
+            slot::NEEDS,
+            slot::COST_USD,
+            slot::BASELINE_COST_USD,
+        ]
+        .map(Name::of)
+        .to_vec()
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -37,20 +63,21 @@ impl Metric for Intervals {
             Field::new(
                 "retention_at_need_ci95",
                 Unit::Share,
-                "95% paired-bootstrap interval of retention at need.",
-                Agg::ci95(RETENTION),
+                "95% interval of retention at need (Wilson on the pairs, widened by the design effect of the \
+                 episodes; null with fewer than two episodes with a need).",
+                Agg::share_ci95(slot::RETAINED, slot::NEEDS),
             ),
             Field::new(
                 "retention_first_need_ci95",
                 Unit::Share,
-                "95% paired-bootstrap interval of retention at the first need.",
-                Agg::ci95(FIRST_NEED),
+                "95% interval of retention at the first need (as retention at need's).",
+                Agg::share_ci95(slot::FIRST_RETAINED, slot::FIRST_NEEDS),
             ),
             Field::new(
                 "retention_at_need_task_ci95",
                 Unit::Share,
-                "95% paired-bootstrap interval of the task-given findings' retention at need.",
-                Agg::ci95(TASK),
+                "95% interval of the task-given findings' retention at need (as retention at need's).",
+                Agg::share_ci95(slot::TASK_RETAINED, slot::NEEDS_TASK),
             ),
         ]
     }
@@ -65,8 +92,6 @@ pub(super) const COST_SAVINGS: Agg =
     Agg::FloatSaving(Name::of(slot::COST_USD), Name::of(slot::BASELINE_COST_USD));
 /// Retention at need.
 pub(super) const RETENTION: Agg = Agg::Ratio(Name::of(slot::RETAINED), Name::of(slot::NEEDS));
-const FIRST_NEED: Agg = Agg::Ratio(Name::of(slot::FIRST_RETAINED), Name::of(slot::FIRST_NEEDS));
-const TASK: Agg = Agg::Ratio(Name::of(slot::TASK_RETAINED), Name::of(slot::NEEDS_TASK));
 
 /// The paired difference of two strategies, `b` − `a`, on the same resampled episodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
