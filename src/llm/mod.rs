@@ -89,12 +89,20 @@ pub trait Llm: Send + Sync {
     /// The model name, for reports and pricing.
     fn model(&self) -> &str;
 
-    /// Sends one request and blocks until its answer: the run replays episodes on rayon workers, each
-    /// waiting for its own calls, so there is no async layer to hide a blocking call in.
+    /// Sends one request and blocks until its answer: a strategy's call, whose answer the next request of its
+    /// replay depends on (a summary that replaces part of the history).
     ///
     /// # Errors
     /// Fails when the model cannot answer; strategies then leave the context as it was.
     fn generate(&self, request: &LlmRequest) -> Result<LlmResponse>;
+
+    /// Starts one request whose answer the replay does not wait for (a probe's question, the judge's grading),
+    /// and returns at once: a client that answers over the network sends it while the replay goes on, and its
+    /// answer is read later ([`Pending::wait`]). The default answers on the calling thread, as
+    /// [`Llm::generate`] (the mock: its answer is ready at once).
+    fn start(&self, request: &LlmRequest) -> Pending {
+        Pending::ready(self.generate(request))
+    }
 
     /// A hint, on the thread that is about to replay an episode under every strategy, of what the episode's
     /// probes will ask, so that a model that indexes what it reads (the mock) may index only what those
@@ -103,6 +111,63 @@ pub trait Llm: Send + Sync {
     fn start_episode(&self, hint: &EpisodeHint<'_>) {
         let _ = hint;
     }
+}
+
+/// A call started with [`Llm::start`]: its answer, now or later.
+#[must_use = "a started call's answer is read with `wait` or `try_take`"]
+#[derive(Debug)]
+pub struct Pending(Answer);
+
+#[derive(Debug)]
+enum Answer {
+    /// Answered on the calling thread.
+    Ready(Result<LlmResponse>),
+    /// Sent by a task; its answer comes through the channel.
+    Later(tokio::sync::oneshot::Receiver<Result<LlmResponse>>),
+}
+
+impl Pending {
+    /// A call already answered.
+    pub fn ready(result: Result<LlmResponse>) -> Self {
+        Self(Answer::Ready(result))
+    }
+
+    /// A call whose answer the task that sends it will put into the channel.
+    pub fn later(answer: tokio::sync::oneshot::Receiver<Result<LlmResponse>>) -> Self {
+        Self(Answer::Later(answer))
+    }
+
+    /// The answer when it has come, else the call still pending.
+    ///
+    /// # Errors
+    /// The call still pending, given back.
+    pub fn try_take(self) -> std::result::Result<Result<LlmResponse>, Self> {
+        use tokio::sync::oneshot::error::TryRecvError;
+        match self.0 {
+            Answer::Ready(result) => Ok(result),
+            Answer::Later(mut rx) => match rx.try_recv() {
+                Ok(result) => Ok(result),
+                Err(TryRecvError::Empty) => Err(Self(Answer::Later(rx))),
+                Err(TryRecvError::Closed) => Ok(Err(abandoned())),
+            },
+        }
+    }
+
+    /// Waits for the answer, blocking the calling thread (never a task's).
+    ///
+    /// # Errors
+    /// The call's error.
+    pub fn wait(self) -> Result<LlmResponse> {
+        match self.0 {
+            Answer::Ready(result) => result,
+            Answer::Later(rx) => rx.blocking_recv().unwrap_or_else(|_| Err(abandoned())),
+        }
+    }
+}
+
+/// The error of a call whose task ended without an answer (its runtime shut down).
+fn abandoned() -> crate::error::Error {
+    crate::error::Error::Llm("the call ended without an answer (its task stopped)".into())
 }
 
 /// What [`Llm::start_episode`] is told of the episode about to be replayed.

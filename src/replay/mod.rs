@@ -126,19 +126,30 @@ impl<'a> Replayer<'a> {
         self.start(episode);
         let mut evidence = Evidence::new(episode);
         let prepared = Prepared::new(episode, &self.tokenizer, self.unrecorded);
-        let mut out = Vec::with_capacity(strategies.len());
+        // Every strategy's replay goes on while the probes of those before it wait for their answers.
+        let mut open = Vec::with_capacity(strategies.len());
         for s in strategies {
             let strategy = s.config.build_for(episode);
             let budget = s.config.budget(self.context_window);
-            out.push(self.replay_with(
+            match self.replay_with(
                 episode,
                 (&s.name, budget),
                 strategy,
                 &prepared,
                 &mut evidence,
-            )?);
+            ) {
+                Ok(replay) => open.push(replay),
+                Err(e) => {
+                    // A call of an earlier strategy that failed is the episode's error, as it would be in a
+                    // replay that waited for every answer.
+                    for replay in open {
+                        replay.settle()?;
+                    }
+                    return Err(e);
+                }
+            }
         }
-        Ok(out)
+        open.into_iter().map(Unsettled::settle).collect()
     }
 
     /// Replays `episode` under one strategy.
@@ -154,7 +165,8 @@ impl<'a> Replayer<'a> {
             strategy.config.build_for(episode),
             &prepared,
             &mut Evidence::new(episode),
-        )
+        )?
+        .settle()
     }
 
     /// Replays `episode` under a strategy of the caller's own, reported as `name`.
@@ -175,7 +187,8 @@ impl<'a> Replayer<'a> {
             strategy,
             &prepared,
             &mut Evidence::new(episode),
-        )
+        )?
+        .settle()
     }
 
     /// Tells the LLM which questions the episode's probes ask.
@@ -201,6 +214,8 @@ impl<'a> Replayer<'a> {
         let step = point.step;
         let handed_in = (self.verify || self.observer.is_some()).then(|| live.clone());
         recorder.expect(calls::Purpose::Strategy, Some(step));
+        // Only the strategy's own calls are taken off its compute time.
+        recorder.take_wall();
         let started = Instant::now();
         let applied = strategy
             .apply(point, live, recorder)
@@ -213,7 +228,7 @@ impl<'a> Replayer<'a> {
             .saturating_sub(recorder.take_wall())
             .as_secs_f64()
             * 1e6;
-        call_failed(recorder, &episode.id, name, &format!("step {step}"))?;
+        call_failed(recorder, &episode.id, name)?;
         if let Some(before) = handed_in {
             if self.verify {
                 check(name, episode, step, &applied, &before, live);
@@ -240,20 +255,62 @@ impl<'a> Replayer<'a> {
             + prepared.unsent_output(items, turn, &self.tokenizer)
     }
 
-    fn replay_with(
-        &self,
-        episode: &Episode,
+    /// Replays `episode` under one strategy up to the answers of its probes, which it does not wait for.
+    fn replay_with<'s>(
+        &'s self,
+        episode: &'s Episode,
         (name, budget): (&str, Option<usize>),
         mut strategy: Box<dyn Strategy>,
         prepared: &Prepared<'_>,
         evidence: &mut Evidence,
-    ) -> Result<EpisodeReplay> {
-        let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
+    ) -> Result<Unsettled<'s>> {
         let recorder = Recorder::new(self.llm, self.judge);
-        let llm: &dyn Llm = &recorder;
-        let failed = |at: &str| call_failed(&recorder, &episode.id, name, at);
         let mut probes = Probes::new(&episode.probes);
         let mut live = LlmRequest::default();
+        let steps = self.steps(
+            episode,
+            (name, budget),
+            &mut *strategy,
+            prepared,
+            evidence,
+            (&recorder, &mut probes, &mut live),
+        );
+        let steps = match steps {
+            Ok(steps) => steps,
+            // A call that failed before the error is the error: the first in the record.
+            Err(e) => {
+                call_failed(&recorder, &episode.id, name)?;
+                return Err(e);
+            }
+        };
+        probes.finish(&mut live, &recorder);
+        call_failed(&recorder, &episode.id, name)?;
+        Ok(Unsettled {
+            replay: EpisodeReplay {
+                episode: episode.id.clone(),
+                source: episode.source.clone(),
+                strategy: name.to_owned(),
+                items: episode.items.len(),
+                steps,
+                probes: Vec::new(),
+                calls: Vec::new(),
+            },
+            probes,
+            recorder,
+        })
+    }
+
+    /// Every call point of the replay: its step record; the probes due there are asked as the request is sent.
+    fn steps(
+        &self,
+        episode: &Episode,
+        (name, budget): (&str, Option<usize>),
+        strategy: &mut dyn Strategy,
+        prepared: &Prepared<'_>,
+        evidence: &mut Evidence,
+        (recorder, probes, live): (&Recorder<'_>, &mut Probes<'_>, &mut LlmRequest),
+    ) -> Result<Vec<StepRecord>> {
+        let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
         let mut tally = Tally::new(evidence, prepared.tools, &self.tokenizer);
         let mut steps = Vec::with_capacity(prepared.points.len());
         let mut next = 0;
@@ -261,7 +318,7 @@ impl<'a> Replayer<'a> {
             // 1. The items recorded since the last call point join the live request (as the agent sends them).
             // 2. It is measured as handed over.
             let received = tally.receive(
-                &mut live,
+                live,
                 prepared.span(next, at),
                 prepared.blocks[step],
                 &self.tokenizer,
@@ -276,25 +333,24 @@ impl<'a> Replayer<'a> {
                 ..CallPoint::new(Arc::clone(&self.tokenizer), self.context_window)
             };
             let (applied, compute_us) =
-                self.apply(name, episode, &mut *strategy, &point, &mut live, &recorder)?;
+                self.apply(name, episode, strategy, &point, live, recorder)?;
             // The tally updates the item counts in place: the strategy holds no copy of them any more.
             drop(point);
             let measured = tally.send(
                 step,
                 (prepared.at(at), sent),
-                &live,
+                live,
                 &applied.change,
                 keys,
                 &self.tokenizer,
                 evidence,
             );
-            recorder.expect(calls::Purpose::Probe, Some(step));
-            probes.ask_due(at, step, &mut live, (llm, &recorder.judge()));
-            failed(&format!("step {step}"))?;
+            probes.ask_due(at, Some(step), live, recorder);
+            call_failed(recorder, &episode.id, name)?;
             // 4. The recorded assistant turn is appended, whatever the strategy did.
             let end = crate::history::turn_end(items, at);
             let items_sent = live.contents.len();
-            let output_tokens = self.answer(&mut tally, &mut live, prepared, items, at..end);
+            let output_tokens = self.answer(&mut tally, live, prepared, items, at..end);
             next = end;
             steps.push(StepRecord {
                 step,
@@ -320,26 +376,43 @@ impl<'a> Replayer<'a> {
                 failure: applied.failure,
             });
         }
-        recorder.expect(calls::Purpose::Probe, None);
-        let probes = probes.finish(&mut live, (llm, &recorder.judge()));
-        failed("after the last step")?;
-        Ok(EpisodeReplay {
-            episode: episode.id.clone(),
-            source: episode.source.clone(),
-            strategy: name.to_owned(),
-            items: items.len(),
-            steps,
-            probes,
-            calls: recorder.finish(),
-        })
+        Ok(steps)
     }
 }
 
-/// The error of the call that failed at `at`, when one did: the episode, strategy, purpose and why.
-fn call_failed(recorder: &Recorder<'_>, episode: &str, name: &str, at: &str) -> Result<()> {
+/// A strategy's replay whose probes may still wait for their answers.
+struct Unsettled<'s> {
+    replay: EpisodeReplay,
+    probes: Probes<'s>,
+    recorder: Recorder<'s>,
+}
+
+impl Unsettled<'_> {
+    /// The replay, once every answer came.
+    ///
+    /// # Errors
+    /// The first call in the record that failed.
+    fn settle(self) -> Result<EpisodeReplay> {
+        let Self {
+            mut replay,
+            probes,
+            recorder,
+        } = self;
+        replay.probes = probes.settle(&recorder);
+        call_failed(&recorder, &replay.episode, &replay.strategy)?;
+        replay.calls = recorder.finish();
+        Ok(replay)
+    }
+}
+
+/// The error of the first call in the record that failed, when one did: the episode, strategy, where (the
+/// call point it was made at, or after the last one), purpose and why.
+fn call_failed(recorder: &Recorder<'_>, episode: &str, name: &str) -> Result<()> {
     match recorder.failure() {
         Some(call) => Err(Error::Llm(format!(
-            "episode '{episode}', strategy '{name}', {at}: a {} call failed: {}",
+            "episode '{episode}', strategy '{name}', {}: a {} call failed: {}",
+            call.step
+                .map_or_else(|| "after the last step".to_owned(), |s| format!("step {s}")),
             match call.purpose {
                 calls::Purpose::Strategy => "strategy",
                 calls::Purpose::Probe => "probe",
@@ -495,191 +568,4 @@ impl<'e> Prepared<'e> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::history::{Finding, FindingKind, Probe};
-    use crate::llm::mock::{MockConfig, MockLlm};
-    use crate::strategy::{Change, StrategyConfig};
-    use crate::tokens::TOKENS_PER_REPLY;
-
-    pub(crate) fn episode() -> Episode {
-        let mut items = vec![
-            Item::system("You are a coding agent."),
-            Item::user("Fix the failing test."),
-        ];
-        for i in 0..12 {
-            items.push(Item::assistant(format!("Step {i}: running the tests.")));
-            items.push(Item::tool_call(format!("c{i}"), "run_tests", "{}"));
-            let mut out = format!(
-                "collected 40 items\n{}",
-                "PASSED tests/test_misc.py\n".repeat(60)
-            );
-            if i == 2 {
-                out.push_str(
-                    "FAILED tests/test_dates.py::test_leap - AssertionError: expected 2024-02-29\n",
-                );
-            }
-            items.push(Item::tool_result(format!("c{i}"), "run_tests", out));
-        }
-        items.push(Item::assistant("Fixed the leap year bug in src/dates.py."));
-        Episode {
-            id: "ep".into(),
-            source: "test".into(),
-            task: "fix".into(),
-            items,
-            findings: vec![Finding {
-                id: "f1".into(),
-                text: "leap test fails".into(),
-                evidence: vec!["AssertionError: expected 2024-02-29".into()],
-                introduced_at: 10,
-                kind: FindingKind::Recall,
-                ..Finding::default()
-            }],
-            probes: vec![Probe {
-                id: "p1".into(),
-                after_item: 30,
-                question: "Which test in test_dates.py failed with an AssertionError?".into(),
-                answers: vec!["test_leap".into()],
-                finding: Some("f1".into()),
-                kind: FindingKind::Recall,
-                reference: None,
-            }],
-            meta: serde_json::Map::new(),
-            ..Episode::default()
-        }
-    }
-
-    fn replay(strategies: &[NamedStrategy]) -> Vec<EpisodeReplay> {
-        let tok = Tokenizer::shared_default().unwrap();
-        let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
-        let r = Replayer::new(tok, &llm, 4000);
-        r.replay_all(&episode(), strategies).unwrap()
-    }
-
-    #[test]
-    fn baseline_keeps_everything_and_caches_the_prefix() {
-        let out = replay(&[NamedStrategy::new("none", StrategyConfig::None)]);
-        let steps = &out[0].steps;
-        assert_eq!(steps.len(), 13);
-        for w in steps.windows(2) {
-            assert!(w[1].tokens_sent > w[0].tokens_sent);
-            // The previous request is a prefix of the next one.
-            assert_eq!(w[1].cached_tokens, w[0].tokens_sent - TOKENS_PER_REPLY);
-        }
-        // The finding is in every request from its introduction on.
-        assert!(steps
-            .iter()
-            .all(|s| s.present.contains(0) == (s.item_index > 10)));
-        assert!(out[0].probes[0].correct, "{:?}", out[0].probes);
-    }
-
-    #[test]
-    fn strategies_differ() {
-        let out = replay(&[
-            NamedStrategy::new("none", StrategyConfig::None),
-            NamedStrategy::new(
-                "window",
-                StrategyConfig::SlidingWindow(crate::strategy::SlidingWindowConfig {
-                    max_tokens: Some(1500),
-                    max_items: None,
-                    ..crate::strategy::SlidingWindowConfig::default()
-                }),
-            ),
-            NamedStrategy::new(
-                "compaction",
-                StrategyConfig::Compaction(crate::strategy::CompactionConfig::default()),
-            ),
-        ]);
-        let totals: Vec<usize> = out
-            .iter()
-            .map(|r| r.steps.iter().map(|s| s.tokens_sent).sum())
-            .collect();
-        assert!(totals[1] < totals[0] && totals[2] < totals[0], "{totals:?}");
-        // Compaction masks the old failing output: the finding is no longer present at the end.
-        assert!(!out[2].steps.last().unwrap().present.contains(0));
-    }
-
-    /// The tally reads an item's tokens once and takes what a strategy kept as it was: over a replay, the
-    /// tokenizer is asked about as many times as there are items, not once per item of every request (which
-    /// the reference replay does, and the fast one would if it took its shortcuts in none of the cases they
-    /// are for: an unchanged request, items dropped, a prefix kept).
-    #[test]
-    fn the_tally_counts_each_item_once_whatever_the_strategy_declares() {
-        let ep = episode();
-        for (name, config, most) in [
-            ("none", StrategyConfig::None, 2),
-            (
-                "window",
-                StrategyConfig::SlidingWindow(crate::strategy::SlidingWindowConfig {
-                    max_items: Some(8),
-                    ..crate::strategy::SlidingWindowConfig::default()
-                }),
-                2,
-            ),
-            (
-                "window by tokens",
-                StrategyConfig::SlidingWindow(crate::strategy::SlidingWindowConfig {
-                    max_tokens: Some(1500),
-                    max_items: None,
-                    ..crate::strategy::SlidingWindowConfig::default()
-                }),
-                2,
-            ),
-            (
-                "compaction",
-                StrategyConfig::Compaction(crate::strategy::CompactionConfig::default()),
-                // Each compaction's placeholders are new items, counted when they first appear.
-                4,
-            ),
-        ] {
-            let tok = Arc::new(
-                Tokenizer::new(
-                    crate::tokens::Encoding::default(),
-                    crate::tokens::Backend::default(),
-                )
-                .unwrap(),
-            );
-            let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
-            let replayer = Replayer::new(Arc::clone(&tok), &llm, 4000).verifying(true);
-            let before = tok.cache_stats();
-            let out = replayer
-                .replay_all(&ep, &[NamedStrategy::new(name, config)])
-                .unwrap();
-            let after = tok.cache_stats();
-            let lookups = (after.hits + after.misses) - (before.hits + before.misses);
-            let read_every_request: usize = out[0].steps.iter().map(|s| s.items_sent).sum();
-            // On this episode (39 items): 74, 42, 42 and 139 lookups; 260, 115, 125 and 260 items sent.
-            let items = u64::try_from(ep.items.len()).unwrap();
-            assert!(
-                lookups <= most * items && lookups < read_every_request as u64,
-                "{name}: {lookups} tokenizer lookups for {items} items, {read_every_request} items sent"
-            );
-        }
-    }
-
-    /// A strategy that drops the oldest tool result but says it changed nothing.
-    struct Liar;
-
-    impl crate::strategy::Strategy for Liar {
-        fn apply(&mut self, _: &CallPoint, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
-            if let Some(i) = req
-                .contents
-                .iter()
-                .position(|i| matches!(i, Item::ToolResult { .. }))
-            {
-                req.contents.remove(i);
-            }
-            Ok(Applied::new(Change::Unchanged))
-        }
-    }
-
-    #[test]
-    #[should_panic(expected = "strategy 'liar' declared a wrong change at step 1 of episode 'ep'")]
-    fn a_wrong_declaration_panics_with_the_strategy_and_step() {
-        let tok = Tokenizer::shared_default().unwrap();
-        let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
-        let replayer = Replayer::new(tok, &llm, 4000).verifying(true);
-        // Step 0 has no tool result to drop yet; at step 1 the liar drops one.
-        let _ = replayer.replay_custom(&episode(), "liar", Box::new(Liar));
-    }
-}
+pub(crate) mod tests;

@@ -1,9 +1,10 @@
 //! Running a comparison: configuration, parallel replay of a streamed dataset, and the files it writes.
 //!
 //! Episodes stream through a pipeline of threads ([`pipeline`]): a reader parses and checks them, at most a
-//! window of them ahead of the writer; the rayon workers replay each as soon as one is free (the mock LLM's
-//! futures are ready at once, so each episode blocks on its own future); the writer ([`writer`]) puts results
-//! back in dataset order, computes their metrics and appends their rows. Every few episodes the rows are
+//! window of them ahead of the writer; the rayon workers replay each as soon as one is free (with a real
+//! model, a worker waits only for a strategy's call and, at the episode's end, for the answers of its probes:
+//! those go out as tasks of the client while the replay goes on; the mock answers at once); the writer
+//! ([`writer`]) puts results back in dataset order, computes their metrics and appends their rows. Every few episodes the rows are
 //! flushed and the finished episodes journaled ([`journal`]), and the other tables are rewritten, from running
 //! totals, at most every few seconds and at the end: a run that fails midway keeps what it finished, and memory
 //! does not grow with the number of episodes.
@@ -192,13 +193,17 @@ fn run_identity(config: &RunConfig, options: &RunOptions) -> Result<serde_json::
     Ok(config_json)
 }
 
-/// The replay's workers: with a real LLM each waits on the network, so as many as requests may be in flight.
+/// The replay's workers: with a real model a worker waits for a strategy's call and for its episode's last
+/// answers, so there are as many as requests may be in flight (the model's or the judge's limit, whichever is
+/// higher): with fewer, the endpoint would wait for the workers.
 fn worker_pool(config: &RunConfig) -> Result<(rayon::ThreadPool, usize)> {
-    let threads = config
-        .llm
-        .as_ref()
-        .map_or_else(rayon::current_num_threads, |l| {
-            l.max_concurrency.max(rayon::current_num_threads())
+    let threads = [config.llm.as_ref(), config.judge.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(|c| c.max_concurrency)
+        .max()
+        .map_or_else(rayon::current_num_threads, |most| {
+            most.max(rayon::current_num_threads())
         });
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

@@ -540,3 +540,132 @@ fn a_judge_grades_open_probes() {
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("## Open probes graded by the judge") && report.contains("digest"));
 }
+
+/// The same answers give the same outputs whatever the concurrency: a server whose answers (and the time it
+/// takes to give them) follow from the request alone, so that they come back in another order at every
+/// concurrency; runs at `max_concurrency` 1 and 16 (the judge's too) agree on every row and every call but
+/// their measured times, and re-runs served by the same cache agree byte for byte.
+#[test]
+fn the_same_answers_give_the_same_outputs_whatever_the_concurrency() {
+    use std::hash::{Hash, Hasher};
+    let dir = tempfile::tempdir().unwrap();
+    let data = subset(dir.path(), 6);
+    let (url, seen) = server_fn(|_, body| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        body.hash(&mut h);
+        let h = h.finish();
+        let text = if body.contains("Reference answer:") {
+            format!(
+                r#"{{"accuracy": {a}, "context_awareness": 4, "artifact_trail": 3, "completeness": 4, "continuity": 4, "instruction_following": 5, "overall": {a}}}"#,
+                a = 1 + h % 5
+            )
+        } else if h.is_multiple_of(3) {
+            "no idea".to_owned()
+        } else {
+            format!("foo.h is missing ({h:x})")
+        };
+        Some(Reply {
+            delay: Duration::from_millis(h % 40),
+            ..ok(&text)
+        })
+    });
+    let config = |name: &str, concurrency: usize, cache: &str| {
+        let cfg = llm_config(
+            dir.path(),
+            name,
+            &url,
+            &format!("max_concurrency = {concurrency}\n"),
+        );
+        let judge = format!(
+            "[judge]\nbase_url = \"{url}\"\nmodel = \"judge-model\"\napi_key_env = \"\"\ncache_dir = \"{}\"\n\
+             max_concurrency = {concurrency}\n",
+            dir.path().join(format!("cache-judge-{cache}")).display()
+        );
+        let text = std::fs::read_to_string(&cfg)
+            .unwrap()
+            .replace(&format!("cache-{name}\""), &format!("cache-{cache}\""))
+            .replacen("[[strategies]]", &format!("{judge}[[strategies]]"), 1);
+        std::fs::write(&cfg, text).unwrap();
+        cfg
+    };
+    let run = |name: &str, concurrency: usize, cache: &str| {
+        let out_dir = dir.path().join(name);
+        let out = ctxbench_run(
+            &data,
+            Some(&config(name, concurrency, cache)),
+            &out_dir,
+            &[],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        out_dir
+    };
+    // Every row but its measured milliseconds, and every call but how it went (timing, sharing, the cache).
+    let rows = |out: &std::path::Path, file: &str| -> Vec<Vec<String>> {
+        let mut reader = csv::Reader::from_path(out.join(file)).unwrap();
+        let header = reader.headers().unwrap().clone();
+        let kept: Vec<usize> = (0..header.len())
+            .filter(|&i| !header[i].ends_with("_ms"))
+            .collect();
+        reader
+            .records()
+            .map(|r| {
+                kept.iter()
+                    .map(|&i| r.as_ref().unwrap()[i].to_owned())
+                    .collect()
+            })
+            .collect()
+    };
+    let calls = |out: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(out.join("llm_calls.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let c: serde_json::Value = serde_json::from_str(l).unwrap();
+                [
+                    "episode",
+                    "strategy",
+                    "step",
+                    "purpose",
+                    "model",
+                    "request_hash",
+                    "text",
+                ]
+                .iter()
+                .map(|k| c[*k].to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+            })
+            .collect()
+    };
+    let one = run("one", 1, "a");
+    let sent = seen.lock().unwrap().requests;
+    let many = run("many", 16, "b");
+    assert_eq!(seen.lock().unwrap().requests, 2 * sent, "the same requests");
+    let judged = calls(&one)
+        .iter()
+        .filter(|c| c.contains("\"judge\""))
+        .count();
+    assert!(judged > 0, "the judge graded open probes");
+    for file in ["steps.csv", "episodes.csv", "findings.csv"] {
+        assert_eq!(rows(&one, file), rows(&many, file), "{file}");
+    }
+    assert_eq!(calls(&one), calls(&many));
+    // From the same cache, at 16 and at 1: nothing sent, the same bytes.
+    let again_many = run("again-many", 16, "a");
+    let again_one = run("again-one", 1, "a");
+    assert_eq!(
+        seen.lock().unwrap().requests,
+        2 * sent,
+        "served by the cache"
+    );
+    for file in [
+        "steps.csv",
+        "episodes.csv",
+        "findings.csv",
+        "llm_calls.jsonl",
+    ] {
+        let read = |out: &std::path::Path| std::fs::read(out.join(file)).unwrap();
+        assert!(read(&again_many) == read(&again_one), "{file} differs");
+    }
+}

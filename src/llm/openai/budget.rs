@@ -5,6 +5,9 @@
 //! spend. What a call may cost is its input tokens and `max_tokens` (or 1,000) output tokens at the uncached
 //! price: a reply that costs more than that (a provider counting more prompt tokens than the tokenizer, or a
 //! longer reply when `max_tokens` is unset) can pass the budget by the difference, and no call is sent after.
+//!
+//! A call that would fit once the calls in flight settle waits for them ([`Budget::reserve_waiting`]) instead
+//! of being refused: at a high concurrency, what calls in flight hold reserved is far more than they cost.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -17,6 +20,8 @@ pub struct Budget {
     pub max_usd: f64,
     /// (spent, reserved by calls in flight), in USD.
     state: Mutex<(f64, f64)>,
+    /// Told whenever a reservation is settled or given back.
+    settled: tokio::sync::Notify,
 }
 
 /// What one call in flight holds of the budget; given back (as nothing spent) when dropped unsettled.
@@ -34,6 +39,7 @@ impl Budget {
         Arc::new(Self {
             max_usd,
             state: Mutex::new((0.0, 0.0)),
+            settled: tokio::sync::Notify::new(),
         })
     }
 
@@ -75,15 +81,42 @@ impl Budget {
             usd,
         })
     }
+
+    /// [`Budget::reserve`], waiting for the calls in flight to settle while `usd` would fit without what they
+    /// hold reserved.
+    ///
+    /// # Errors
+    /// As [`Budget::reserve`], once what was spent leaves no room for `usd`.
+    pub async fn reserve_waiting(self: &Arc<Self>, usd: f64) -> Result<Reservation> {
+        loop {
+            let settled = self.settled.notified();
+            let mut settled = std::pin::pin!(settled);
+            // Told of every settlement from here on, before the check.
+            settled.as_mut().enable();
+            match self.reserve(usd) {
+                Ok(r) => return Ok(r),
+                Err(e) => {
+                    let (spent, reserved) = *self.state();
+                    if reserved <= 0.0 || spent + usd > self.max_usd {
+                        return Err(e);
+                    }
+                }
+            }
+            settled.await;
+        }
+    }
 }
 
 impl Reservation {
     /// Gives the reservation back and counts what the call cost.
     pub fn settle(mut self, usd: f64) {
-        let mut state = self.budget.state();
-        state.1 = (state.1 - self.usd).max(0.0);
-        state.0 += usd;
+        {
+            let mut state = self.budget.state();
+            state.1 = (state.1 - self.usd).max(0.0);
+            state.0 += usd;
+        }
         self.usd = 0.0;
+        self.budget.settled.notify_waiters();
     }
 }
 
@@ -92,6 +125,8 @@ impl Drop for Reservation {
         if self.usd > 0.0 {
             let mut state = self.budget.state();
             state.1 = (state.1 - self.usd).max(0.0);
+            drop(state);
+            self.budget.settled.notify_waiters();
         }
     }
 }
@@ -125,6 +160,26 @@ mod tests {
         drop(b.reserve(0.9).unwrap());
         assert_eq!((b.spent(), b.reserved()), (0.0, 0.0));
         assert!(b.reserve(0.9).is_ok());
+    }
+
+    #[test]
+    fn a_call_that_fits_once_the_calls_in_flight_settle_waits_for_them() {
+        let b = Budget::new(1.0);
+        let held = b.reserve(0.8).unwrap();
+        let rt = super::super::runtime().unwrap();
+        let waiting = {
+            let b = Arc::clone(&b);
+            rt.spawn(async move { b.reserve_waiting(0.5).await.map(|r| r.settle(0.5)) })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert!(!waiting.is_finished(), "it waits while $0.80 is held");
+        // The call in flight cost less than it held: the waiting one fits.
+        held.settle(0.3);
+        rt.block_on(waiting).unwrap().unwrap();
+        assert!((b.spent() - 0.8).abs() < 1e-9);
+        // Nothing in flight and no room: refused at once.
+        let err = rt.block_on(b.reserve_waiting(0.5)).unwrap_err().to_string();
+        assert!(err.contains("not sent"), "{err}");
     }
 
     #[test]

@@ -1,39 +1,37 @@
 //! Single flight: identical requests in flight together are sent once, the later ones waiting for the first's
-//! answer. A request leaves the map when it is answered (or fails, or its thread panics), so the map holds
-//! only what is in flight: a run of any length keeps no answer in memory (finished answers are shared
-//! through the disk cache).
+//! answer. A request leaves the map when it is answered (or fails, or its task ends without an answer), so the
+//! map holds only what is in flight: a run of any length keeps no answer in memory (finished answers are
+//! shared through the disk cache).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::watch;
 
 use crate::llm::LlmResponse;
 
 /// What a request in flight ends with: its response, or its error's message.
 pub(super) type Outcome = Result<LlmResponse, String>;
 
-/// One request in flight: later identical requests wait for its answer.
-#[derive(Default)]
-pub(super) struct Flight {
-    answer: Mutex<Option<Outcome>>,
-    done: Condvar,
-}
-
-/// The requests in flight, by key.
-#[derive(Default)]
-pub(super) struct Flights(Mutex<HashMap<String, Arc<Flight>>>);
+/// The requests in flight, by key; cloned, the same map.
+#[derive(Default, Clone)]
+pub(super) struct Flights(Arc<Mutex<HashMap<String, watch::Receiver<Option<Outcome>>>>>);
 
 /// Joining a flight: lead it (send the request), or wait for its leader's answer.
-pub(super) enum Joined<'a> {
-    Lead(Leader<'a>),
-    Wait(Arc<Flight>),
+pub(super) enum Joined {
+    Lead(Leader),
+    Wait(Flight),
 }
 
-/// The first of identical requests in flight: it must [`Leader::land`]; dropped without landing (a panic), it
-/// lands with an error so that no one waits forever.
-pub(super) struct Leader<'a> {
-    flights: &'a Flights,
+/// A later identical request, waiting for the leader's answer.
+pub(super) struct Flight(watch::Receiver<Option<Outcome>>);
+
+/// The first of identical requests in flight: it must [`Leader::land`]; dropped without landing (its task
+/// ended), it lands with an error so that no one waits forever.
+pub(super) struct Leader {
+    flights: Flights,
     key: String,
-    flight: Arc<Flight>,
+    answer: watch::Sender<Option<Outcome>>,
     landed: bool,
 }
 
@@ -43,17 +41,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Flights {
     /// Joins the flight of `key`, leading it when there is none.
-    pub(super) fn join(&self, key: &str) -> Joined<'_> {
+    pub(super) fn join(&self, key: &str) -> Joined {
         let mut map = lock(&self.0);
-        if let Some(f) = map.get(key) {
-            return Joined::Wait(Arc::clone(f));
+        if let Some(answer) = map.get(key) {
+            return Joined::Wait(Flight(answer.clone()));
         }
-        let flight = Arc::new(Flight::default());
-        map.insert(key.to_owned(), Arc::clone(&flight));
+        let (tx, rx) = watch::channel(None);
+        map.insert(key.to_owned(), rx);
         Joined::Lead(Leader {
-            flights: self,
+            flights: self.clone(),
             key: key.to_owned(),
-            flight,
+            answer: tx,
             landed: false,
         })
     }
@@ -66,21 +64,19 @@ impl Flights {
 
 impl Flight {
     /// Waits for the leader's answer.
-    pub(super) fn wait(&self) -> Outcome {
-        let mut answer = lock(&self.answer);
-        loop {
-            if let Some(outcome) = answer.as_ref() {
-                return outcome.clone();
-            }
-            answer = self
-                .done
-                .wait(answer)
-                .unwrap_or_else(PoisonError::into_inner);
+    pub(super) async fn wait(mut self) -> Outcome {
+        match self.0.wait_for(Option::is_some).await {
+            Ok(answer) => answer.clone().unwrap_or_else(|| Err(abandoned())),
+            Err(_) => Err(abandoned()),
         }
     }
 }
 
-impl Leader<'_> {
+fn abandoned() -> String {
+    "the identical request this one waited for was abandoned".into()
+}
+
+impl Leader {
     /// Gives `outcome` to the requests waiting and takes the flight off the map: a later identical request
     /// leads its own.
     pub(super) fn land(mut self, outcome: Outcome) {
@@ -90,17 +86,14 @@ impl Leader<'_> {
     fn publish(&mut self, outcome: Outcome) {
         self.landed = true;
         lock(&self.flights.0).remove(&self.key);
-        *lock(&self.flight.answer) = Some(outcome);
-        self.flight.done.notify_all();
+        self.answer.send_replace(Some(outcome));
     }
 }
 
-impl Drop for Leader<'_> {
+impl Drop for Leader {
     fn drop(&mut self) {
         if !self.landed {
-            self.publish(Err(
-                "the identical request this one waited for was abandoned".into(),
-            ));
+            self.publish(Err(abandoned()));
         }
     }
 }
@@ -119,13 +112,17 @@ mod tests {
         }
     }
 
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        super::super::runtime().unwrap().block_on(f)
+    }
+
     #[test]
     fn waiters_get_the_leaders_answer_and_the_map_empties() {
         let flights = Flights::default();
         let Joined::Lead(leader) = flights.join("k") else {
             panic!("the first leads")
         };
-        let waiters: Vec<Arc<Flight>> = (0..3)
+        let waiters: Vec<Flight> = (0..3)
             .map(|_| match flights.join("k") {
                 Joined::Wait(f) => f,
                 Joined::Lead(_) => panic!("the others wait"),
@@ -133,11 +130,14 @@ mod tests {
             .collect();
         assert!(matches!(flights.join("other"), Joined::Lead(_)));
         assert_eq!(flights.len(), 1, "a leader dropped leaves the map");
-        std::thread::scope(|s| {
-            let handles: Vec<_> = waiters.iter().map(|f| s.spawn(|| f.wait())).collect();
+        block_on(async {
+            let handles: Vec<_> = waiters
+                .into_iter()
+                .map(|f| tokio::spawn(f.wait()))
+                .collect();
             leader.land(Ok(response("foo")));
             for h in handles {
-                assert_eq!(h.join().unwrap().unwrap().text, "foo");
+                assert_eq!(h.await.unwrap().unwrap().text, "foo");
             }
         });
         assert_eq!(flights.len(), 0);
@@ -157,7 +157,7 @@ mod tests {
             panic!()
         };
         drop(leader);
-        assert!(waiter.wait().unwrap_err().contains("abandoned"));
+        assert!(block_on(waiter.wait()).unwrap_err().contains("abandoned"));
         assert_eq!(flights.len(), 0);
     }
 
@@ -171,7 +171,7 @@ mod tests {
                     for i in 0..2_500 {
                         match flights.join(&format!("{}", i % 50 + t)) {
                             Joined::Lead(l) => l.land(Ok(response("x"))),
-                            Joined::Wait(f) => assert!(f.wait().is_ok()),
+                            Joined::Wait(f) => assert!(block_on(f.wait()).is_ok()),
                         }
                         assert!(flights.len() <= 4, "only what is in flight");
                     }

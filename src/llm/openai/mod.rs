@@ -6,7 +6,12 @@
 //!
 //! - The API key is read from the environment variable the config names (`api_key_env`); it is sent in the
 //!   `Authorization` header and nowhere else: never logged, cached or put in an error.
-//! - At most `max_concurrency` requests are in flight, and at most `requests_per_minute` start per minute.
+//! - Calls are tasks of one tokio runtime (two threads, whatever the concurrency): a replay waits only for
+//!   the calls whose answer it needs ([`Llm::generate`]: a strategy's summary); probes and the judge's grades
+//!   are started ([`Llm::start`]) and read when the episode ends. At most `max_concurrency` requests are in
+//!   flight, a freed place going first to a call a replay waits for, and at most `requests_per_minute` start
+//!   per minute; a thread that starts a call waits while `4 × max_concurrency` started calls hold their body
+//!   (`limits`). The body, its hash and the cache read are the calling thread's work.
 //! - The key's variable must be set, unless `api_key_env = ""` (a key-less local server): an unset one is an
 //!   error before any request.
 //! - [`OpenAiLlm::preflight`] checks endpoint, model and key with one small request before the first request
@@ -15,7 +20,8 @@
 //! - 429, 5xx, connection errors and timeouts are retried `max_retries` times with exponential backoff and
 //!   jitter, waiting what the server asks (`retry-after-ms`, `Retry-After` in seconds or as an HTTP date,
 //!   LiteLLM's `llm_provider-retry-after`); a 429 that says nothing backs off `rate_limit_backoff_s`
-//!   (10 s) doubling to 60 s, long enough for a per-minute limit. Other 4xx (a refused key, an unknown model)
+//!   (10 s) doubling to 60 s, long enough for a per-minute limit. A 429 pauses every request of the client
+//!   for the wait it implies (one shared back-off, not one per request). Other 4xx (a refused key, an unknown model)
 //!   are not retried. After the last attempt the error names the endpoint, the status and the start of the
 //!   body. The preflight goes through the same loop, retrying only what the server answered.
 //! - Identical requests are sent once: a request in flight is waited for, one already answered in this run is
@@ -33,6 +39,7 @@
 
 mod budget;
 mod cache;
+mod call;
 mod config;
 mod flight;
 mod limits;
@@ -42,22 +49,18 @@ mod wire;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 
 pub use budget::{Budget, Reservation};
 pub use config::{OpenAiConfig, ResponseFormat};
 
 use super::pricing::Price;
-use super::{CallMeta, Llm, LlmRequest, LlmResponse, Usage};
+use super::{Llm, LlmRequest, LlmResponse, Pending};
 use crate::error::{Error, Result};
-use crate::history::Item;
 use crate::tokens::Tokenizer;
-use cache::{Cache, Cached, Hit};
-use flight::{Flights, Joined};
-use limits::Limits;
-use retry::{Outcome, Policy};
-use wire::Answer;
+use cache::Cache;
+use flight::Flights;
+use limits::{Backlog, Limits, Priority};
 
 /// What the client did over a run: requests sent and why not more.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -78,7 +81,8 @@ pub struct LlmStats {
     pub failed: u64,
     /// Responses without usage, counted with the tokenizer.
     pub estimated: u64,
-    /// Requests in flight on average while any was, and the limit.
+    /// Requests on the wire on average, from the first request's start to the last one's end, as the endpoint
+    /// sees them (the preflight check apart).
     pub mean_in_flight: Option<f64>,
     /// The concurrency limit.
     pub max_concurrency: usize,
@@ -86,12 +90,40 @@ pub struct LlmStats {
     pub spent_usd: Option<f64>,
 }
 
+/// Started calls that may hold their request body per place in flight ([`limits::Backlog`]).
+const BACKLOG_PER_PLACE: usize = 4;
+
+/// The runtime every client's calls run on: two worker threads, whatever the concurrency (they wait on
+/// sockets; a run's CPU work stays on its rayon workers), made once and kept for the process.
+fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
+        OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("ctxbench-llm")
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| Error::Llm(format!("cannot start the LLM client's runtime: {e}")))
+}
+
 /// The client; see the module docs.
 pub struct OpenAiLlm {
+    client: Arc<Client>,
+}
+
+/// What the client's calls share, with the tasks that send them.
+struct Client {
     config: OpenAiConfig,
     api_key: Option<String>,
-    http: reqwest::blocking::Client,
+    http: reqwest::Client,
+    runtime: &'static tokio::runtime::Runtime,
     limits: Limits,
+    backlog: Backlog,
     tokenizer: Option<Arc<Tokenizer>>,
     /// The run's budget, shared with its other clients.
     budget: Option<Arc<Budget>>,
@@ -101,18 +133,19 @@ pub struct OpenAiLlm {
     cache: Cache,
     stats: Mutex<LlmStats>,
     /// The preflight check's outcome, once it ran.
-    checked: OnceLock<std::result::Result<(), String>>,
+    checked: tokio::sync::OnceCell<std::result::Result<(), String>>,
     /// The name and JSON schema replies must follow, for the schema response formats.
     schema: Option<(String, Value)>,
 }
 
 impl std::fmt::Debug for OpenAiLlm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.client;
         // The key is never printed, not even in debug output.
         f.debug_struct("OpenAiLlm")
-            .field("base_url", &self.config.base_url)
-            .field("model", &self.config.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "(set)"))
+            .field("base_url", &c.config.base_url)
+            .field("model", &c.config.model)
+            .field("api_key", &c.api_key.as_ref().map(|_| "(set)"))
             .finish_non_exhaustive()
     }
 }
@@ -121,16 +154,18 @@ impl OpenAiLlm {
     /// A client for `config`, reading the key from its environment variable.
     ///
     /// # Errors
-    /// When the key's variable is unset, the HTTP client cannot be built or a limit is zero.
+    /// When the key's variable is unset, the HTTP client or its runtime cannot be built or a limit is zero.
     pub fn new(config: OpenAiConfig) -> Result<Self> {
         config.validate()?;
         let api_key = config.api_key()?;
-        let http = reqwest::blocking::Client::builder()
+        let http = reqwest::Client::builder()
             .timeout(Duration::from_secs_f64(config.timeout_s))
             .build()
             .map_err(|e| Error::Llm(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Self {
+        let client = Client {
+            runtime: runtime()?,
             limits: Limits::new(config.max_concurrency, config.requests_per_minute),
+            backlog: Backlog::new(config.max_concurrency.saturating_mul(BACKLOG_PER_PLACE)),
             stats: Mutex::new(LlmStats {
                 max_concurrency: config.max_concurrency,
                 ..LlmStats::default()
@@ -143,318 +178,114 @@ impl OpenAiLlm {
             budget: None,
             price: None,
             flights: Flights::default(),
-            checked: OnceLock::new(),
+            checked: tokio::sync::OnceCell::new(),
             schema: None,
+        };
+        Ok(Self {
+            client: Arc::new(client),
         })
     }
 
-    /// Runs [`OpenAiLlm::preflight`] the first time it is asked, and gives its outcome every time: the check
+    /// Sets up the client before its first call.
+    ///
+    /// # Panics
+    /// When a call was started: a client is set up before it is used.
+    fn set_up(mut self, f: impl FnOnce(&mut Client)) -> Self {
+        match Arc::get_mut(&mut self.client) {
+            Some(client) => f(client),
+            None => panic!("an OpenAiLlm is set up before its first call"),
+        }
+        self
+    }
+
+    /// Runs the preflight check the first time it is asked, and gives its outcome every time: the check
     /// happens before the first request the cache cannot answer, and once.
     ///
     /// # Errors
-    /// As [`OpenAiLlm::preflight`].
+    /// Names the endpoint, the status or socket error, and what to do.
     pub fn preflight_once(&self) -> Result<()> {
-        if !self.config.preflight {
-            return Ok(());
-        }
-        self.checked
-            .get_or_init(|| {
-                self.preflight().map_err(|e| match e {
-                    Error::Llm(m) => m,
-                    other => other.to_string(),
-                })
-            })
-            .clone()
-            .map_err(Error::Llm)
+        self.client.runtime.block_on(self.client.checked())
     }
 
     /// Whether the response cache holds any answer (a re-run may then need no request at all).
     #[must_use]
     pub fn cache_has_answers(&self) -> bool {
-        self.cache.has_answers()
+        self.client.cache.has_answers()
     }
 
     /// Counts the usage of responses that report none with `tokenizer`.
+    ///
+    /// # Panics
+    /// After the client's first call.
     #[must_use]
-    pub fn with_tokenizer(mut self, tokenizer: Arc<Tokenizer>) -> Self {
-        self.tokenizer = Some(tokenizer);
-        self
+    pub fn with_tokenizer(self, tokenizer: Arc<Tokenizer>) -> Self {
+        self.set_up(|c| c.tokenizer = Some(tokenizer))
     }
 
     /// Prices the calls with `price` (to report the spend), and with `budget` sends no call that could take
     /// the run's spend past it (its input tokens, and `max_tokens` or 1,000 output tokens, at the uncached
     /// price, reserved while it is in flight); a budget needs a price.
+    ///
+    /// # Panics
+    /// After the client's first call.
     #[must_use]
-    pub fn with_budget(mut self, price: Option<Price>, budget: Option<Arc<Budget>>) -> Self {
-        self.price = price;
-        self.budget = budget.filter(|_| price.is_some());
-        self
+    pub fn with_budget(self, price: Option<Price>, budget: Option<Arc<Budget>>) -> Self {
+        self.set_up(|c| {
+            c.price = price;
+            c.budget = budget.filter(|_| price.is_some());
+        })
     }
 
     /// The same client, asking replies to follow `schema` (named `name`) when its `response_format` is one
     /// of the schema formats.
+    ///
+    /// # Panics
+    /// After the client's first call.
     #[must_use]
-    pub fn with_schema(mut self, name: &str, schema: Value) -> Self {
-        self.schema = Some((name.to_owned(), schema));
-        self
+    pub fn with_schema(self, name: &str, schema: Value) -> Self {
+        self.set_up(|c| c.schema = Some((name.to_owned(), schema)))
     }
 
     /// What the client did so far.
     #[must_use]
     pub fn stats(&self) -> LlmStats {
         let mut s = self
+            .client
             .stats
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        s.mean_in_flight = self.limits.mean_in_flight();
+        s.mean_in_flight = self.client.limits.mean_in_flight();
         s
     }
 
     /// Distinct requests in flight now: what the single-flight map holds (nothing once every call returned).
     #[must_use]
     pub fn requests_in_flight(&self) -> usize {
-        self.flights.len()
+        self.client.flights.len()
     }
 
-    fn count(&self, f: impl FnOnce(&mut LlmStats)) {
-        f(&mut self.stats.lock().unwrap_or_else(PoisonError::into_inner));
-    }
-
-    /// The cache key of `body`: a SHA-256 of the endpoint and the body (also the backoff's jitter seed).
-    fn digest(&self, body: &str) -> sha2::digest::Output<Sha256> {
-        Sha256::digest(format!("{}\n{body}", self.config.base_url).as_bytes())
-    }
-
-    /// Sends `body` through the retry loop, counting the attempts.
-    fn send_retrying(&self, body: &str, seed: &[u8], policy: Policy) -> Outcome {
-        let outcome = retry::retrying(&self.config, &self.limits, policy, seed, || {
-            self.count(|s| s.sent += 1);
-            wire::attempt(&self.http, &self.config, self.api_key.as_deref(), body)
-        });
-        self.count(|s| s.retries += u64::from(outcome.attempts - 1));
-        outcome
-    }
-
-    /// Reserves what a call of `input` tokens and at most `output` completion tokens may cost, with a budget.
-    fn reserve(&self, input: u64, output: u64) -> Result<Option<Reservation>> {
-        match (&self.budget, self.price) {
-            (Some(budget), Some(price)) => budget
-                .reserve(price.cost_usd_no_cache(input, output))
-                .map(Some),
-            _ => Ok(None),
-        }
-    }
-
-    /// The usage of `answer` (counted with the tokenizer when the response had none: estimated), its cost
-    /// counted and settled against `reservation`.
-    fn spend(
-        &self,
-        answer: &Answer,
-        input_estimate: Option<u64>,
-        reservation: Option<Reservation>,
-    ) -> (Usage, bool) {
-        let (usage, estimated) = match (answer.usage, &self.tokenizer) {
-            (Some(u), _) => (u, false),
-            (None, Some(t)) => (
-                Usage {
-                    input_tokens: input_estimate.unwrap_or(0),
-                    output_tokens: t.count_text(&answer.text) as u64,
-                },
-                true,
-            ),
-            (None, None) => (Usage::default(), true),
-        };
-        let usd = self
-            .price
-            .map(|p| p.cost_usd_no_cache(usage.input_tokens, usage.output_tokens));
-        self.count(|s| {
-            s.estimated += u64::from(estimated);
-            if let Some(usd) = usd {
-                *s.spent_usd.get_or_insert(0.0) += usd;
-            }
-        });
-        if let Some(r) = reservation {
-            r.settle(usd.unwrap_or(0.0));
-        }
-        (usage, estimated)
-    }
-
-    fn input_estimate(&self, req: &LlmRequest) -> Option<u64> {
-        self.tokenizer
-            .as_ref()
-            .map(|t| t.count_request(&req.instructions, &req.contents) as u64)
-    }
-
-    /// Checks endpoint, model and key with one small request, uncached (see [`OpenAiLlm::preflight_once`]);
-    /// its cost counts against the budget.
-    ///
-    /// # Errors
-    /// Names the endpoint, the status or socket error, and what to do.
-    pub fn preflight(&self) -> Result<()> {
-        const MAX_TOKENS: u32 = 8;
-        let req = LlmRequest::from_contents(vec![Item::user("Reply with the word OK.")]);
-        let mut body = wire::body(&self.config, self.schema.as_ref(), &req);
-        body["max_tokens"] = json!(MAX_TOKENS);
-        // OpenAI refuses JSON mode for a prompt that does not ask for JSON: the check asks for a word.
-        if let Some(fields) = body.as_object_mut() {
-            fields.remove("response_format");
-        }
-        let body = body.to_string();
-        let failed = |why: String, advice: &str| {
-            Error::Llm(format!(
-                "the preflight request to {} (model {}) failed: {why} — nothing was run: {advice}",
-                self.config.endpoint(),
-                self.config.model,
-            ))
-        };
-        let input = self.input_estimate(&req);
-        let reservation = self
-            .reserve(input.unwrap_or(0), u64::from(MAX_TOKENS))
-            .map_err(|e| failed(e.to_string(), "raise --max-cost"))?;
-        let outcome = self.send_retrying(&body, &self.digest(&body), Policy::Preflight);
-        let answer = outcome.result.map_err(|f| {
-            failed(
-                f.message,
-                "fix the [llm] settings (base_url, model, api_key_env) or start the server, then run again",
-            )
-        })?;
-        self.spend(&answer, input, reservation);
-        Ok(())
-    }
-
-    /// Sends `req`, from the cache when it holds the answer, and once for identical requests of this run.
+    /// Sends `req` and waits for its answer, from the cache when it holds the answer, and once for identical
+    /// requests of this run; a call waited for goes before the started ones.
     ///
     /// # Errors
     /// After the last retry, at once for an answer that retrying cannot fix, or when the call could take the
     /// spend past the budget.
     pub fn complete(&self, req: &LlmRequest) -> Result<LlmResponse> {
-        // Serialized once: the same text is hashed (cache key, backoff jitter) and sent on every attempt.
-        let body = wire::body(&self.config, self.schema.as_ref(), req).to_string();
-        let digest = self.digest(&body);
-        let key = format!("{digest:x}");
-        self.count(|s| s.calls += 1);
-        let leader = match self.flights.join(&key) {
-            Joined::Lead(leader) => leader,
-            Joined::Wait(flight) => {
-                self.count(|s| s.shared += 1);
-                return flight
-                    .wait()
-                    .map(|r| LlmResponse {
-                        meta: CallMeta {
-                            attempts: 0,
-                            ..r.meta
-                        },
-                        ..r
-                    })
-                    .map_err(Error::Llm);
-            }
-        };
-        let result = match self.cache.get(&key) {
-            Some(hit) => {
-                self.count(|s| {
-                    if hit.this_run {
-                        s.shared += 1;
-                    } else {
-                        s.unique += 1;
-                        s.cached += 1;
-                    }
-                });
-                Ok(answered(hit, &key))
-            }
-            None => {
-                self.count(|s| s.unique += 1);
-                let sent = self.send(req, &body, &digest, &key);
-                if sent.is_err() {
-                    self.count(|s| s.failed += 1);
-                }
-                sent
-            }
-        };
-        leader.land(match &result {
-            Ok(r) => Ok(r.clone()),
-            Err(Error::Llm(m)) => Err(m.clone()),
-            Err(e) => Err(e.to_string()),
-        });
-        result
-    }
-
-    /// The first of identical requests, not on disk: the endpoint, within the budget, with retries.
-    fn send(&self, req: &LlmRequest, body: &str, digest: &[u8], key: &str) -> Result<LlmResponse> {
-        // Nothing goes on the wire before the endpoint, model and key were checked.
-        self.preflight_once()?;
-        let input = self.input_estimate(req);
-        let output = u64::from(self.config.max_tokens.unwrap_or(1000));
-        let reservation = self.reserve(input.unwrap_or(0), output)?;
-        let Outcome {
-            result,
-            attempts,
-            latency_ms,
-        } = self.send_retrying(body, digest, Policy::Call);
-        let answer = result.map_err(|f| {
-            Error::Llm(format!(
-                "POST {} (model {}): {} (after {attempts} attempt{})",
-                self.config.endpoint(),
-                self.config.model,
-                f.message,
-                if attempts == 1 { "" } else { "s" }
-            ))
-        })?;
-        let (usage, estimated) = self.spend(&answer, input, reservation);
-        self.cache.put(
-            key,
-            Cached {
-                text: answer.text.clone(),
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                latency_ms,
-                estimated,
-                status: Some(answer.status),
-                run: String::new(),
-            },
-        );
-        Ok(LlmResponse {
-            text: answer.text,
-            usage,
-            latency_ms,
-            meta: CallMeta {
-                request_hash: Some(key.to_owned()),
-                status: Some(answer.status),
-                attempts,
-                cached: false,
-                estimated,
-            },
-        })
-    }
-}
-
-/// A response from an answer on disk: an earlier run's is `cached`; this run's is shared, as if the request
-/// had waited for the identical one in flight.
-fn answered(hit: Hit, key: &str) -> LlmResponse {
-    let Hit { entry, this_run } = hit;
-    LlmResponse {
-        text: entry.text,
-        usage: Usage {
-            input_tokens: entry.input_tokens,
-            output_tokens: entry.output_tokens,
-        },
-        latency_ms: entry.latency_ms,
-        meta: CallMeta {
-            request_hash: Some(key.to_owned()),
-            status: entry.status.filter(|_| this_run),
-            attempts: 0,
-            cached: !this_run,
-            estimated: entry.estimated,
-        },
+        self.client.begin(req, Priority::Waited).wait()
     }
 }
 
 impl Llm for OpenAiLlm {
     fn model(&self) -> &str {
-        &self.config.model
+        &self.client.config.model
     }
 
     fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
         self.complete(request)
+    }
+
+    fn start(&self, request: &LlmRequest) -> Pending {
+        self.client.begin(request, Priority::Background)
     }
 }

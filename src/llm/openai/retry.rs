@@ -1,9 +1,10 @@
 //! The retry loop every request goes through (calls and the preflight check), and its backoff.
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use super::config::OpenAiConfig;
-use super::limits::Limits;
+use super::limits::{Limits, Priority};
 use super::wire::{Answer, Failure};
 
 /// Which failures are retried.
@@ -27,30 +28,43 @@ pub(super) struct Outcome {
 }
 
 /// Makes `attempt` until it answers, a failure is not to be retried under `policy`, or `max_retries` retries
-/// were made; each attempt holds a place in `limits`, and between attempts the loop waits what the server
-/// asked for, else [`backoff`] (with its jitter from `seed`).
-pub(super) fn retrying(
+/// were made. Each attempt holds a place in `limits` (asked for at `priority`) and waits for its start there
+/// (a pause, the rate); a call's attempts are counted on the wire (the preflight's are not: it is a check
+/// before the run). Between attempts the loop waits what the server asked for, else [`backoff`] (with its
+/// jitter from `seed`); a 429 pauses every request of the client for as long ([`Limits::pause`]).
+pub(super) async fn retrying<F, A>(
     config: &OpenAiConfig,
     limits: &Limits,
-    policy: Policy,
+    (policy, priority): (Policy, Priority),
     seed: &[u8],
-    mut attempt: impl FnMut() -> Result<Answer, Failure>,
-) -> Outcome {
+    mut attempt: F,
+) -> Outcome
+where
+    F: FnMut() -> A,
+    A: Future<Output = Result<Answer, Failure>>,
+{
     let mut attempts = 0;
     loop {
         attempts += 1;
         let (result, latency_ms) = {
-            let _permit = limits.acquire();
-            let started = Instant::now();
-            let result = attempt();
-            (result, started.elapsed().as_secs_f64() * 1e3)
+            let _permit = limits.acquire(priority).await;
+            limits.ready_to_send().await;
+            let wire = (policy == Policy::Call).then(|| limits.on_wire());
+            let sent = Instant::now();
+            let result = attempt().await;
+            let latency_ms = sent.elapsed().as_secs_f64() * 1e3;
+            drop(wire);
+            // Paused before the place is given back: the call that takes it waits for the pause too.
+            if let Err(f) = &result {
+                if f.status == Some(429) {
+                    limits.pause(sent, wait(config, attempts, seed, f));
+                }
+            }
+            (result, latency_ms)
         };
         match result {
             Err(f) if attempts <= config.max_retries && retried(policy, &f) => {
-                std::thread::sleep(
-                    f.retry_after
-                        .unwrap_or_else(|| backoff(config, attempts, seed, f.status)),
-                );
+                tokio::time::sleep(wait(config, attempts, seed, &f)).await;
             }
             result => {
                 return Outcome {
@@ -61,6 +75,13 @@ pub(super) fn retrying(
             }
         }
     }
+}
+
+/// The wait before retrying after `f`, the `n`th attempt's failure: what the server asked for, else the
+/// [`backoff`].
+fn wait(config: &OpenAiConfig, n: u32, seed: &[u8], f: &Failure) -> Duration {
+    f.retry_after
+        .unwrap_or_else(|| backoff(config, n, seed, f.status))
 }
 
 fn retried(policy: Policy, f: &Failure) -> bool {
@@ -150,14 +171,24 @@ mod tests {
         }
     }
 
+    fn block_on<F: Future>(f: F) -> F::Output {
+        super::super::runtime().unwrap().block_on(f)
+    }
+
     fn run(policy: Policy, mut script: Vec<Result<Answer, Failure>>) -> (Outcome, usize) {
         let limits = Limits::new(1, 0);
         let mut made = 0;
         script.reverse();
-        let outcome = retrying(&config(1, 0.0), &limits, policy, b"seed", || {
-            made += 1;
-            script.pop().unwrap()
-        });
+        let outcome = block_on(retrying(
+            &config(1, 0.0),
+            &limits,
+            (policy, Priority::Waited),
+            b"seed",
+            || {
+                made += 1;
+                std::future::ready(script.pop().unwrap())
+            },
+        ));
         (outcome, made)
     }
 
@@ -208,21 +239,42 @@ mod tests {
     }
 
     #[test]
-    fn the_wait_the_server_asked_for_is_waited() {
-        let limits = Limits::new(1, 0);
-        let mut first = true;
+    fn the_wait_the_server_asked_for_is_waited_by_every_request() {
+        let limits = std::sync::Arc::new(Limits::new(2, 0));
         let started = Instant::now();
-        let o = retrying(&config(1, 0.0), &limits, Policy::Call, b"", || {
-            if std::mem::take(&mut first) {
-                Err(Failure {
-                    retry_after: Some(Duration::from_millis(120)),
-                    ..fail(true, Some(429))
+        let (o, other) = block_on(async {
+            let retried = {
+                let limits = std::sync::Arc::clone(&limits);
+                tokio::spawn(async move {
+                    let mut first = true;
+                    retrying(
+                        &config(1, 0.0),
+                        &limits,
+                        (Policy::Call, Priority::Waited),
+                        b"",
+                        || {
+                            std::future::ready(if std::mem::take(&mut first) {
+                                Err(Failure {
+                                    retry_after: Some(Duration::from_millis(200)),
+                                    ..fail(true, Some(429))
+                                })
+                            } else {
+                                answer()
+                            })
+                        },
+                    )
+                    .await
                 })
-            } else {
-                answer()
-            }
+            };
+            // Another request, started after the 429, waits for the same pause.
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            limits.ready_to_send().await;
+            let other = started.elapsed();
+            (retried.await.unwrap(), other)
         });
         assert!(o.result.is_ok());
-        assert!(started.elapsed() >= Duration::from_millis(120));
+        assert_eq!(o.attempts, 2);
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        assert!(other >= Duration::from_millis(190), "{other:?}");
     }
 }

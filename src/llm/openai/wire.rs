@@ -133,8 +133,8 @@ pub(super) fn body(
 }
 
 /// One HTTP attempt: POSTs `body` to the config's endpoint, with the key in the `Authorization` header.
-pub(super) fn attempt(
-    http: &reqwest::blocking::Client,
+pub(super) async fn attempt(
+    http: &reqwest::Client,
     config: &OpenAiConfig,
     api_key: Option<&str>,
     body: &str,
@@ -146,7 +146,7 @@ pub(super) fn attempt(
     if let Some(key) = api_key {
         request = request.bearer_auth(key);
     }
-    let response = request.send().map_err(|e| Failure {
+    let response = request.send().await.map_err(|e| Failure {
         retry: e.is_timeout() || e.is_connect() || e.is_request(),
         status: None,
         retry_after: None,
@@ -164,7 +164,7 @@ pub(super) fn attempt(
     })?;
     let status = response.status().as_u16();
     let wait = retry_after(response.headers(), SystemTime::now());
-    let text = response.text().map_err(|e| Failure {
+    let text = response.text().await.map_err(|e| Failure {
         retry: true,
         status: Some(status),
         retry_after: None,

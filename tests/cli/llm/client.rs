@@ -420,3 +420,115 @@ fn memory_over_many_calls() {
     assert!(most < WORKERS, "{most}");
     assert!(end < warm + 8 * 1024, "RSS grew from {warm} to {end} KiB");
 }
+
+/// Calls started without waiting ([`Llm::start`], as the replay starts its probes) go out together up to
+/// `max_concurrency` and no further, an identical one is sent once, and every answer comes back to its own
+/// caller; the client's in-flight figure stays within the limit.
+#[test]
+fn started_calls_fill_the_limit_and_identical_ones_go_once() {
+    use ctxbench::llm::Llm;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    const LIMIT: usize = 6;
+    let cache = tempfile::tempdir().unwrap();
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (in_server, most_seen) = (Arc::clone(&now), Arc::clone(&most));
+    let (url, seen) = server_fn(move |_, body| {
+        let n = in_server.fetch_add(1, Ordering::SeqCst) + 1;
+        most_seen.fetch_max(n, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(120));
+        in_server.fetch_sub(1, Ordering::SeqCst);
+        // The answer names the question it answers.
+        let question = body
+            .split("question ")
+            .nth(1)
+            .and_then(|s| s.split('"').next());
+        Some(ok(&format!("answer to {}", question.unwrap_or("?"))))
+    });
+    let llm = OpenAiLlm::new(OpenAiConfig {
+        max_concurrency: LIMIT,
+        ..client(&url, "", cache.path())
+    })
+    .unwrap();
+    // 24 distinct questions, then the first one 5 times more, all started before any answer is read.
+    let questions: Vec<String> = (0..24)
+        .chain(std::iter::repeat_n(0, 5))
+        .map(|i| format!("question {i}"))
+        .collect();
+    let pending: Vec<_> = questions.iter().map(|q| llm.start(&request(q))).collect();
+    for (q, p) in questions.iter().zip(pending) {
+        let answer = p.wait().unwrap();
+        assert_eq!(
+            answer.text,
+            format!("answer to {}", &q["question ".len()..])
+        );
+    }
+    assert_eq!(most.load(Ordering::SeqCst), LIMIT, "the limit, and no more");
+    assert_eq!(
+        seen.lock().unwrap().requests,
+        24,
+        "the repeats were sent once"
+    );
+    let stats = llm.stats();
+    assert_eq!(
+        (stats.calls, stats.unique, stats.shared, stats.sent),
+        (29, 24, 5, 24)
+    );
+    let mean = stats.mean_in_flight.unwrap();
+    assert!(mean > 1.0 && mean <= LIMIT as f64, "{mean}");
+    assert_eq!(llm.requests_in_flight(), 0);
+}
+
+/// A 429 pauses every request of the client for the wait it asks (`retry-after-ms`), not only the refused
+/// one: the requests already on the wire finish, but no new one reaches the endpoint until the pause is over;
+/// then every call is answered and the one retry counted.
+#[test]
+fn a_429_pauses_every_request_of_the_client() {
+    use ctxbench::llm::Llm;
+    use std::sync::{Arc, Mutex};
+    let cache = tempfile::tempdir().unwrap();
+    let arrivals = Arc::new(Mutex::new(Vec::<(usize, Instant)>::new()));
+    let log = Arc::clone(&arrivals);
+    let (url, seen) = server_fn(move |n, _| {
+        log.lock().unwrap().push((n, Instant::now()));
+        Some(if n == 0 {
+            status(429, "retry-after-ms: 400\r\n")
+        } else {
+            Reply {
+                delay: Duration::from_millis(60),
+                ..ok("fine")
+            }
+        })
+    });
+    let llm = OpenAiLlm::new(OpenAiConfig {
+        max_concurrency: 4,
+        ..client(&url, "", cache.path())
+    })
+    .unwrap();
+    let pending: Vec<_> = (0..12)
+        .map(|i| llm.start(&request(&format!("question {i}"))))
+        .collect();
+    for p in pending {
+        assert_eq!(p.wait().unwrap().text, "fine");
+    }
+    let arrivals = arrivals.lock().unwrap();
+    let refused = arrivals.iter().find(|(n, _)| *n == 0).unwrap().1;
+    // The first wave (4 requests, sent before the 429 came back) aside, every request arrives after the
+    // pause: the refused one's place, freed at once, waits for it too.
+    let early: Vec<Duration> = arrivals
+        .iter()
+        .filter(|(n, _)| *n >= 4)
+        .map(|(_, at)| at.saturating_duration_since(refused))
+        .filter(|d| *d < Duration::from_millis(390))
+        .collect();
+    assert!(
+        early.is_empty(),
+        "requests arrived during the pause: {early:?}"
+    );
+    assert_eq!(seen.lock().unwrap().requests, 13);
+    let stats = llm.stats();
+    assert_eq!(
+        (stats.calls, stats.sent, stats.retries, stats.failed),
+        (12, 13, 1, 0)
+    );
+}
