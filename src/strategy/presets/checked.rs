@@ -52,6 +52,11 @@ const STRANDS: Checked = Checked {
     date: "2026-12-07",
 };
 
+const LANGCHAIN: Checked = Checked {
+    release: "langchain-core 1.8.1",
+    date: "2026-12-07",
+};
+
 const INSPECT: Checked = Checked {
     release: "inspect-ai 0.3.285",
     date: "2026-12-07",
@@ -80,6 +85,8 @@ pub fn checked(name: &str) -> Option<Checked> {
         | "inspect_compaction_edit"
         | "inspect_compaction_native" => Some(INSPECT),
         "strands_auto" => Some(STRANDS),
+        // Its own count is the user's `token_counter`: ctxbench's, as [`count`] says.
+        "langchain_trim" => Some(LANGCHAIN),
         _ => None,
     }
 }
@@ -108,6 +115,8 @@ mod tests {
             checked("strands_auto").map(|c| c.release),
             Some("strands-agents 1.62.0")
         );
+        assert_eq!(count("langchain_trim"), Count::Ctxbench);
+        assert!(checked("langchain_trim").is_some());
         assert_eq!(checked("openhands_recent"), None);
         assert_eq!(count("openhands_recent"), Count::Ctxbench);
     }
