@@ -72,6 +72,22 @@ pub enum Error {
         /// The figure missing or of the wrong type.
         message: String,
     },
+    /// A model's chat template failed to render a request: counting stops rather than count it as 0 tokens.
+    #[error(
+        "the chat template '{file}' failed to render{}: {message} (rendering {what}; fix the template or give \
+         another with --chat-template)",
+        line.map_or_else(String::new, |l| format!(" at line {l}"))
+    )]
+    Template {
+        /// The template's file.
+        file: String,
+        /// The line of the template where it failed, when the renderer says.
+        line: Option<usize>,
+        /// The renderer's message (a `raise_exception` call's own).
+        message: String,
+        /// What was being rendered (`a tool message`).
+        what: String,
+    },
     /// A report could not be serialized.
     #[error("failed to serialize {what}: {message}")]
     Serialize {

@@ -285,6 +285,8 @@ impl<'a> Replayer<'a> {
         };
         probes.finish(&mut live, &recorder);
         call_failed(&recorder, &episode.id, name)?;
+        // A chat template that failed to render voids the counts: the replay stops, naming it.
+        self.tokenizer.check()?;
         Ok(Unsettled {
             replay: EpisodeReplay {
                 episode: episode.id.clone(),

@@ -242,6 +242,15 @@ impl Tokenizer {
         }
     }
 
+    /// Whether every count so far stands: an error naming the chat template's file, line and message when one
+    /// of its renders failed (counts made with a template that failed are void, never 0 tokens).
+    ///
+    /// # Errors
+    /// [`Error::Template`], for the first render that failed.
+    pub fn check(&self) -> Result<()> {
+        self.model().map_or(Ok(()), model::ModelTokenizer::check)
+    }
+
     /// The encoding.
     #[must_use]
     pub fn encoding(&self) -> Encoding {

@@ -8,6 +8,7 @@
 //! holds as two items, and the wrapper around several results of one turn's parallel calls).
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -26,11 +27,35 @@ pub struct ModelTokenizer {
     empty: usize,
     /// What a message costs besides its content (the template's frame around an empty assistant message).
     overhead: usize,
+    /// The first render that failed: every count after it is void, and [`ModelTokenizer::check`] says why.
+    failure: OnceLock<Failure>,
+}
+
+/// A render of the chat template that failed: where and why, for [`Error::Template`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Failure {
+    file: String,
+    line: Option<usize>,
+    message: String,
+    what: String,
+}
+
+impl Failure {
+    fn error(&self) -> Error {
+        Error::Template {
+            file: self.file.clone(),
+            line: self.line,
+            message: self.message.clone(),
+            what: self.what.clone(),
+        }
+    }
 }
 
 /// A chat template and the special-token strings it is rendered with.
 struct Template {
     env: minijinja::Environment<'static>,
+    /// The file it was read from, as errors name it (and the name it is registered under).
+    file: String,
     bos: String,
     eos: String,
 }
@@ -65,12 +90,15 @@ impl ModelTokenizer {
             reply: PER_MESSAGE,
             empty: 0,
             overhead: PER_MESSAGE,
+            failure: OnceLock::new(),
         };
         if model.template.is_some() {
-            model.empty = model.render_count(&[], &[], false)?;
-            model.reply = model.render_count(&[], &[], true)?;
+            let at_load = |f: Failure| f.error();
+            model.empty = model.render_count(&[], &[], false).map_err(at_load)?;
+            model.reply = model.render_count(&[], &[], true).map_err(at_load)?;
             model.overhead = model
-                .render_count(&[json!({"role": "assistant", "content": ""})], &[], false)?
+                .render_count(&[json!({"role": "assistant", "content": ""})], &[], false)
+                .map_err(at_load)?
                 .saturating_sub(model.empty);
         }
         Ok(model)
@@ -156,20 +184,42 @@ impl ModelTokenizer {
             return self.count_text(&Value::from(tools.to_vec()).to_string());
         }
         let system = [json!({"role": "system", "content": ""})];
-        let with = self.render_count(&system, tools, false).unwrap_or(0);
-        let without = self.render_count(&system, &[], false).unwrap_or(0);
+        let with = self.counted(self.render_count(&system, tools, false));
+        let without = self.counted(self.render_count(&system, &[], false));
         with.saturating_sub(without)
     }
 
     /// The template's tokens around `message` alone, less an empty conversation's.
     fn count_rendered(&self, message: &Value) -> usize {
-        self.render_count(std::slice::from_ref(message), &[], false)
-            .unwrap_or(0)
+        self.counted(self.render_count(std::slice::from_ref(message), &[], false))
             .saturating_sub(self.empty)
     }
 
+    /// A count, or 0 when the template failed to render: the failure is kept, and [`ModelTokenizer::check`]
+    /// stops whatever counted with it.
+    fn counted(&self, count: std::result::Result<usize, Failure>) -> usize {
+        count.unwrap_or_else(|failure| {
+            let _ = self.failure.set(failure);
+            0
+        })
+    }
+
+    /// An error naming the template's file, line and message when a render failed since it was loaded: every
+    /// count made with it since then is void (a failed render counts nothing, never a request as 0 tokens).
+    ///
+    /// # Errors
+    /// [`Error::Template`], for the first render that failed.
+    pub fn check(&self) -> Result<()> {
+        self.failure.get().map_or(Ok(()), |f| Err(f.error()))
+    }
+
     /// Tokens of the template rendered over `messages` and `tools`.
-    fn render_count(&self, messages: &[Value], tools: &[Value], generation: bool) -> Result<usize> {
+    fn render_count(
+        &self,
+        messages: &[Value],
+        tools: &[Value],
+        generation: bool,
+    ) -> std::result::Result<usize, Failure> {
         let t = self
             .template
             .as_ref()
@@ -214,20 +264,47 @@ impl Template {
         env.add_filter("tojson", |v: minijinja::Value| -> String {
             py_json(&serde_json::to_value(&v).unwrap_or(Value::Null))
         });
-        env.add_template_owned("chat", source).map_err(|e| {
+        // As Hugging Face registers it (transformers' chat template utilities): the template stops with its
+        // own message.
+        env.add_function(
+            "raise_exception",
+            |message: String| -> std::result::Result<String, minijinja::Error> {
+                Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    message,
+                ))
+            },
+        );
+        let file = file_name(path);
+        env.add_template_owned(file.clone(), source).map_err(|e| {
             Error::Config(format!(
                 "'{}' is not a chat template minijinja can read: {e}",
                 path.display()
             ))
         })?;
-        Ok(Self { env, bos, eos })
+        Ok(Self {
+            env,
+            file,
+            bos,
+            eos,
+        })
     }
 
-    fn render(&self, messages: &[Value], tools: &[Value], generation: bool) -> Result<String> {
-        let template = self
-            .env
-            .get_template("chat")
-            .map_err(|e| Error::Config(format!("chat template: {e}")))?;
+    fn render(
+        &self,
+        messages: &[Value],
+        tools: &[Value],
+        generation: bool,
+    ) -> std::result::Result<String, Failure> {
+        let failure = |e: &minijinja::Error| Failure {
+            file: self.file.clone(),
+            line: e.line(),
+            message: e
+                .detail()
+                .map_or_else(|| e.kind().to_string(), str::to_owned),
+            what: rendering(messages, tools),
+        };
+        let template = self.env.get_template(&self.file).map_err(|e| failure(&e))?;
         template
             .render(minijinja::context! {
                 messages => minijinja::Value::from(minijinja::value::Serde(messages)),
@@ -236,7 +313,25 @@ impl Template {
                 eos_token => self.eos.clone(),
                 add_generation_prompt => generation,
             })
-            .map_err(|e| Error::Config(format!("the chat template failed to render: {e}")))
+            .map_err(|e| failure(&e))
+    }
+}
+
+/// What a render was of, for its error: the message's role (`a tool message`), the tool schemas, or an empty
+/// conversation.
+fn rendering(messages: &[Value], tools: &[Value]) -> String {
+    match messages.first() {
+        _ if !tools.is_empty() => format!("the tool schemas ({})", tools.len()),
+        Some(m) => format!(
+            "a message of role `{}`{}",
+            m.get("role").and_then(Value::as_str).unwrap_or(""),
+            if m.get("tool_calls").is_some() {
+                " with a tool call"
+            } else {
+                ""
+            }
+        ),
+        None => "an empty conversation".to_owned(),
     }
 }
 
@@ -396,6 +491,54 @@ mod tests {
         let plain = ModelTokenizer::load(&tok, None).unwrap();
         assert_eq!(plain.count_message("user", "hello world"), 3 + 1 + 2);
         assert_eq!(plain.reply_tokens(), 3);
+    }
+
+    /// A template that raises on tool messages (`raise_exception`, as Hugging Face registers it): a user message
+    /// counts, a tool result stops the count with the file, the line and the template's own message, and
+    /// every count after it stands void until checked.
+    #[test]
+    fn a_template_that_fails_stops_the_count_with_its_file_line_and_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = words(dir.path());
+        let template = dir.path().join("strict.jinja");
+        std::fs::write(
+            &template,
+            "{{ bos_token }}{% for m in messages %}\n             {% if m.role == 'tool' %}{{ raise_exception('tool messages are not supported') }}{% endif %}\n             <|{{ m.role }}|>{{ m.content }}{% endfor %}",
+        )
+        .unwrap();
+        let m = ModelTokenizer::load(&tok, Some(&template)).unwrap();
+        // `<|user|>hello` is `<|`, `user`, `|>`, `hello`.
+        assert_eq!(m.count_message("user", "hello"), 4);
+        assert!(m.check().is_ok());
+        let result = Item::tool_result("c1", "ls", "a.txt");
+        assert_eq!(m.count_item(&result), 0, "a failed render counts nothing");
+        let e = m.check().unwrap_err();
+        assert!(
+            matches!(&e, Error::Template { file, line: Some(2), message, what }
+                if file == "strict.jinja" && message == "tool messages are not supported"
+                    && what == "a message of role `tool`"),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with(
+                "the chat template 'strict.jinja' failed to render at line 2: tool messages are not supported"
+            ),
+            "{text}"
+        );
+        // The first failure is the one said, whatever counted after it.
+        let _ = m.count_message("user", "again");
+        assert_eq!(m.check().unwrap_err().to_string(), text);
+        // One that fails on an empty conversation fails at load, naming the file.
+        let broken = dir.path().join("broken.jinja");
+        std::fs::write(&broken, "{{ raise_exception('no conversation') }}").unwrap();
+        let e = ModelTokenizer::load(&tok, Some(&broken)).err().unwrap();
+        assert!(
+            e.to_string().starts_with(
+                "the chat template 'broken.jinja' failed to render at line 1: no conversation"
+            ),
+            "{e}"
+        );
     }
 
     /// A template without its tokenizer, or one that does not parse, is refused naming the file.

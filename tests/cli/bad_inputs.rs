@@ -149,7 +149,18 @@ fn an_unwritable_output_directory_is_a_clear_error() {
 #[test]
 fn a_failed_run_keeps_the_previous_complete_run() {
     let dir = tempfile::tempdir().unwrap();
-    let data = crate::subset(dir.path(), 2);
+    // A trace that records its usage (so that `usage` replays it), with tool results.
+    let data = dir.path().join("mini.jsonl");
+    let import = ctxbench(
+        &[
+            "import",
+            "tests/fixtures/import/mini_swe_agent_1_1.json",
+            "-o",
+            &data.display().to_string(),
+        ],
+        None,
+    );
+    assert!(import.status.success(), "{}", text(&import.stderr));
     let out_dir = dir.path().join("run");
     let out = crate::ctxbench_run(&data, None, &out_dir, &[], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -253,4 +264,76 @@ fn a_raw_trace_points_to_import() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("ctxbench import"), "{stderr}");
     }
+}
+
+/// A chat template that raises on tool messages (`raise_exception`, as Hugging Face registers it) stops `run`
+/// and `usage` with the template's file, line and message: a request it cannot render is never counted as 0
+/// tokens.
+#[test]
+fn a_failing_chat_template_stops_the_count_with_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = dir.path().join("tokenizer.json");
+    let json = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [{"id": 0, "content": "<s>", "single_word": false, "lstrip": false,
+                          "rstrip": false, "normalized": false, "special": true}],
+        "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+        "decoder": null,
+        "model": {"type": "WordLevel", "vocab": {"<s>": 0, "[UNK]": 1}, "unk_token": "[UNK]"}
+    });
+    std::fs::write(&tokenizer, json.to_string()).unwrap();
+    let template = dir.path().join("no_tools.jinja");
+    std::fs::write(
+        &template,
+        "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n\
+         {% if m.role == 'tool' %}{{ raise_exception('tool results are not supported') }}{% endif %}\
+         {% endfor %}",
+    )
+    .unwrap();
+    // A trace that records its usage (so that `usage` replays it), with tool results.
+    let data = dir.path().join("mini.jsonl");
+    let import = ctxbench(
+        &[
+            "import",
+            "tests/fixtures/import/mini_swe_agent_1_1.json",
+            "-o",
+            &data.display().to_string(),
+        ],
+        None,
+    );
+    assert!(import.status.success(), "{}", text(&import.stderr));
+    let (tok, tpl) = (
+        tokenizer.display().to_string(),
+        template.display().to_string(),
+    );
+    let run = crate::ctxbench_run(
+        &data,
+        None,
+        &dir.path().join("out"),
+        &["--tokenizer", &tok, "--chat-template", &tpl],
+        Some(1),
+    );
+    let usage = ctxbench(
+        &[
+            "usage",
+            &data.display().to_string(),
+            "--tokenizer",
+            &tok,
+            "--chat-template",
+            &tpl,
+        ],
+        None,
+    );
+    for (what, out) in [("run", &run), ("usage", &usage)] {
+        no_panic(what, out);
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{what}: {}", text(&out.stdout));
+        assert!(
+            stderr.contains(
+                "the chat template 'no_tools.jinja' failed to render at line 2: tool results are not supported"
+            ) && stderr.contains("a message of role `tool`"),
+            "{what}: {stderr}"
+        );
+    }
+    assert!(!dir.path().join("out").exists(), "no run directory is left");
 }
