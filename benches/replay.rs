@@ -107,7 +107,12 @@ fn episode_results(c: &mut Criterion) {
             let rows: usize = episodes
                 .iter()
                 .zip(&replays)
-                .map(|(e, rs)| catalog.episode_result(e, rs, &rs[0], &context).ledger.len())
+                .map(|(e, rs)| {
+                    catalog
+                        .episode_result(e, rs, &rs[0], &rs[0], &context)
+                        .ledger
+                        .len()
+                })
                 .sum();
             black_box(rows)
         });
@@ -118,7 +123,7 @@ fn episode_results(c: &mut Criterion) {
     let results: Vec<_> = episodes
         .iter()
         .zip(&replays)
-        .map(|(e, rs)| catalog.episode_result(e, rs, &rs[0], &context))
+        .map(|(e, rs)| catalog.episode_result(e, rs, &rs[0], &rs[0], &context))
         .collect();
     let tables: [Box<dyn RowExporter>; 3] = [
         Box::new(StepsCsv::new(&catalog)),

@@ -31,6 +31,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../configs/sweep_presets.toml"),
     ),
     (
+        "configs/templates/deepseek-v3.2-thinking.jinja",
+        include_str!("../configs/templates/deepseek-v3.2-thinking.jinja"),
+    ),
+    (
         "configs/templates/deepseek-v3.2.jinja",
         include_str!("../configs/templates/deepseek-v3.2.jinja"),
     ),

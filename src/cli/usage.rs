@@ -34,7 +34,7 @@ pub(super) fn cmd_usage(stdout: &mut impl Write, args: &UsageArgs) -> Result<boo
         return Ok(true);
     }
     write_episodes(stdout, &rows, &counted_with)?;
-    write_gaps(stdout, &rows)?;
+    write_gaps(stdout, &rows, &counted_with)?;
     if args.per_call {
         write_per_format(stdout, &rows)?;
         writeln!(
@@ -125,8 +125,17 @@ fn write_episodes(
 
 /// What a reader must know to read the table: calls without usage and failed calls, by name, the same
 /// failure of an episode said once with its count.
-fn write_gaps(stdout: &mut impl Write, rows: &[EpisodeUsage]) -> Result<()> {
+fn write_gaps(stdout: &mut impl Write, rows: &[EpisodeUsage], counted_with: &str) -> Result<()> {
     for r in rows {
+        if let Some(from) = &r.resized_from {
+            let line = format!(
+                "{}: its blocks of unrecorded context were sized with {from} at import, and are sized again \
+                 with {counted_with} here (the record less this replay): sizes from another tokenizer would \
+                 carry its error",
+                r.episode
+            );
+            writeln!(stdout, "\n{}", hanging(&line, WIDTH, 2))?;
+        }
         for u in &r.unrecorded {
             let line = format!(
                 "{}: call point {} has no recorded usage ({})",

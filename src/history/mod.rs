@@ -10,6 +10,7 @@ pub mod import;
 pub mod model;
 pub mod open_probes;
 pub mod recorded;
+mod sent_back;
 pub mod text;
 mod unit;
 pub mod usage;
@@ -18,6 +19,7 @@ pub mod validate;
 use serde::{Deserialize, Serialize};
 
 pub use model::ModelSwitch;
+pub use sent_back::SentBack;
 pub use text::{normalize, Text};
 pub use unit::Unit;
 
@@ -113,14 +115,16 @@ pub enum Item {
         content: Text,
     },
     /// The model's recorded reasoning, part of its turn (DeepSeek's `reasoning_content`, Anthropic's
-    /// `thinking`). It is output of the call that produced it; it joins later requests only when the agent
-    /// sends it back (`sent_back`), as mini-swe-agent does with deepseek-reasoner.
+    /// `thinking`, an OpenAI Responses `reasoning` item). It is output of the call that produced it; it joins
+    /// later requests as the provider takes it back ([`SentBack`]): never, within its turn (until the next
+    /// user message: DeepSeek's thinking mode with tools, Anthropic's tool-use loop, OpenAI's Responses API),
+    /// or always.
     Reasoning {
         /// The reasoning text.
         content: Text,
-        /// Whether the agent sends it back with the rest of its turn.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        sent_back: bool,
+        /// Which later requests carry it.
+        #[serde(default, skip_serializing_if = "SentBack::is_never")]
+        sent_back: SentBack,
     },
     /// Context the agent sent at the next call point that the trace left out (a system prompt, tool schemas,
     /// a repo map, files in the chat): its size, no text. Import writes one just before each call point of a
@@ -279,6 +283,31 @@ impl Item {
         }
     }
 
+    /// Whether this item starts a new turn of the conversation: a user message, or environment output sent as
+    /// one (an observation). Reasoning sent back within its turn ([`SentBack::Turn`]) is dropped there.
+    #[must_use]
+    pub fn starts_turn(&self) -> bool {
+        matches!(
+            self,
+            Item::Message {
+                role: Role::User,
+                ..
+            } | Item::Observation { .. }
+        )
+    }
+
+    /// Whether this is reasoning its provider takes back within its turn only ([`SentBack::Turn`]).
+    #[must_use]
+    pub fn is_turn_reasoning(&self) -> bool {
+        matches!(
+            self,
+            Item::Reasoning {
+                sent_back: SentBack::Turn,
+                ..
+            }
+        )
+    }
+
     /// Whether this is tool output: a tool result or an observation.
     #[must_use]
     pub fn is_tool_output(&self) -> bool {
@@ -293,7 +322,7 @@ impl Item {
         !matches!(
             self,
             Item::Reasoning {
-                sent_back: false,
+                sent_back: SentBack::Never,
                 ..
             } | Item::Unrecorded { .. }
         )

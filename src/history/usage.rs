@@ -67,6 +67,16 @@ pub struct ProviderUsage {
     /// The tokens of unrecorded context import added over the episode's call points, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unrecorded_tokens: Option<u64>,
+    /// The tokenizer that sized those blocks (as reports name it: `o200k_base`, or a model's tokenizer.json
+    /// with its template): a block is the record less the replay counted with it, so a replay that counts with
+    /// another re-sizes them first ([`crate::replay::unrecorded::resize`]). `None` on a dataset written before
+    /// ctxbench recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sized_with: Option<String>,
+    /// Where a replay re-sized the blocks for its own tokenizer, the one that had sized them (`"unrecorded"`
+    /// when the dataset did not say); never written by import.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resized_from: Option<String>,
 }
 
 /// A model call the trace shows but records no usage for.

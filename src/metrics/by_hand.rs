@@ -164,7 +164,7 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     assert_eq!((no_cache(0), no_cache(1)), (137.0, 103.0));
 
     let catalog = Catalog::standard();
-    let result = catalog.episode_result(&ep, &out, &out[0], &context);
+    let result = catalog.episode_result(&ep, &out, &out[0], &out[0], &context);
     let mut totals = catalog.totals();
     totals.add(&result.strategies[1], &result.baseline);
     let s = catalog.strategy("window", &totals);
@@ -335,7 +335,7 @@ fn a_strategy_that_never_acts_reports_so() {
         context_window: 128_000,
     };
     let catalog = Catalog::standard();
-    let result = catalog.episode_result(&ep, &out, &out[0], &context);
+    let result = catalog.episode_result(&ep, &out, &out[0], &out[0], &context);
     let acted = catalog
         .episode_columns()
         .position(|c| c.name == "acted")

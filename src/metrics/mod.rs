@@ -233,13 +233,15 @@ fn examples(
 
 impl Catalog {
     /// What the metrics make of one finished episode: its step rows and metrics under every strategy of
-    /// `replays` (in order), and the baseline's metrics.
+    /// `replays` (in order), and the baseline's metrics; its fidelity is `compared`'s against the record (the
+    /// replay [`fidelity::compared_strategy`] names).
     #[must_use]
     pub fn episode_result(
         &self,
         episode: &Episode,
         replays: &[EpisodeReplay],
         baseline: &EpisodeReplay,
+        compared: &EpisodeReplay,
         context: &Context,
     ) -> EpisodeResult {
         let view = |replay| EpisodeView {
@@ -308,7 +310,7 @@ impl Catalog {
                 .map(|s| s.tokens_sent)
                 .max()
                 .unwrap_or(0),
-            fidelity: fidelity::Fidelity::of(episode, baseline),
+            fidelity: fidelity::Fidelity::of(episode, compared),
         }
     }
 

@@ -324,6 +324,7 @@ impl<'a> Replayer<'a> {
                 prepared.span(next, at),
                 prepared.blocks[step],
                 &self.tokenizer,
+                evidence,
             );
             // 3. The strategy may reduce the request; what it does persists.
             let point = CallPoint {

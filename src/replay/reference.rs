@@ -28,6 +28,17 @@ enum Text {
     Item(Item),
 }
 
+/// Appends the items the agent sent since the last call point to the live request; a user message or an
+/// observation among them starts a new turn, where the provider drops the reasoning of earlier turns that it
+/// takes back within its turn only.
+fn receive(live: &mut LlmRequest, items: &[Item]) {
+    if items.iter().any(Item::starts_turn) {
+        live.contents.retain(|i| !i.is_turn_reasoning());
+    }
+    live.contents
+        .extend(items.iter().filter(|i| i.is_sent()).cloned());
+}
+
 /// Replays `episode` under `strategy` the plain way; see the module docs.
 ///
 /// # Errors
@@ -57,8 +68,7 @@ pub fn replay(
         // The context the trace did not record, sent in front of this call's request: the last block
         // recorded since the previous turn.
         let (block, block_read) = last_block(&items[next..at]);
-        live.contents
-            .extend(items[next..at].iter().filter(|i| i.is_sent()).cloned());
+        receive(&mut live, &items[next..at]);
         let tokens_before = count(tokenizer, &live) + tool_tokens(&live) + block;
         let point = CallPoint {
             step,
@@ -300,7 +310,7 @@ mod tests {
     //! dataset's smallest episode of each family, through every built-in strategy and preset.
 
     use super::*;
-    use crate::history::{Finding, FindingKind};
+    use crate::history::{Finding, FindingKind, SentBack};
     use crate::llm::mock::{MockConfig, MockLlm};
     use crate::replay::Replayer;
     use crate::strategy::{presets, SlidingWindowConfig, StrategyConfig};
@@ -323,7 +333,7 @@ mod tests {
             Item::system("Reminder 1: 900 tokens left"),
             Item::Reasoning {
                 content: "I think m2 holds the bug. ".repeat(3).into(),
-                sent_back: true,
+                sent_back: SentBack::Turn,
             },
             Item::tool_call("c2", "bash", r#"{"cmd":"cat src/m2.rs"}"#),
             Item::tool_call("c3", "bash", r#"{"cmd":"cat src/m3.rs"}"#),
@@ -332,7 +342,7 @@ mod tests {
             Item::user("Also check module m4."),
             Item::Reasoning {
                 content: "Nothing to do yet.".into(),
-                sent_back: false,
+                sent_back: SentBack::Never,
             },
             Item::system("Reminder 4: reply with an action"),
             Item::user("Go on with module m4."),

@@ -294,6 +294,9 @@ pub(super) struct Tally {
     /// The unrecorded context of the call point being measured, and the size of the one sent before.
     block: Block,
     last_block: Option<usize>,
+    /// Where the provider dropped reasoning of earlier turns from the request handed to the strategy at this
+    /// call point (a new user message), the evidence of that request: the request is then counted again.
+    dropped: Option<Vec<u64>>,
 }
 
 impl Tally {
@@ -311,25 +314,62 @@ impl Tally {
             tools: ToolTokens::new(tools),
             block: (0, None),
             last_block: None,
+            dropped: None,
         }
     }
 
     /// Appends `items` (with their `tokens`) to the live request, which is sent with the unrecorded context
-    /// `block` in front; returns what is known of the request as handed to the strategy.
+    /// `block` in front; returns what is known of the request as handed to the strategy. Where `items` start
+    /// a new turn, the reasoning its provider takes back within a turn only leaves the request first
+    /// ([`crate::history::SentBack::Turn`]).
     pub(super) fn receive(
         &mut self,
         live: &mut LlmRequest,
         (items, tokens): (&[Item], &[usize]),
         block: Block,
         tokenizer: &Tokenizer,
+        evidence: &mut Evidence,
     ) -> Received {
+        let drops = items.iter().any(Item::starts_turn)
+            && live.contents.iter().any(Item::is_turn_reasoning);
+        if drops {
+            self.drop_turn_reasoning(live);
+        }
         self.append(live, items, tokens);
+        if drops {
+            // The evidence of the request as handed to the strategy: the one last sent is no prefix of it.
+            let mut held = vec![0; evidence.words];
+            for text in &live.instructions {
+                evidence.add_instruction(instruction_hash(text), text, &mut held);
+            }
+            for item in &live.contents {
+                evidence.add_item(item_hash(item), item, &mut held);
+            }
+            self.dropped = Some(held);
+        }
         self.block = block;
         let (tools, _) = self.tools.of(live, tokenizer);
         Received {
             tokens: self.last + tools + block.0,
             tool_tokens: tools,
         }
+    }
+
+    /// Takes the reasoning of earlier turns out of the live request and of what the tally knows of it.
+    fn drop_turn_reasoning(&mut self, live: &mut LlmRequest) {
+        let known = Arc::make_mut(&mut self.content_tokens);
+        let (mut kept, mut j) = (Vec::with_capacity(known.len()), 0);
+        live.contents.retain(|item| {
+            let keep = !item.is_turn_reasoning();
+            if keep {
+                kept.push(known[j]);
+            } else {
+                self.last -= known[j];
+            }
+            j += 1;
+            keep
+        });
+        *known = kept;
     }
 
     fn append(&mut self, live: &mut LlmRequest, items: &[Item], tokens: &[usize]) {
@@ -358,15 +398,25 @@ impl Tally {
     ) -> Sent {
         let pass = &mut self.pass;
         let (counted, counted_at) = (self.counted, self.counted_at);
+        // Where the provider dropped reasoning before the strategy acted, what was handed in is no longer the
+        // request last sent and the items since: the request is counted again.
+        let dropped = self.dropped.take();
+        let change = if dropped.is_some() {
+            &Change::Replaced
+        } else {
+            change
+        };
         // The evidence of the request as handed in (the one last sent, and the items appended since), when
         // the strategy changed it: else it is the evidence of the request as sent.
-        let handed_evidence = (!matches!(change, Change::Unchanged)).then(|| {
-            handed_in_evidence(
-                pass,
-                &sent[counted_at..at],
-                &keys.hashes[counted_at..at],
-                evidence,
-            )
+        let handed_evidence = dropped.or_else(|| {
+            (!matches!(change, Change::Unchanged)).then(|| {
+                handed_in_evidence(
+                    pass,
+                    &sent[counted_at..at],
+                    &keys.hashes[counted_at..at],
+                    evidence,
+                )
+            })
         });
         // What is known of the j-th content item handed to the strategy: its hash and tokens. Items after the
         // counted ones are the episode's items since `counted_at`, in order.
@@ -454,7 +504,96 @@ impl Tally {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::cached_block;
+    use crate::history::{Episode, Item, SentBack};
+    use crate::llm::mock::{MockConfig, MockLlm};
+    use crate::replay::{reference, Replayer};
+    use crate::strategy::{NamedStrategy, StrategyConfig};
+    use crate::tokens::Tokenizer;
+
+    /// Two turns, each with reasoning (sent back as `sent_back` says): a task, reasoning R1 and a tool call,
+    /// its result, reasoning R2 and an answer; a new user message, reasoning R3 and an answer. Call points
+    /// before R1, R2 and R3.
+    fn two_turns(sent_back: SentBack) -> Episode {
+        let r = |text: &str| Item::Reasoning {
+            content: text.into(),
+            sent_back,
+        };
+        Episode {
+            id: "e".into(),
+            items: vec![
+                Item::user("Fix the parser."),
+                r("The bug is in parse_list; read it first."),
+                Item::tool_call("c1", "bash", r#"{"cmd":"cat parser.py"}"#),
+                Item::tool_result("c1", "bash", "def parse_list(s): return s.split(',')"),
+                r("Trailing commas give an empty part; keep it."),
+                Item::assistant("Fixed parse_list."),
+                Item::user("Now the tests."),
+                r("Run them."),
+                Item::assistant("They pass."),
+            ],
+            stopped: true,
+            ..Episode::default()
+        }
+    }
+
+    /// Reasoning sent back within its turn is in the requests of its tool-use loop (R1 at the second call),
+    /// and leaves with the next user message (neither R1 nor R2 at the third, which is then the request of
+    /// reasoning never sent back); sent back always, it stays. The cached prefix at the third call stops where
+    /// R1 was. The fast replay equals the reference.
+    #[test]
+    fn reasoning_goes_back_within_its_turn_and_leaves_at_the_next_user_message() {
+        let tok = Tokenizer::shared_default().unwrap();
+        let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+        let none = NamedStrategy::new("none", StrategyConfig::None);
+        let replay = |s: SentBack| {
+            let ep = two_turns(s);
+            let fast = Replayer::new(Arc::clone(&tok), &llm, 100_000)
+                .replay(&ep, &none)
+                .unwrap();
+            let plain = reference::replay(&tok, &llm, 100_000, &ep, &none).unwrap();
+            let timeless = |steps: Vec<crate::replay::StepRecord>| -> Vec<_> {
+                steps
+                    .into_iter()
+                    .map(|s| crate::replay::StepRecord {
+                        compute_us: 0.0,
+                        ..s
+                    })
+                    .collect()
+            };
+            let steps = timeless(fast.steps);
+            assert_eq!(steps, timeless(plain.steps), "{s:?}");
+            steps
+        };
+        let [never, turn, always] = [SentBack::Never, SentBack::Turn, SentBack::Always].map(replay);
+        let ep = two_turns(SentBack::Turn);
+        let r1 = tok.count_item(&ep.items[1]);
+        let r2 = tok.count_item(&ep.items[4]);
+        let reasoning = |steps: &[crate::replay::StepRecord]| -> Vec<usize> {
+            steps
+                .iter()
+                .map(|s| s.tokens_by_kind.get(crate::history::ItemKind::Reasoning))
+                .collect()
+        };
+        assert_eq!(reasoning(&never), [0, 0, 0]);
+        assert_eq!(reasoning(&turn), [0, r1, 0]);
+        assert_eq!(reasoning(&always), [0, r1, r1 + r2]);
+        assert_eq!(turn[1].tokens_sent, never[1].tokens_sent + r1);
+        assert_eq!(turn[2].tokens_sent, never[2].tokens_sent);
+        assert_eq!(always[2].tokens_sent, never[2].tokens_sent + r1 + r2);
+        // The second request was the task, R1, the call and its result; the third shares only the task.
+        assert_eq!(turn[2].cached_tokens, tok.count_item(&ep.items[0]));
+        assert_eq!(
+            always[2].cached_tokens,
+            always[1].tokens_sent - crate::tokens::TOKENS_PER_REPLY
+        );
+        // Output: each turn's reasoning is output of its call, whatever comes back.
+        for steps in [&never, &turn, &always] {
+            assert_eq!(steps[1].output_tokens, turn[1].output_tokens);
+        }
+    }
 
     /// Of a block of 1,000 tokens: the trace's 900 read from the cache, and the rest of the prefix lost; all
     /// 1,000 read, and the prefix may follow; no record: cached whole, prefix following, when the block before

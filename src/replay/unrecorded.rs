@@ -19,7 +19,6 @@ use crate::history::recorded::RecordedCompaction;
 use crate::history::usage::ProviderUsage;
 use crate::history::{Episode, Item};
 use crate::llm::mock::{MockConfig, MockLlm};
-use crate::strategy::{NamedStrategy, StrategyConfig};
 use crate::tokens::Tokenizer;
 
 /// What [`calibrate`] did to one episode.
@@ -146,6 +145,7 @@ pub fn calibrate(
     let unrecorded_tokens: usize = blocks.iter().map(|b| b.0).sum();
     let mut usage = usage;
     usage.unrecorded_tokens = Some(unrecorded_tokens as u64);
+    usage.sized_with = Some(tokenizer.name());
     usage.store(episode);
     Ok(Ok(Calibration {
         episode: episode.id.clone(),
@@ -159,6 +159,88 @@ pub fn calibrate(
     }))
 }
 
+/// Re-sizes the blocks of unrecorded context import added to `episode` when another tokenizer than
+/// `tokenizer` sized them (a block is the record less the replay as that tokenizer counted it, so a replay
+/// counting with another would carry the first one's error in a block no strategy may reduce): the blocks are
+/// taken out and the episode calibrated again from its record, and the usage says which tokenizer had sized
+/// them (`resized_from`). Returns that tokenizer's name when it re-sized. Blocks the dataset carries of its
+/// own (no `unrecorded_tokens` in its usage) are left as they are.
+///
+/// # Errors
+/// Refused, saying why and what to do, where the record no longer lines up with the episode's call points;
+/// a replay fault.
+pub fn resize(episode: &mut Episode, tokenizer: &Arc<Tokenizer>) -> Result<Option<String>> {
+    let Some(usage) = ProviderUsage::of(episode).filter(|u| u.unrecorded_tokens.is_some()) else {
+        return Ok(None);
+    };
+    let name = tokenizer.name();
+    if usage.sized_with.as_deref() == Some(name.as_str())
+        || !episode
+            .items
+            .iter()
+            .any(|i| i.unrecorded_tokens().is_some())
+    {
+        return Ok(None);
+    }
+    let from = usage
+        .sized_with
+        .clone()
+        .unwrap_or_else(|| "an unrecorded tokenizer".to_owned());
+    remove_blocks(episode);
+    let id = episode.id.clone();
+    let refused = |why: String| {
+        crate::error::Error::Config(format!(
+            "episode '{id}': its blocks of unrecorded context were sized with {from} and this replay counts \
+             with {name}, but {why}, so they cannot be sized again; import the trace again with this \
+             tokenizer (`ctxbench import --tokenizer`), or replay with the one that sized them"
+        ))
+    };
+    match calibrate(episode, tokenizer)? {
+        Ok(_) => {}
+        Err(NotCalibrated::CallsDiffer { call_points, calls }) => {
+            return Err(refused(format!(
+                "its usage records {calls} calls where it has {call_points} call points"
+            )))
+        }
+        Err(_) => return Err(refused("its usage no longer records each call".to_owned())),
+    }
+    if let Some(mut usage) = ProviderUsage::of(episode) {
+        usage.resized_from = Some(from.clone());
+        usage.store(episode);
+    }
+    Ok(Some(from))
+}
+
+/// Takes every block of unrecorded context out of `episode`, moving finding, need and probe positions back
+/// with the items they point at ([`insert_blocks`] undone).
+fn remove_blocks(episode: &mut Episode) {
+    let blocks: Vec<usize> = episode
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| item.unrecorded_tokens().map(|_| i))
+        .collect();
+    if blocks.is_empty() {
+        return;
+    }
+    episode.items.retain(|i| i.unrecorded_tokens().is_none());
+    // An item at index i (never a block) moves back by the blocks before it.
+    let shift = |i: usize| i - blocks.partition_point(|&b| b < i);
+    for f in &mut episode.findings {
+        f.introduced_at = shift(f.introduced_at);
+        for n in &mut f.needed_at {
+            *n = shift(*n);
+        }
+    }
+    for p in &mut episode.probes {
+        p.after_item = shift(p.after_item);
+    }
+    if let Some(mut recorded) = RecordedCompaction::of(episode) {
+        recorded.shift(shift);
+        recorded.store(episode);
+    }
+}
+
 /// The input tokens the agent sent at each call point of `episode` as it stands, as replayed: the baseline's,
 /// or where the agent compacted its own context, what it recorded sending (`as_recorded`).
 fn baseline(episode: &Episode, tokenizer: &Arc<Tokenizer>) -> Result<Vec<usize>> {
@@ -166,14 +248,7 @@ fn baseline(episode: &Episode, tokenizer: &Arc<Tokenizer>) -> Result<Vec<usize>>
     // Probes and findings do not change what the baseline sends.
     bare.probes.clear();
     bare.findings.clear();
-    let sent = if RecordedCompaction::is_in(episode) {
-        NamedStrategy::new(
-            "as_recorded",
-            StrategyConfig::AsRecorded(crate::strategy::AsRecordedConfig::default()),
-        )
-    } else {
-        NamedStrategy::new("none", StrategyConfig::None)
-    };
+    let sent = crate::metrics::fidelity::compared_strategy(episode);
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(tokenizer));
     let replay = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX).replay(&bare, &sent)?;
     Ok(replay.steps.iter().map(|s| s.tokens_sent).collect())
@@ -275,6 +350,95 @@ mod tests {
         assert_eq!(
             calibrate(&mut ep, &tok).unwrap(),
             Err(NotCalibrated::AlreadyCalibrated)
+        );
+    }
+
+    /// Blocks sized with o200k_base, replayed with cl100k_base: taken out (positions back where they were) and
+    /// sized again as the record less cl100k's replay, the usage saying which tokenizer had sized them; with
+    /// the tokenizer that sized them, nothing to do. A dataset that did not say (written before ctxbench
+    /// recorded it) is re-sized too; blocks of the dataset's own (no `unrecorded_tokens`) are left alone;
+    /// a record that no longer lines up with the call points is refused, saying why and what to do.
+    #[test]
+    fn blocks_sized_with_another_tokenizer_are_sized_again() {
+        let o200k = Tokenizer::shared_default().unwrap();
+        let cl100k = Arc::new(
+            Tokenizer::new(
+                crate::tokens::Encoding::Cl100kBase,
+                crate::tokens::Backend::default(),
+            )
+            .unwrap(),
+        );
+        let mut ep = two_turns();
+        ep.items[2] = Item::user("again, with the résumé of 2024-11-03T10:22:01Z ünïcödé");
+        ep.probes = vec![Probe {
+            id: "p".into(),
+            after_item: 2,
+            question: "q".into(),
+            answers: vec!["a".into()],
+            ..Probe::default()
+        }];
+        let call = |n: u64| CallUsage {
+            input_tokens: n,
+            ..CallUsage::default()
+        };
+        let mut usage = ProviderUsage::from_calls("t", vec![call(1000), call(1600)]);
+        usage.leaves_out = Some("the system prompt".into());
+        usage.store(&mut ep);
+        let bare = ep.clone();
+        calibrate(&mut ep, &o200k).unwrap().unwrap();
+        assert_eq!(
+            ProviderUsage::of(&ep).unwrap().sized_with.as_deref(),
+            Some("o200k_base")
+        );
+        assert_eq!(resize(&mut ep, &o200k).unwrap(), None);
+        let sized = ep.clone();
+        let cl = baseline(&bare, &cl100k).unwrap();
+        assert_ne!(
+            cl,
+            baseline(&bare, &o200k).unwrap(),
+            "the tokenizers differ here"
+        );
+        assert_eq!(
+            resize(&mut ep, &cl100k).unwrap().as_deref(),
+            Some("o200k_base")
+        );
+        assert_eq!(ep.items[0], bare.items[0]);
+        assert_eq!(ep.items[1], Item::unrecorded(1000 - cl[0], None));
+        assert_eq!(ep.items[4], Item::unrecorded(1600 - cl[1], None));
+        assert_eq!(ep.probes[0].after_item, sized.probes[0].after_item);
+        assert_eq!(baseline(&ep, &cl100k).unwrap(), vec![1000, 1600]);
+        let usage = ProviderUsage::of(&ep).unwrap();
+        assert_eq!(usage.sized_with.as_deref(), Some("cl100k_base"));
+        assert_eq!(usage.resized_from.as_deref(), Some("o200k_base"));
+        // A dataset that did not say which tokenizer sized its blocks.
+        let mut old = sized.clone();
+        let mut u = ProviderUsage::of(&old).unwrap();
+        u.sized_with = None;
+        u.store(&mut old);
+        assert_eq!(
+            resize(&mut old, &o200k).unwrap().as_deref(),
+            Some("an unrecorded tokenizer")
+        );
+        assert_eq!(old.items, sized.items);
+        // The dataset's own blocks.
+        let mut own = sized.clone();
+        let mut u = ProviderUsage::of(&own).unwrap();
+        u.unrecorded_tokens = None;
+        u.store(&mut own);
+        assert_eq!(resize(&mut own, &cl100k).unwrap(), None);
+        assert_eq!(own.items, sized.items);
+        // A record of one call for two call points.
+        let mut edited = sized;
+        let mut u = ProviderUsage::of(&edited).unwrap();
+        u.calls.pop();
+        u.store(&mut edited);
+        let err = resize(&mut edited, &cl100k).unwrap_err().to_string();
+        assert!(
+            err.contains("episode 'e'")
+                && err.contains("sized with o200k_base")
+                && err.contains("records 1 calls where it has 2 call points")
+                && err.contains("ctxbench import --tokenizer"),
+            "{err}"
         );
     }
 

@@ -238,7 +238,7 @@ fn fidelity_lines(run: &RunReport) -> Vec<String> {
     }
     for f in &run.fidelity {
         if f.with_usage == 0 {
-            if let Some(cause) = f.cause(tokenizer) {
+            if let Some(cause) = f.cause(tokenizer, run.tokenizer.model_own) {
                 lines.push(format!(
                     "{}: {} episode{}: {cause}.",
                     f.format,
@@ -265,11 +265,24 @@ fn fidelity_lines(run: &RunReport) -> Vec<String> {
             String::new()
         };
         let cause = f
-            .cause(tokenizer)
+            .cause(tokenizer, run.tokenizer.model_own)
             .map_or_else(String::new, |c| format!("; outside 0.97–1.03: {c}"));
+        let resized = f.resized.as_ref().map_or_else(String::new, |(n, from)| {
+            format!(
+                "; the unrecorded context of {n} episode{} was sized with {from} at import and sized again \
+                 with {tokenizer}",
+                if *n == 1 { "" } else { "s" }
+            )
+        });
+        // Where an agent compacted its own context, its record is compared with what it sent.
+        let replays = match f.as_recorded {
+            0 => "the baseline replays".to_owned(),
+            n if n == f.with_usage => "what the agent sent (as_recorded) replays".to_owned(),
+            n => format!("the baseline (as_recorded on {n} that compacted their context) replays"),
+        };
         lines.push(format!(
-            "{}: {} of {} episodes record usage; the baseline replays {ratio} of the recorded input{worst}\
-             {unrecorded}{cause}.",
+            "{}: {} of {} episodes record usage; {replays} {ratio} of the recorded input{worst}\
+             {unrecorded}{resized}{cause}.",
             f.format, f.with_usage, f.episodes
         ));
     }

@@ -118,6 +118,9 @@ pub struct TokenizerInfo {
     /// counted with `o200k_base`: Anthropic publishes no tokenizer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stands_in_for: Option<String>,
+    /// Whether it is the agent model's own (a tokenizer.json given with `--tokenizer`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub model_own: bool,
 }
 
 /// An episode left out because an LLM call failed.

@@ -234,11 +234,10 @@ impl RunConfig {
     pub fn tokenizer_info(&self) -> crate::report::TokenizerInfo {
         let name = self.tokenizer.describe();
         let model = &self.pricing.agent_model;
-        let openai = ["gpt-", "o1", "o3", "o4", "chatgpt", "text-embedding"]
-            .iter()
-            .any(|p| model.starts_with(p));
+        let openai = crate::tokens::is_openai_model(model);
         crate::report::TokenizerInfo {
             stands_in_for: (!self.tokenizer.is_model_own() && !openai).then(|| model.clone()),
+            model_own: self.tokenizer.is_model_own(),
             name,
         }
     }

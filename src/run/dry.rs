@@ -222,7 +222,8 @@ pub fn dry_run(config: &RunConfig, dataset: &Path) -> Result<DryRun> {
     stream(dataset)?
         .par_bridge()
         .try_for_each(|entry| -> Result<()> {
-            let (_, _, episode) = entry?;
+            let (_, _, mut episode) = entry?;
+            crate::replay::unrecorded::resize(&mut episode, session.tokenizer())?;
             let replayed = replay_episode(&replayer, &episode, &config.strategies)?;
             let local = episode_rows(config, &replayed, cap);
             let mut rows = rows

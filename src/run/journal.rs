@@ -530,7 +530,7 @@ mod layout {
             prices: crate::run::RunConfig::default().prices(),
             context_window: 4000,
         };
-        let result = catalog.episode_result(&episode, &replays, &replays[0], &context);
+        let result = catalog.episode_result(&episode, &replays, &replays[0], &replays[0], &context);
         // Both hashes, a run's and a shard's (an entry has one of them), so that every field is counted.
         let finished = Finished {
             sha256: Some("0".repeat(64)),

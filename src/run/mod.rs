@@ -323,7 +323,10 @@ fn run_in(
                             return;
                         }
                         let id = episode.as_ref().ok().map(|(ep, _)| ep.id.clone());
-                        let replayed = episode.and_then(|(ep, line)| {
+                        let replayed = episode.and_then(|(mut ep, line)| {
+                            // Blocks of unrecorded context sized with another tokenizer are sized
+                            // again with the run's (or the run refuses, saying why).
+                            crate::replay::unrecorded::resize(&mut ep, session.tokenizer())?;
                             replay_episode(&replayer, &ep, &config.strategies)
                                 .map(|r| (ep, line, r))
                         });

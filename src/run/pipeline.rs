@@ -20,6 +20,8 @@ pub(super) type Replayed = (Episode, Option<u128>, Replays);
 pub(super) struct Replays {
     pub(super) replays: Vec<EpisodeReplay>,
     baseline: Result<usize, EpisodeReplay>,
+    /// The replay of the first `as_recorded` strategy, when the config has one.
+    recorded: Option<usize>,
 }
 
 impl Replays {
@@ -28,6 +30,16 @@ impl Replays {
         match &self.baseline {
             Ok(i) => &self.replays[*i],
             Err(own) => own,
+        }
+    }
+
+    /// The replay the episode's record is compared with ([`crate::metrics::fidelity::compared_strategy`]):
+    /// `as_recorded`'s where the agent compacted its own context (a run on such a dataset always has one:
+    /// [`super::RunConfig::with_as_recorded`]), else the baseline's.
+    pub(super) fn compared(&self, episode: &Episode) -> &EpisodeReplay {
+        match self.recorded {
+            Some(i) if crate::metrics::fidelity::compares_as_recorded(episode) => &self.replays[i],
+            _ => self.baseline(),
         }
     }
 
@@ -55,7 +67,14 @@ pub(super) fn replay_episode(
         Some(i) => Ok(i),
         None => Err(replays.remove(0)),
     };
-    Ok(Replays { replays, baseline })
+    let recorded = strategies
+        .iter()
+        .position(|s| matches!(s.config, StrategyConfig::AsRecorded(_)));
+    Ok(Replays {
+        replays,
+        baseline,
+        recorded,
+    })
 }
 
 /// How far the reader may run ahead of the writer, in episodes: memory stays bounded whatever one slow episode

@@ -11,11 +11,9 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::history::dataset::stream;
-use crate::history::recorded::RecordedCompaction;
 use crate::history::usage::{CallUsage, ProviderUsage, Unrecorded};
 use crate::llm::mock::{MockConfig, MockLlm};
 use crate::replay::Replayer;
-use crate::strategy::{NamedStrategy, StrategyConfig};
 use crate::tokens::Tokenizer;
 
 /// One call point's replay against the provider's record of that call.
@@ -72,6 +70,9 @@ pub struct EpisodeUsage {
     pub output_unrecorded: bool,
     /// Per call, when the trace records each call and shows as many as the replay has call points.
     pub calls: Vec<CallComparison>,
+    /// Where its blocks of unrecorded context were sized with another tokenizer and sized again for this
+    /// comparison, that tokenizer.
+    pub resized_from: Option<String>,
 }
 
 impl EpisodeUsage {
@@ -112,11 +113,6 @@ pub fn compare(
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(tokenizer));
     let replayer = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX)
         .with_unrecorded(unrecorded.is_keep());
-    let baseline = NamedStrategy::new("none", StrategyConfig::None);
-    let as_recorded = NamedStrategy::new(
-        "as_recorded",
-        StrategyConfig::AsRecorded(crate::strategy::AsRecordedConfig::default()),
-    );
     let mut out = Vec::new();
     for entry in stream(dataset)? {
         let (_, _, mut episode) = entry?;
@@ -125,11 +121,12 @@ pub fn compare(
         };
         // Probes do not change what the baseline sends.
         episode.probes.clear();
-        let replay = if RecordedCompaction::is_in(&episode) {
-            replayer.replay(&episode, &as_recorded)?
-        } else {
-            replayer.replay(&episode, &baseline)?
-        };
+        // Blocks of unrecorded context sized with another tokenizer are sized again with this one.
+        let resized_from = crate::replay::unrecorded::resize(&mut episode, tokenizer)?;
+        let replay = replayer.replay(
+            &episode,
+            &crate::metrics::fidelity::compared_strategy(&episode),
+        )?;
         let sent: Vec<usize> = replay.steps.iter().map(|s| s.tokens_sent).collect();
         let calls: Vec<CallComparison> = usage
             .per_call_point(sent.len())
@@ -174,6 +171,7 @@ pub fn compare(
             approximate: usage.approximate,
             output_unrecorded: usage.output_unrecorded,
             calls,
+            resized_from,
         });
     }
     Ok(out)

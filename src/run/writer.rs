@@ -258,9 +258,13 @@ impl<'a> Writer<'a> {
         replayed: &Replays,
     ) -> Result<()> {
         let replays = &replayed.replays;
-        let mut result =
-            self.catalog
-                .episode_result(episode, replays, replayed.baseline(), &self.context);
+        let mut result = self.catalog.episode_result(
+            episode,
+            replays,
+            replayed.baseline(),
+            replayed.compared(episode),
+            &self.context,
+        );
         if self.calls != CallLog::All {
             let keep = self.calls;
             for (_, calls) in &mut result.calls {

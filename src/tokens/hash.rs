@@ -2,7 +2,7 @@
 
 use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64};
 
-use crate::history::Item;
+use crate::history::{Item, SentBack};
 
 /// A 128-bit hash of an item's content, the key of every per-item cache.
 ///
@@ -36,10 +36,9 @@ pub fn item_hash(item: &Item) -> u128 {
             content,
         ),
         Item::Observation { name, content } => (fields_hash(&[b"o", name.as_bytes()]), content),
-        Item::Reasoning { content, sent_back } => (
-            fields_hash(&[if *sent_back { b"s" } else { b"t" }]),
-            content,
-        ),
+        Item::Reasoning { content, sent_back } => {
+            (fields_hash(&[sent_back_tag(*sent_back)]), content)
+        }
         Item::Unrecorded {
             tokens,
             cached_tokens,
@@ -54,6 +53,15 @@ pub fn item_hash(item: &Item) -> u128 {
         ),
     };
     xxh3_128_with_seed(body.as_bytes(), seed)
+}
+
+/// The tag of reasoning's [`SentBack`] in its hash (`t` and `s` as the flag it was).
+fn sent_back_tag(s: SentBack) -> &'static [u8] {
+    match s {
+        SentBack::Never => b"t",
+        SentBack::Turn => b"n",
+        SentBack::Always => b"s",
+    }
 }
 
 /// The hash of `fields`, each laid out after its length (`u64`, little-endian), on the stack when they fit in
@@ -128,7 +136,7 @@ mod tests {
                 content
             }
             Item::Reasoning { content, sent_back } => {
-                field(&mut head, if *sent_back { b"s" } else { b"t" });
+                field(&mut head, sent_back_tag(*sent_back));
                 content
             }
             Item::Unrecorded {
@@ -167,7 +175,7 @@ mod tests {
                 Item::observation(name.as_str(), "out"),
                 Item::Reasoning {
                     content: "think".into(),
-                    sent_back: n % 2 == 0,
+                    sent_back: [SentBack::Never, SentBack::Turn, SentBack::Always][n % 3],
                 },
             ] {
                 assert_eq!(item_hash(&item), defined_item_hash(&item), "{item:?}");

@@ -125,6 +125,17 @@ enum Engine {
     Model(Box<model::ModelTokenizer>),
 }
 
+/// Whether `model` is one of OpenAI's (`gpt-4o`, `o3-mini`, `openai/gpt-4.1`, `azure/gpt-4o`: the name after
+/// any provider prefix), whose own tokenizers are the OpenAI encodings; any other provider's model counted with
+/// one of them is counted by a stand-in.
+#[must_use]
+pub fn is_openai_model(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    ["gpt-", "o1", "o3", "o4", "chatgpt", "text-embedding"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
 /// Counts tokens of texts, chat items and requests, caching each item's count.
 ///
 /// Thread-safe: one tokenizer is shared by every episode and strategy of a run, so the cache serves them all.

@@ -169,6 +169,11 @@ impl ModelTokenizer {
         }
         match item {
             Item::Unrecorded { tokens, .. } => *tokens,
+            // What the reasoning adds to its assistant message (DeepSeek-V3.2's thinking encoding:
+            // `REASONING</think>` before the reply); the message's own frame is counted with its text or call.
+            Item::Reasoning { .. } => self
+                .count_rendered(&message(item))
+                .saturating_sub(self.overhead),
             other => self.count_rendered(&message(other)),
         }
     }

@@ -70,11 +70,11 @@ fn anthropic_blocks() {
     assert!(
         matches!(&ep.items[4], Item::ToolResult { is_error: true, name, .. } if &**name == "bash")
     );
-    // Thinking is output only: the API strips it from later prompts.
+    // Thinking goes back within its turn (the tool-use loop); the API strips it from later turns' prompts.
     assert!(matches!(
         &ep.items[5],
         Item::Reasoning {
-            sent_back: false,
+            sent_back: ctxbench::history::SentBack::Turn,
             ..
         }
     ));
@@ -414,7 +414,8 @@ fn claude_code_keeps_parallel_results_and_meta_messages() {
     assert_eq!(recorded_calls(&ep), [3_204, 3_293, 3_345]);
 }
 
-/// mini-swe-agent with deepseek-reasoner sends `reasoning_content` back: it is counted in later requests.
+/// mini-swe-agent with deepseek-reasoner sends `reasoning_content` back, and DeepSeek takes it within its turn:
+/// it is counted in later requests until a new user message.
 #[test]
 fn mini_swe_agent_sends_reasoning_back() {
     let ep = one("mini_swe_agent_reasoner.json", Some("mini-swe-agent"));
@@ -435,7 +436,7 @@ fn mini_swe_agent_sends_reasoning_back() {
     assert!(matches!(
         &ep.items[2],
         Item::Reasoning {
-            sent_back: true,
+            sent_back: ctxbench::history::SentBack::Turn,
             ..
         }
     ));

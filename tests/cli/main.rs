@@ -12,6 +12,7 @@ mod llm;
 mod models;
 mod obs;
 mod props;
+mod reasoning;
 mod recommend;
 mod reference;
 mod retention;

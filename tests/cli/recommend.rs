@@ -75,8 +75,10 @@ fn the_readme_sample_recommends_only_on_evidence() {
     assert_eq!(window["budget_tokens"], 1000);
     assert!(window["floor_tokens"].as_u64().unwrap() > 1000);
     assert!(window["episodes_below_floor"].as_u64().unwrap() > 0);
+    // The reading is wrapped at 100 columns.
+    let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        stdout.contains("Its budget (1,000 tokens) is below what no strategy may reduce"),
+        flat.contains("Its budget (1,000 tokens) is below what no strategy may reduce"),
         "{stdout}"
     );
     // The baseline is known by its type and given no verdict.

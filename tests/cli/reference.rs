@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 
 use ctxbench::history::Unit;
-use ctxbench::history::{Finding, FindingKind, Probe};
+use ctxbench::history::{Finding, FindingKind, Probe, SentBack};
 use ctxbench::llm::mock::{MockConfig, MockLlm};
 use ctxbench::replay::{reference, EpisodeReplay, Replayer};
 use ctxbench::strategy::{
@@ -129,7 +129,8 @@ fn strategies() -> Vec<NamedStrategy> {
 
 /// One turn of a random agent: (assistant text?, parallel tool calls, output length, a user message first?,
 /// a line that becomes a finding?, (how the environment answers: 0 tool results, 1 an observation as in text
-/// mode; recorded reasoning: 0 none, 1 not sent back, 2 sent back; a system message first?)).
+/// mode; recorded reasoning: 0 none, 1 not sent back, 2 sent back always, 3 sent back within its turn (dropped
+/// at the next user message); a system message first?)).
 type Turn = (bool, usize, usize, bool, bool, (u8, u8, bool));
 
 /// How a random episode starts and ends and what it carries: (open end?, stopped?, tool schemas, opening
@@ -148,7 +149,7 @@ fn episode() -> impl Strategy<Value = Episode> {
         1usize..600,
         prop::bool::weighted(0.15),
         prop::bool::weighted(0.3),
-        (0u8..2, 0u8..3, prop::bool::weighted(0.1)),
+        (0u8..2, 0u8..4, prop::bool::weighted(0.1)),
     );
     (
         prop::collection::vec(turn, 1..30),
@@ -219,7 +220,8 @@ fn build(turns: &[Turn], (open_end, stopped, schemas, opening, unrecorded): Shap
                 content: format!("I think m{t} holds the bug. ")
                     .repeat(1 + len % 4)
                     .into(),
-                sent_back: reasoning == 2,
+                sent_back: [SentBack::Never, SentBack::Always, SentBack::Turn]
+                    [usize::from(reasoning - 1)],
             });
         }
         let fact = format!("ERROR E{t:04}: value_{t} overflowed at src/m{t}.rs:{len}\n");

@@ -245,7 +245,7 @@ fn tool_call_arguments_count_exactly() {
         Item::assistant("I edited src/app3/billing.py."),
         Item::Reasoning {
             content: "I edited src/app3/billing.py.".into(),
-            sent_back: true,
+            sent_back: crate::history::SentBack::Always,
         },
         Item::user(format!("{SUMMARY_PREFIX}Edited src/app3/billing.py.")),
     ] {

@@ -7,14 +7,11 @@ use serde_json::Value;
 use super::{bad, episode, parse_json, sure, text_of, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::usage::CallUsage;
-use crate::history::{Episode, Role};
+use crate::history::{Episode, Role, SentBack};
 
-/// Appends one Anthropic message (`text`, `tool_use`, `tool_result` and `thinking` blocks) to `conv`.
-///
-/// Thinking is reasoning the agent does not send back as context: the API strips the thinking blocks of
-/// earlier assistant turns from the prompt (and counts only those of the turn in progress during a tool loop,
-/// which this leaves out).
-pub fn push_message(conv: &mut Conversation, role: &str, content: &Value) {
+/// Appends one Anthropic message (`text`, `tool_use`, `tool_result` and `thinking` blocks) of `model` (when the
+/// trace names it) to `conv`; its thinking is reasoning sent back as [`thinking_kept`] says.
+pub fn push_message(conv: &mut Conversation, role: &str, content: &Value, model: Option<&str>) {
     let role = if role == "assistant" {
         Role::Assistant
     } else {
@@ -45,11 +42,47 @@ pub fn push_message(conv: &mut Conversation, role: &str, content: &Value) {
                 );
             }
             Some("thinking") => {
-                conv.reasoning(b.get("thinking").map_or_else(String::new, text_of), false)
+                conv.reasoning(
+                    b.get("thinking").map_or_else(String::new, text_of),
+                    thinking_kept(model),
+                );
             }
             Some("redacted_thinking") => {}
             _ => conv.message(role, text_of(b)),
         }
+    }
+}
+
+/// Which later requests carry a Claude model's thinking blocks, as Anthropic's extended-thinking guide says: the
+/// thinking of the assistant turn in a tool-use loop goes back with the tool results and counts as input, and
+/// the API strips earlier turns' ([`SentBack::Turn`]), but Claude Opus 4.5 and later Opus models, and Claude
+/// Sonnet 4.6 and later Sonnet models, keep every earlier turn's ([`SentBack::Always`]). A model the trace does
+/// not name is taken as the first kind.
+#[must_use]
+pub fn thinking_kept(model: Option<&str>) -> SentBack {
+    let Some(model) = model else {
+        return SentBack::Turn;
+    };
+    // `claude-opus-4-5-20251101`, `claude-sonnet-4-6`: the family, then major and minor.
+    let version = |family: &str| -> Option<(u32, u32)> {
+        let rest = model.split(family).nth(1)?;
+        let mut parts = rest.split('-').map(str::parse::<u32>);
+        // A date right after the family (`claude-3-7-sonnet-20250219`) is no version: the version came first.
+        let major = parts.next()?.ok().filter(|m| *m < 100)?;
+        // A date (`20250514`) where a minor would be is no minor.
+        let minor = parts
+            .next()
+            .and_then(Result::ok)
+            .filter(|m| *m < 100)
+            .unwrap_or(0);
+        Some((major, minor))
+    };
+    let keeps = version("opus-").is_some_and(|v| v >= (4, 5))
+        || version("sonnet-").is_some_and(|v| v >= (4, 6));
+    if keeps {
+        SentBack::Always
+    } else {
+        SentBack::Turn
     }
 }
 
@@ -101,7 +134,13 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                 ),
             ));
         }
-        push_message(&mut conv, role, m.get("content").unwrap_or(&Value::Null));
+        let model = v.get("model").and_then(Value::as_str);
+        push_message(
+            &mut conv,
+            role,
+            m.get("content").unwrap_or(&Value::Null),
+            model,
+        );
     }
     let mut ep = episode(origin, None, "anthropic", conv.into_items());
     // A request body names the model it is for: every call point's.
@@ -151,5 +190,30 @@ impl Importer for Anthropic {
 
     fn import(&self, text: &str, origin: &Path) -> Result<Vec<Episode>> {
         import(text, origin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Opus from 4.5 and Sonnet from 4.6 keep every turn's thinking; earlier models, Haiku through 4.5, a dated
+    /// id without a minor and an unnamed model keep only the turn in progress.
+    #[test]
+    fn which_claude_models_keep_earlier_thinking() {
+        for (model, kept) in [
+            ("claude-opus-4-5-20251101", SentBack::Always),
+            ("claude-opus-4-6", SentBack::Always),
+            ("claude-opus-5", SentBack::Always),
+            ("claude-sonnet-4-6", SentBack::Always),
+            ("claude-opus-4-1-20250805", SentBack::Turn),
+            ("claude-opus-4-20250514", SentBack::Turn),
+            ("claude-sonnet-4-5-20250929", SentBack::Turn),
+            ("claude-3-7-sonnet-20250219", SentBack::Turn),
+            ("claude-haiku-4-5-20251001", SentBack::Turn),
+        ] {
+            assert_eq!(thinking_kept(Some(model)), kept, "{model}");
+        }
+        assert_eq!(thinking_kept(None), SentBack::Turn);
     }
 }

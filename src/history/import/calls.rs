@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{episode, Conversation};
 use crate::history::usage::{CallUsage, ProviderUsage};
-use crate::history::{Episode, Role};
+use crate::history::{Episode, Role, SentBack};
 
 /// A tool call in a recorded message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,7 +289,7 @@ pub fn items(messages: &[Msg]) -> Vec<crate::history::Item> {
         match m.role.as_str() {
             "system" | "developer" => conv.message(Role::System, m.text.as_str()),
             "assistant" | "model" => {
-                conv.reasoning(m.reasoning.as_str(), false);
+                conv.reasoning(m.reasoning.as_str(), SentBack::Never);
                 conv.message(Role::Assistant, m.text.as_str());
                 for c in &m.calls {
                     conv.call(c.id.as_deref(), &c.name, c.arguments.clone());

@@ -69,11 +69,12 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
             compacted.push((conv.len(), boundary, text_of(content)));
             continue;
         }
+        let model = message.get("model").and_then(Value::as_str);
         if role == "assistant" {
             // Each API message names the model that wrote it: a session may call another for a side task.
-            conv.model(message.get("model").and_then(Value::as_str).unwrap_or(""));
+            conv.model(model.unwrap_or(""));
         }
-        anthropic::push_message(&mut conv, role, content);
+        anthropic::push_message(&mut conv, role, content, model);
         if role == "assistant" {
             let id = message.get("id").and_then(Value::as_str);
             if id.is_some() && id != last_message_id {

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::history::{Episode, Item, Role};
+use crate::history::{Episode, Item, Role, SentBack};
 
 /// Parse error at a line, for importers.
 pub fn bad(origin: &Path, line: usize, message: impl Into<String>) -> Error {
@@ -176,8 +176,8 @@ impl Conversation {
         }
     }
 
-    /// Appends recorded reasoning, skipping empty text.
-    pub fn reasoning(&mut self, content: impl Into<String>, sent_back: bool) {
+    /// Appends recorded reasoning, carried by the later requests `sent_back` says, skipping empty text.
+    pub fn reasoning(&mut self, content: impl Into<String>, sent_back: SentBack) {
         let content = content.into();
         if !content.trim().is_empty() {
             self.items.push(Item::Reasoning {

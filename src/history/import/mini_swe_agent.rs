@@ -9,19 +9,20 @@ use super::openai::{convert, messages_of, Dialect};
 use super::{episode, parse_json, sure, Importer, Sniff};
 use crate::error::Result;
 use crate::history::usage::{CallUsage, ProviderUsage};
-use crate::history::Episode;
+use crate::history::{Episode, SentBack};
 
 /// mini-swe-agent: the legacy bare list, or `mini-swe-agent-1.1` with per-call provider usage.
 ///
 /// The agent keeps each model reply as the provider returned it and sends the whole history back, so an
-/// assistant's `reasoning_content` (deepseek-reasoner) is sent back too. Every user message after the task is
+/// assistant's `reasoning_content` (deepseek-reasoner) goes back too, and DeepSeek takes it within its turn:
+/// with each tool result, until a new user message ([`SentBack::Turn`]). Every user message after the task is
 /// the output of the agent's command (the legacy and text-based runs answer with user messages). The run ends
 /// with its submission (`exit`): no call follows.
 fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
     let v = parse_json(text, origin)?;
     let (messages, at) = messages_of(&v, origin)?;
     let dialect = Dialect {
-        reasoning_sent_back: true,
+        reasoning: SentBack::Turn,
         observations: true,
     };
     let conv = convert(messages, origin, at, dialect)?;

@@ -9,7 +9,7 @@ use super::openai::{self, Dialect};
 use super::{bad, episode, parse_json, sure, Importer, Sniff};
 use crate::error::Result;
 use crate::history::usage::ProviderUsage;
-use crate::history::{Episode, Item, Role};
+use crate::history::{Episode, Item, Role, SentBack};
 
 /// Imports one trajectory.
 ///
@@ -43,7 +43,7 @@ pub fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
         }
     }
     let dialect = Dialect {
-        reasoning_sent_back: false,
+        reasoning: SentBack::Never,
         observations: true,
     };
     let conv = openai::convert(&messages, origin, "history", dialect)?;
