@@ -84,7 +84,7 @@
     top.append(...[
       el("h1", {}, "Episode ", el("code", {}, D.episode)),
       el("p", { class: "sub" },
-        `${D.source} · ${fmt(nItems)} items · ${N} call point${N === 1 ? "" : "s"} (numbered 0–${N - 1}) · run ${D.run} · agent model ${D.model} · window ${fmt(D.window)} tokens`),
+        `${D.source} · ${fmt(nItems)} items · ${N} call point${N === 1 ? "" : "s"} (numbered 0–${N - 1}) · run ${D.run} · model ${D.model} (${D.price === "unpriced" ? "unpriced" : "priced from " + D.price}) · window ${fmt(D.window)} tokens (${D.window_from})`),
       D.task ? el("p", { class: "task" }, D.task) : null,
       D.unrecorded && D.unrecorded.tokens > 0 ? el("p", { class: "unrecorded" },
         `${(100 * D.unrecorded.tokens / D.unrecorded.input).toFixed(1)}% of the baseline's input is context the trace did not record` +

@@ -88,11 +88,25 @@ fn verdicts(
 /// real client's requests.
 pub(super) fn run(out: &mut impl Write, outcome: &RunOutcome, view: View) -> io::Result<()> {
     let r = &outcome.report;
-    writeln!(
-        out,
-        "{} episodes, {} items, window {} tokens, agent model {}\n",
-        r.dataset.episodes, r.dataset.items, r.settings.context_window, r.settings.agent_model
-    )?;
+    // The models the traces name, each with its price's source and window; the configuration's agent model and
+    // window for the episodes that name none.
+    let named: usize = r.models.iter().map(|g| g.episodes.len()).sum();
+    if named < r.dataset.episodes {
+        let some = if named == 0 { "" } else { " for the others" };
+        writeln!(
+            out,
+            "{} episodes, {} items, window {} tokens, agent model {}{some}",
+            r.dataset.episodes, r.dataset.items, r.settings.context_window, r.settings.agent_model
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} episodes, {} items",
+            r.dataset.episodes, r.dataset.items
+        )?;
+    }
+    // Each model's price and window are among the readings below.
+    writeln!(out)?;
     comparison_and_pick(out, r, view)?;
     writeln!(out)?;
     for line in crate::report::reading::reading(r) {

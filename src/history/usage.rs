@@ -22,6 +22,10 @@ pub struct CallUsage {
     /// Of the prompt tokens, those written to the provider's cache, when it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write_tokens: Option<u64>,
+    /// Of the cache writes, those to a 1-hour cache (Anthropic's `ephemeral_1h_input_tokens`; the rest went to
+    /// the 5-minute cache), when the trace says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h_tokens: Option<u64>,
 }
 
 /// What a trace records about the provider's usage over a run.

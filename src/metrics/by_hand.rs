@@ -130,14 +130,15 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
         input: 1e6,
         cached_input: 0.5e6,
         output: 2e6,
-        cache_write: None,
         min_cached_prefix: 0,
+        ..Price::new(1e6, 0.5e6, 2e6)
     };
     let context = Context {
         prices: Prices {
             agent: Some(price),
             strategy: Some(price),
             judge: None,
+            agent_switches: Vec::new(),
         },
         context_window: 128_000,
     };

@@ -7,11 +7,15 @@ use super::{maybe, Agg, EpisodeView, Field, Metric, Slot, StepView, Unit, Values
 use crate::llm::pricing::Price;
 use crate::replay::StepRecord;
 
-/// The prices a run uses: the agent's model and the model the strategies call.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// The prices an episode's replay uses: the agent's model (the episode's, and from each switch of model on, the
+/// switch's) and the model the strategies call.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Prices {
     /// The agent's model; `None` when unknown (cost is then unknown).
     pub agent: Option<Price>,
+    /// (first call point, price) of each model the episode switched to, in order: the agent's price from that
+    /// call point on.
+    pub agent_switches: Vec<(usize, Option<Price>)>,
     /// The strategies' model.
     pub strategy: Option<Price>,
     /// The judge's model (`None`: unknown, or the mock's stand-in, which costs nothing).
@@ -19,6 +23,16 @@ pub struct Prices {
 }
 
 impl Prices {
+    /// The agent's price at call point `step`: the last switch at or before it, else the episode's model's.
+    #[must_use]
+    pub fn agent_at(&self, step: usize) -> Option<Price> {
+        self.agent_switches
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= step)
+            .map_or(self.agent, |(_, p)| *p)
+    }
+
     /// The strategy's calls at one step, in USD (no cache); `None` when they need an unknown price.
     #[must_use]
     pub fn strategy_cost(&self, s: &StepRecord) -> Option<f64> {
@@ -35,7 +49,7 @@ impl Prices {
     /// needed price is unknown.
     #[must_use]
     pub fn step_cost(&self, s: &StepRecord) -> Option<f64> {
-        let agent = self.agent?.cost_usd(
+        let agent = self.agent_at(s.step)?.cost_usd(
             s.tokens_sent as u64,
             s.cached_tokens as u64,
             s.output_tokens as u64,
@@ -47,7 +61,7 @@ impl Prices {
     #[must_use]
     pub fn step_cost_no_cache(&self, s: &StepRecord) -> Option<f64> {
         let agent = self
-            .agent?
+            .agent_at(s.step)?
             .cost_usd_no_cache(s.tokens_sent as u64, s.output_tokens as u64);
         Some(agent + self.strategy_cost(s)?)
     }
@@ -197,6 +211,7 @@ mod tests {
                 agent: Some(p),
                 strategy: None,
                 judge: None,
+                agent_switches: Vec::new(),
             }
             .step_cost(&step),
             None
@@ -205,6 +220,7 @@ mod tests {
             agent: Some(p),
             strategy: Some(p),
             judge: None,
+            agent_switches: Vec::new(),
         }
         .step_cost(&step)
         .unwrap();
@@ -219,6 +235,7 @@ mod tests {
             agent: Some(p),
             strategy: Some(Price::new(3.0, 3.0, 4.0)),
             judge: None,
+            agent_switches: Vec::new(),
         };
         let cached = prices.step_cost(&step).unwrap();
         let full = prices.step_cost_no_cache(&step).unwrap();
@@ -230,5 +247,22 @@ mod tests {
             (full - (3000.0 + 2.0 + 15.0 + 20.0) / 1e6).abs() < 1e-15,
             "{full}"
         );
+        // A switch of model prices the agent's calls from its call point on: the step is call point 0 here, so
+        // a switch at 0 prices it at $10 per million (output 1 token), one at 1 leaves it at the episode's model's; an unknown model's
+        // switch makes the step's cost unknown.
+        let switched = |at: usize, price: Option<Price>| Prices {
+            agent_switches: vec![(at, price)],
+            ..prices.clone()
+        };
+        let at_10 = Some(Price::new(10.0, 10.0, 10.0));
+        assert_eq!(switched(1, at_10).step_cost(&step), Some(cached));
+        let no_cache = switched(0, at_10).step_cost_no_cache(&step).unwrap();
+        assert!(
+            (no_cache - (3000.0 * 10.0 + 10.0 + 15.0 + 20.0) / 1e6).abs() < 1e-15,
+            "{no_cache}"
+        );
+        assert_eq!(switched(0, None).step_cost(&step), None);
+        assert_eq!(switched(0, None).agent_at(0), None);
+        assert_eq!(switched(3, None).agent_at(2), Some(p));
     }
 }

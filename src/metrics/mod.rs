@@ -128,12 +128,12 @@ impl Field {
     }
 }
 
-/// What a run's metrics need besides the records.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What an episode's metrics need besides the records.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Context {
     /// The agent's and the strategies' prices.
     pub prices: Prices,
-    /// The agent model's context window, in tokens.
+    /// The agent model's context window, in tokens (the episode's: [`crate::llm::pricing::Defaults`]).
     pub context_window: usize,
 }
 
@@ -311,6 +311,8 @@ impl Catalog {
                 .max()
                 .unwrap_or(0),
             fidelity: fidelity::Fidelity::of(episode, compared),
+            model: None,
+            recorded_cost: None,
         }
     }
 
@@ -411,6 +413,13 @@ pub struct EpisodeResult {
     /// The baseline's replay against the usage the trace records.
     #[serde(default)]
     pub fidelity: fidelity::Fidelity,
+    /// The episode's model, the source of its price and its window, as the run took them (set by the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<crate::llm::pricing::ModelUse>,
+    /// Its recorded usage at its model's prices, beside the baseline's cost of the same call points (set by the
+    /// run, where the trace records each call's usage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_cost: Option<crate::llm::pricing::RecordedCost>,
 }
 
 /// What a strategy had a model write (its first call with an answer in an episode).

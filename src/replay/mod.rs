@@ -20,6 +20,7 @@ pub mod record;
 pub mod reference;
 mod tally;
 pub mod unrecorded;
+mod windows;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -30,6 +31,7 @@ pub use record::{EpisodeReplay, FindingSet, ProbeRecord, StepRecord, TokensByKin
 
 use crate::error::{Error, Result};
 use crate::history::{Episode, Item};
+use crate::llm::pricing::Defaults;
 use crate::llm::{EpisodeHint, Llm, LlmRequest};
 use crate::strategy::{Applied, CallPoint, NamedStrategy, Strategy};
 use crate::tokens::Tokenizer;
@@ -44,6 +46,7 @@ pub struct Replayer<'a> {
     llm: &'a dyn Llm,
     judge: &'a dyn Llm,
     context_window: usize,
+    windows: Option<&'a Defaults>,
     verify: bool,
     observer: Option<&'a dyn Observer>,
     unrecorded: bool,
@@ -75,6 +78,7 @@ impl<'a> Replayer<'a> {
             llm,
             judge: llm,
             context_window,
+            windows: None,
             verify: cfg!(any(debug_assertions, test))
                 || std::env::var_os("CTXBENCH_VERIFY").is_some_and(|v| v == "1"),
             observer: None,
@@ -130,7 +134,7 @@ impl<'a> Replayer<'a> {
         let mut open = Vec::with_capacity(strategies.len());
         for s in strategies {
             let strategy = s.config.build_for(episode);
-            let budget = s.config.budget(self.context_window);
+            let budget = s.config.budget(self.window_of(episode));
             match self.replay_with(
                 episode,
                 (&s.name, budget),
@@ -161,7 +165,10 @@ impl<'a> Replayer<'a> {
         let prepared = Prepared::new(episode, &self.tokenizer, self.unrecorded);
         self.replay_with(
             episode,
-            (&strategy.name, strategy.config.budget(self.context_window)),
+            (
+                &strategy.name,
+                strategy.config.budget(self.window_of(episode)),
+            ),
             strategy.config.build_for(episode),
             &prepared,
             &mut Evidence::new(episode),
@@ -314,6 +321,7 @@ impl<'a> Replayer<'a> {
     ) -> Result<Vec<StepRecord>> {
         let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
         let mut tally = Tally::new(evidence, prepared.tools, &self.tokenizer);
+        let window = self.window_of(episode);
         let mut steps = Vec::with_capacity(prepared.points.len());
         let mut next = 0;
         for (step, &at) in prepared.points.iter().enumerate() {
@@ -333,7 +341,7 @@ impl<'a> Replayer<'a> {
                 unrecorded_tokens: prepared.blocks[step].0,
                 input_tokens: Some(received.tokens),
                 content_tokens: Some(tally.content_tokens()),
-                ..CallPoint::new(Arc::clone(&self.tokenizer), self.context_window)
+                ..CallPoint::new(Arc::clone(&self.tokenizer), window)
             };
             let (applied, compute_us) =
                 self.apply(name, episode, strategy, &point, live, recorder)?;

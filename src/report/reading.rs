@@ -22,8 +22,12 @@ pub struct Line {
 /// analysis in order.
 #[must_use]
 pub fn reading(run: &RunReport) -> Vec<Line> {
-    let mut lines: Vec<Line> = fidelity_lines(run)
-        .into_iter()
+    // The models the traces name: each one's price's source and window.
+    let mut lines: Vec<Line> = run
+        .models
+        .iter()
+        .map(|g| format!("Model {}.", g.describe()))
+        .chain(fidelity_lines(run))
         .map(|text| Line {
             strategy: None,
             text,
@@ -76,8 +80,9 @@ pub fn sentence(fact: &Fact, analysis: &Analysis) -> String {
             }
         ),
         Fact::Unpriced { models } => format!(
-            "Cost is unknown where a model's price is not in pricing.toml: add {} to the config, with `input`, \
-             `cached_input` and `output` in USD per million tokens.",
+            "Cost is unknown where a model is in neither price table (LiteLLM's, genai-prices'; \
+             docs/pricing.md): add {} to the config, with `input`, `cached_input` and `output` in USD per \
+             million tokens.",
             if models.is_empty() {
                 "`[pricing.models.\"MODEL\"]`".to_owned()
             } else {

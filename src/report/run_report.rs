@@ -35,6 +35,10 @@ pub struct RunReport {
     /// records none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fidelity: Vec<crate::metrics::fidelity::FormatFidelity>,
+    /// The models the traces name, each with the source of its price, its window and its episodes (empty when
+    /// no trace names one: every episode is then the configuration's agent model, in its `context_window`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<crate::llm::pricing::ModelGroup>,
     /// Per-strategy results, in configuration order.
     pub strategies: Vec<StrategyMetrics>,
     /// What to pick: the cheapest strategy that qualifies under the run's rule, and every strategy's standing.
@@ -69,6 +73,19 @@ pub struct RunReport {
     /// links to its page with every strategy, and every page is listed.
     #[serde(skip)]
     pub pages: Vec<explorer::PageFile>,
+}
+
+impl RunReport {
+    /// The largest window any episode was replayed in: its model's (`models`), or the configuration's for the
+    /// episodes that name none (all of them when `models` is empty).
+    #[must_use]
+    pub fn largest_window(&self) -> usize {
+        crate::llm::pricing::ModelGroup::largest_window(
+            &self.models,
+            self.dataset.episodes,
+            self.settings.context_window,
+        )
+    }
 }
 
 /// What the report reads of a run's configuration.

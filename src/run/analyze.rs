@@ -70,6 +70,7 @@ pub fn analyze(
     catalog: &Catalog,
     config: &RunConfig,
     dataset: &str,
+    models: &[crate::llm::pricing::ModelGroup],
 ) -> Result<Analysis> {
     let strategies: Vec<StrategyMetrics> = totals
         .iter()
@@ -97,12 +98,12 @@ pub fn analyze(
         })
         .collect::<Result<_>>()?;
     let rule = rule(config);
-    let window = window(&seen, config);
+    let window = window(&seen, config, models);
     let assessments: Vec<Assessment> = seen.iter().map(|s| assess(s, &rule)).collect();
     let recommendation = recommendation(&seen, &assessments, &rule, &window, dataset);
     let episodes = seen.first().map_or(0, |s| s.metrics.episodes as u64);
     let decided = Decided {
-        facts: facts(&seen, &assessments, &window, config),
+        facts: facts(&seen, &assessments, &window, config, models),
         claims: claims(&seen, config),
         rule,
         window,
@@ -138,9 +139,19 @@ fn timings(totals: &[Totals]) -> Vec<Timing> {
 
 /// The window against the largest request and the floor, over every strategy's figures (the largest request
 /// any strategy was handed is the baseline's).
-fn window(seen: &[Seen<'_>], config: &RunConfig) -> Window {
+fn window(
+    seen: &[Seen<'_>],
+    config: &RunConfig,
+    models: &[crate::llm::pricing::ModelGroup],
+) -> Window {
+    let episodes = seen.first().map_or(0, |s| s.metrics.episodes);
     Window {
-        tokens: config.context_window as u64,
+        // Each episode's model's window: the largest of them.
+        tokens: crate::llm::pricing::ModelGroup::largest_window(
+            models,
+            episodes,
+            config.context_window,
+        ) as u64,
         peak: seen.iter().filter_map(|s| s.figures.peak_tokens).max(),
         floor: seen.iter().filter_map(|s| s.figures.floor_tokens).max(),
         too_small_on: seen
@@ -228,6 +239,7 @@ fn facts(
     assessments: &[Assessment],
     window: &Window,
     config: &RunConfig,
+    models: &[crate::llm::pricing::ModelGroup],
 ) -> Vec<Fact> {
     let mut out = Vec::new();
     if window.too_small_on > 0 {
@@ -264,9 +276,18 @@ fn facts(
     }
     if seen.iter().any(|s| s.figures.cost_usd.is_none()) {
         let settings = config.report_settings();
-        let mut models: Vec<String> = [Some(settings.agent_model), settings.strategy_model]
+        // The agent model where an episode names none, and each model the traces name that has no price.
+        let named: usize = models.iter().map(|g| g.episodes.len()).sum();
+        let episodes = seen.first().map_or(0, |s| s.metrics.episodes);
+        let agent = (named < episodes || models.is_empty()).then_some(settings.agent_model);
+        let unpriced = models
+            .iter()
+            .filter(|g| g.model.price.is_none())
+            .map(|g| g.model.model.clone());
+        let mut models: Vec<String> = [agent, settings.strategy_model]
             .into_iter()
             .flatten()
+            .chain(unpriced)
             .filter(|m| !m.is_empty())
             .collect();
         models.dedup();
@@ -562,7 +583,7 @@ mod tests {
                 )
             })
             .collect();
-        let e = analyze(&totals, &catalog, &config, "d")
+        let e = analyze(&totals, &catalog, &config, "d", &[])
             .unwrap_err()
             .to_string();
         assert!(
@@ -583,7 +604,7 @@ mod tests {
                 )
             })
             .collect();
-        let a = analyze(&totals, &catalog, &config, "d").unwrap();
+        let a = analyze(&totals, &catalog, &config, "d", &[]).unwrap();
         assert_eq!(a.recommendation.unwrap().strategy, None);
         assert!(a.comparisons.is_empty());
     }

@@ -10,9 +10,10 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::history::dataset::dataset_files;
+use crate::history::Episode;
 use crate::llm::mock::MockConfig;
 use crate::llm::openai::OpenAiConfig;
-use crate::llm::pricing::{Price, PriceTable};
+use crate::llm::pricing::{Defaults, ModelUse, Price, PriceTable};
 use crate::metrics::{Context, Prices};
 use crate::strategy::{self, NamedStrategy};
 use crate::tokens::{Backend, Encoding};
@@ -163,8 +164,13 @@ fn is_default_min_episodes(n: &u64) -> bool {
 pub struct RunConfig {
     /// Recorded in the summary; the mock LLM and the replay use no randomness.
     pub seed: u64,
-    /// The agent model's context window, in tokens.
+    /// The context window, in tokens, of an episode whose trace names no model (the bundled dataset) or whose
+    /// model the price table gives no input limit; the others take their model's ([`RunConfig::window`]).
     pub context_window: usize,
+    /// Every episode's window, in tokens, whatever its model (`--window`): a what-if of a smaller window, or a
+    /// model the table does not know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
     /// The retention at need the recommendation asks of a strategy (`--min-retention`).
     #[serde(default = "default_min_retention")]
     pub min_retention: f64,
@@ -211,6 +217,7 @@ impl Default for RunConfig {
         Self {
             seed: 42,
             context_window: 128_000,
+            window: None,
             min_retention: DEFAULT_MIN_RETENTION,
             min_needs: DEFAULT_MIN_NEEDS,
             min_episodes: DEFAULT_MIN_EPISODES,
@@ -232,14 +239,18 @@ impl RunConfig {
     /// DeepSeek, …) counted with one of them is counted by a stand-in.
     #[must_use]
     pub fn tokenizer_info(&self) -> crate::report::TokenizerInfo {
-        let name = self.tokenizer.describe();
-        let model = &self.pricing.agent_model;
-        let openai = crate::tokens::is_openai_model(model);
         crate::report::TokenizerInfo {
-            stands_in_for: (!self.tokenizer.is_model_own() && !openai).then(|| model.clone()),
+            stands_in_for: self.stand_in_for(&self.pricing.agent_model),
             model_own: self.tokenizer.is_model_own(),
-            name,
+            name: self.tokenizer.describe(),
         }
+    }
+
+    /// `model`, when this run's tokenizer stands in for its own (see [`RunConfig::tokenizer_info`]).
+    #[must_use]
+    pub fn stand_in_for(&self, model: &str) -> Option<String> {
+        let openai = crate::tokens::is_openai_model(model);
+        (!self.tokenizer.is_model_own() && !openai).then(|| model.to_owned())
     }
 
     /// What the report reads of this configuration.
@@ -275,8 +286,10 @@ impl RunConfig {
     /// # Errors
     /// Names the value at fault.
     pub fn validate(&self) -> Result<()> {
-        if self.context_window == 0 {
-            return Err(Error::Config("context_window must be above 0".into()));
+        if self.context_window == 0 || self.window == Some(0) {
+            return Err(Error::Config(
+                "context_window and window must be above 0".into(),
+            ));
         }
         if self.strategies.is_empty() {
             return Err(Error::Config("no strategy to compare".into()));
@@ -287,6 +300,7 @@ impl RunConfig {
                 self.min_retention
             )));
         }
+        PriceTable::with_models(self.pricing.models.clone())?;
         strategy::validate_all(&self.strategies)
     }
 
@@ -433,11 +447,9 @@ impl RunConfig {
     /// The price table: built-in prices overridden by the config's.
     #[must_use]
     pub fn price_table(&self) -> PriceTable {
-        let mut table = PriceTable::builtin();
-        table.extend(&PriceTable {
+        PriceTable {
             models: self.pricing.models.clone(),
-        });
-        table
+        }
     }
 
     /// The prices of the agent's and the strategies' models (`None` where unknown).
@@ -451,6 +463,7 @@ impl RunConfig {
                 None => Some(crate::llm::pricing::Price::new(0.0, 0.0, 0.0)),
             },
             agent: table.get(&self.pricing.agent_model),
+            agent_switches: Vec::new(),
             strategy: table.get(
                 self.pricing
                     .strategy_model
@@ -461,13 +474,40 @@ impl RunConfig {
         }
     }
 
-    /// What the metrics of this run need besides the records.
+    /// What the metrics of this run need besides the records, for an episode whose trace names no model.
     #[must_use]
     pub fn context(&self) -> Context {
         Context {
             prices: self.prices(),
-            context_window: self.context_window,
+            context_window: self.window.unwrap_or(self.context_window),
         }
+    }
+
+    /// How this run takes each episode's model, price and window.
+    #[must_use]
+    pub fn model_defaults(&self) -> Defaults {
+        Defaults {
+            table: self.price_table(),
+            agent_model: self.pricing.agent_model.clone(),
+            context_window: self.context_window,
+            window: self.window,
+        }
+    }
+
+    /// What the metrics of `episode` need besides the records: its model's prices (from each switch of model
+    /// on, the switch's) and its window; and how its model was taken, for the reports.
+    #[must_use]
+    pub fn episode_context(&self, defaults: &Defaults, episode: &Episode) -> (Context, ModelUse) {
+        let (calls, model) = defaults.resolve(episode);
+        let context = Context {
+            prices: Prices {
+                agent: calls.main,
+                agent_switches: calls.switches,
+                ..self.prices()
+            },
+            context_window: model.window,
+        };
+        (context, model)
     }
 }
 

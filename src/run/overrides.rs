@@ -94,7 +94,11 @@ impl RunConfig {
                 llm.use_cache = false;
             }
         }
-        self.context_window = o.window.unwrap_or(self.context_window);
+        if let Some(w) = o.window {
+            // Every episode's window, whatever its model; the configuration's too, as its reports read it.
+            self.window = Some(w);
+            self.context_window = w;
+        }
         self.min_retention = o.min_retention.unwrap_or(self.min_retention);
         self.min_needs = o.min_needs.unwrap_or(self.min_needs);
         self.min_episodes = o.min_episodes.unwrap_or(self.min_episodes);
@@ -125,7 +129,7 @@ mod tests {
             ..Overrides::default()
         };
         config.apply(&overrides).unwrap();
-        assert_eq!(config.context_window, 8_000);
+        assert_eq!((config.context_window, config.window), (8_000, Some(8_000)));
         assert!((config.min_retention - 0.5).abs() < f64::EPSILON);
         assert_eq!(config.min_needs, 3);
         let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();

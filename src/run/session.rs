@@ -33,6 +33,7 @@ pub struct Session {
     mock: MockLlm,
     stand_in: MockLlm,
     context_window: usize,
+    defaults: crate::llm::pricing::Defaults,
     unrecorded: bool,
 }
 
@@ -100,6 +101,7 @@ impl Session {
             llm,
             judge,
             context_window: config.context_window,
+            defaults: config.model_defaults(),
             unrecorded: config.unrecorded.is_keep(),
         })
     }
@@ -152,11 +154,18 @@ impl Session {
         self.replayer_with(self.llm(), self.judge())
     }
 
-    /// A replayer with the session's tokenizer, window and unrecorded context, answered by `llm` and
-    /// `judge` (a run's recorded calls, a wrapper that counts them).
+    /// How the session takes each episode's model, price and window.
+    #[must_use]
+    pub fn defaults(&self) -> &crate::llm::pricing::Defaults {
+        &self.defaults
+    }
+
+    /// A replayer with the session's tokenizer, windows (each episode's model's, or `--window`) and unrecorded
+    /// context, answered by `llm` and `judge` (a run's recorded calls, a wrapper that counts them).
     #[must_use]
     pub fn replayer_with<'a>(&'a self, llm: &'a dyn Llm, judge: &'a dyn Llm) -> Replayer<'a> {
         Replayer::new(Arc::clone(&self.tokenizer), llm, self.context_window)
+            .with_windows(&self.defaults)
             .with_judge(judge)
             .with_unrecorded(self.unrecorded)
     }

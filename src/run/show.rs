@@ -177,8 +177,7 @@ pub fn show(dir: &Path, options: &ShowOptions) -> Result<Vec<Page>> {
     let info = RunInfo {
         name: &run.run,
         every,
-        context_window: config.context_window,
-        model: &config.pricing.agent_model,
+        defaults: answers.session().defaults(),
     };
     let pages = episodes
         .iter()

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::history::Episode;
 use crate::metrics::series::ChartData;
 use crate::metrics::timing::ComputeTimes;
-use crate::metrics::{Catalog, Context, EpisodeResult};
+use crate::metrics::{Catalog, EpisodeResult};
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport, Tables};
 
 /// Tables are rewritten at most this often while a run goes on (each write is as long as the run so far).
@@ -27,7 +27,8 @@ const TABLES_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
 pub(super) struct Writer<'a> {
     config: &'a RunConfig,
     config_json: &'a serde_json::Value,
-    context: Context,
+    /// How each episode's model, price and window are taken.
+    defaults: crate::llm::pricing::Defaults,
     catalog: Arc<Catalog>,
     sha256: String,
     pub(super) report: RunReport,
@@ -85,6 +86,7 @@ fn empty_report(
         settings: config.report_settings(),
         tokenizer: config.tokenizer_info(),
         fidelity: Vec::new(),
+        models: Vec::new(),
         strategies: Vec::new(),
         recommendation: None,
         analysis: crate::report::analysis::Analysis::empty(
@@ -139,7 +141,7 @@ impl<'a> Writer<'a> {
         let mut writer = Self {
             config,
             config_json,
-            context: config.context(),
+            defaults: config.model_defaults(),
             totals: config
                 .strategies
                 .iter()
@@ -202,6 +204,19 @@ impl<'a> Writer<'a> {
     fn count(&mut self, result: &EpisodeResult) {
         self.report.dataset.episodes += 1;
         self.report.dataset.items += result.items;
+        // Episodes whose trace names no model are the configuration's agent model, as the settings say.
+        if let Some(model) = result.model.as_ref().filter(|m| m.recorded) {
+            crate::llm::pricing::ModelGroup::add(
+                &mut self.report.models,
+                &result.episode,
+                model,
+                result.recorded_cost,
+            );
+            // The tokenizer stands in for the traces' model, when it is not that model's own.
+            if self.report.tokenizer.stands_in_for.is_none() {
+                self.report.tokenizer.stands_in_for = self.config.stand_in_for(&model.model);
+            }
+        }
         // Generated episodes record no usage and claim none: nothing to check.
         if !result.fidelity.source.starts_with("gen/") || result.fidelity.has_usage {
             self.add_fidelity(result);
@@ -258,12 +273,20 @@ impl<'a> Writer<'a> {
         replayed: &Replays,
     ) -> Result<()> {
         let replays = &replayed.replays;
+        let (context, model) = self.config.episode_context(&self.defaults, episode);
         let mut result = self.catalog.episode_result(
             episode,
             replays,
             replayed.baseline(),
             replayed.compared(episode),
-            &self.context,
+            &context,
+        );
+        result.model = Some(model);
+        result.recorded_cost = crate::llm::pricing::RecordedCost::of(
+            episode,
+            &replayed.baseline().steps,
+            |k| context.prices.agent_at(k),
+            |s| context.prices.step_cost(s),
         );
         if self.calls != CallLog::All {
             let keep = self.calls;
@@ -279,7 +302,7 @@ impl<'a> Writer<'a> {
         self.count(&result);
         let chart = (result.peak_tokens > self.largest).then(|| {
             self.largest = result.peak_tokens;
-            self.report.charts = ChartData::of_episode(episode, replays, &self.context);
+            self.report.charts = ChartData::of_episode(episode, replays, &context);
             self.report.charts.clone()
         });
         self.done.push(Finished {
@@ -304,6 +327,7 @@ impl<'a> Writer<'a> {
                 &self.catalog,
                 self.config,
                 &self.report.dataset.path,
+                &self.report.models,
             )?;
             self.report.strategies = analysis.strategies;
             self.report.recommendation = analysis.recommendation;

@@ -121,3 +121,115 @@ fn fixtures_name_their_models() {
     assert_eq!(first("import/claude_code.jsonl"), None);
     assert_eq!(first("import/tau_bench.json"), None);
 }
+
+/// Every model the shared traces name, priced and windowed from the table as a run takes it: the traces'
+/// own models, never the configuration's gpt-4o, each with the source of its price.
+#[test]
+fn every_model_of_the_shared_traces_is_priced_and_windowed_as_itself() {
+    use ctxbench::llm::pricing::{Defaults, PriceTable, WindowFrom};
+    let Some(traces) = crate::traces::imported() else {
+        return;
+    };
+    let defaults = Defaults {
+        table: PriceTable::builtin(),
+        agent_model: "gpt-4o".into(),
+        context_window: 128_000,
+        window: None,
+    };
+    let mut seen: BTreeMap<String, (String, usize, f64)> = BTreeMap::new();
+    for ep in traces.iter().flat_map(|(_, eps)| eps) {
+        let Some(model) = ep.model.as_deref() else {
+            continue;
+        };
+        let (prices, m) = defaults.resolve(ep);
+        let price = prices
+            .main
+            .unwrap_or_else(|| panic!("{}: {model} is unpriced", ep.id));
+        assert_eq!((m.model.as_str(), m.recorded), (model, true), "{}", ep.id);
+        assert_eq!(m.window_from, WindowFrom::Table, "{}: {model}", ep.id);
+        seen.insert(model.to_owned(), (m.price.unwrap(), m.window, price.input));
+    }
+    let of = |model: &str| {
+        seen.get(model)
+            .unwrap_or_else(|| panic!("{model}: {seen:#?}"))
+    };
+    // Claude Code: Opus 4.5 from LiteLLM, $5 input, 200,000 tokens.
+    let opus = of("claude-opus-4-5-20251101");
+    assert!(opus.0.starts_with("LiteLLM 1.110.2"), "{opus:?}");
+    assert_eq!((opus.1, opus.2), (200_000, 5.0));
+    // aider: Claude 3.5 Sonnet (June 2024), retired from LiteLLM, from genai-prices.
+    let sonnet = of("claude-3-5-sonnet-20240620");
+    assert!(sonnet.0.starts_with("genai-prices 0.2.5"), "{sonnet:?}");
+    assert_eq!((sonnet.1, sonnet.2), (200_000, 3.0));
+    // mini-swe-agent's DeepSeek run: deepseek-chat, 131,072 tokens.
+    assert_eq!(of("deepseek-chat").1, 131_072);
+    assert_eq!(of("gpt-4o-mini").2, 0.15);
+}
+
+/// The Claude Code sessions, imported and run without `--window`: each named as claude-opus-4-5, priced from
+/// the table, in a 200,000-token window, and no report or console line names gpt-4o; `--window` overrides.
+#[test]
+fn claude_code_sessions_run_as_their_model_in_its_window() {
+    let Some(files) = crate::shared_trace_files() else {
+        return;
+    };
+    let sessions: Vec<String> = files
+        .iter()
+        .filter(|f| f.parent().is_some_and(|p| p.ends_with("claude-code")))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert_eq!(sessions.len(), 5, "{sessions:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("cc.jsonl");
+    let mut args = vec!["import", "-o", data.to_str().unwrap()];
+    args.extend(sessions.iter().map(String::as_str));
+    let out = crate::ctxbench(&args, None);
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let run = dir.path().join("run");
+    let out = crate::ctxbench_run(
+        &data,
+        None,
+        &run,
+        &["--strategies", "none,compaction"],
+        None,
+    );
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let console = crate::text(&out.stdout);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let models = summary["models"].as_array().unwrap();
+    assert_eq!(models.len(), 1, "{models:?}");
+    assert_eq!(models[0]["model"], "claude-opus-4-5-20251101");
+    assert_eq!(models[0]["window"], 200_000);
+    assert_eq!(models[0]["window_from"], "table");
+    assert_eq!(models[0]["episodes"].as_array().unwrap().len(), 5);
+    // The report's verbatim configuration keeps the agent model of episodes that name none.
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let report = report.split("## Configuration").next().unwrap().to_owned();
+    for text in [&console, &report] {
+        assert!(text.contains("claude-opus-4-5-20251101"), "{text}");
+        assert!(
+            text.contains("window 200,000 tokens (the model's input limit)"),
+            "{text}"
+        );
+        assert!(!text.contains("gpt-4o"), "{text}");
+    }
+    // Every call point in the model's window: none over it.
+    let steps = std::fs::read_to_string(run.join("steps.csv")).unwrap();
+    assert!(!steps.contains(",true,"), "a call point over the window");
+    // --window replays every episode in its window instead, and says so.
+    let small = dir.path().join("small");
+    let out = crate::ctxbench_run(
+        &data,
+        None,
+        &small,
+        &["--strategies", "none", "--window", "8000"],
+        None,
+    );
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(small.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["models"][0]["window"], 8000);
+    assert_eq!(summary["models"][0]["window_from"], "option");
+}

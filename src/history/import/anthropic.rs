@@ -100,6 +100,9 @@ pub fn call_usage(u: &Value) -> CallUsage {
         output_tokens: n("output_tokens").unwrap_or(0),
         cache_read_tokens: read,
         cache_write_tokens: write,
+        cache_write_1h_tokens: u
+            .pointer("/cache_creation/ephemeral_1h_input_tokens")
+            .and_then(Value::as_u64),
     }
 }
 

@@ -135,6 +135,7 @@ fn call_usage(u: &Value) -> CallUsage {
         output_tokens: n("output_tokens").unwrap_or(0),
         cache_read_tokens: read,
         cache_write_tokens: write,
+        ..CallUsage::default()
     }
 }
 

@@ -39,7 +39,7 @@ fn import(text: &str, origin: &Path) -> Result<Vec<Episode>> {
                 output_tokens: n("/completion_tokens").unwrap_or(0),
                 cache_read_tokens: n("/prompt_tokens_details/cached_tokens")
                     .or_else(|| n("/prompt_cache_hit_tokens")),
-                cache_write_tokens: None,
+                ..CallUsage::default()
             }
         })
         .collect();

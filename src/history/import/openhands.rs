@@ -129,6 +129,7 @@ fn call_usage(u: &Value) -> CallUsage {
         cache_read_tokens: n("/cache_read_input_tokens")
             .or_else(|| n("/prompt_tokens_details/cached_tokens")),
         cache_write_tokens: n("/cache_creation_input_tokens"),
+        ..CallUsage::default()
     }
 }
 
@@ -515,6 +516,7 @@ fn finish(
                         output_tokens: n("completion_tokens").unwrap_or(0),
                         cache_read_tokens: n("cache_read_tokens"),
                         cache_write_tokens: n("cache_write_tokens"),
+                        ..CallUsage::default()
                     }
                 })
                 .collect()

@@ -81,6 +81,7 @@ fn usage(a: &Map<String, Value>) -> Option<CallUsage> {
         output_tokens: count(a, "llm.token_count.completion").unwrap_or(0),
         cache_read_tokens: count(a, "llm.token_count.prompt_details.cache_read"),
         cache_write_tokens: count(a, "llm.token_count.prompt_details.cache_write"),
+        ..CallUsage::default()
     })
 }
 

@@ -175,6 +175,7 @@ fn usage(attributes: &Map<String, Value>) -> Option<CallUsage> {
         output_tokens: count(attributes, "gen_ai.usage.output_tokens").unwrap_or(0),
         cache_read_tokens: count(attributes, "gen_ai.usage.cache_read.input_tokens"),
         cache_write_tokens: count(attributes, "gen_ai.usage.cache_creation.input_tokens"),
+        ..CallUsage::default()
     })
 }
 

@@ -78,7 +78,7 @@ pub fn left_out(name: &str, run: &RunReport, data: &ChartData) -> Option<String>
             data.episode
         )),
         "cumulative_cost" if none(&|s| s.cumulative_cost_usd.iter().any(Option::is_some)) => Some(
-            "Cumulative cost is left out: the models' prices are not in pricing.toml, so there is no cost to \
+            "Cumulative cost is left out: the models are in neither price table, so there is no cost to \
              draw."
                 .to_owned(),
         ),

@@ -41,10 +41,8 @@ pub struct RunInfo<'a> {
     pub name: &'a str,
     /// Whether the page shows every strategy of the run (else it is a narrower page, written beside).
     pub every: bool,
-    /// The model's context window.
-    pub context_window: usize,
-    /// The agent model.
-    pub model: &'a str,
+    /// How the run took each episode's model, price and window.
+    pub defaults: &'a crate::llm::pricing::Defaults,
 }
 
 /// The explorer page of `episode`: the baseline's replay first in `replays`, then the strategies', with the
@@ -415,9 +413,10 @@ fn data(
             ])
         })
         .collect();
+    let (_, model) = run.defaults.resolve(episode);
     let strategies: Vec<Value> = replays
         .iter()
-        .map(|r| strategy(r, episode, run.context_window))
+        .map(|r| strategy(r, episode, model.window))
         .collect();
     let tools = (!episode.tools.is_empty()).then(|| {
         json!({
@@ -428,11 +427,17 @@ fn data(
     });
     json!({
         "run": run.name,
-        "model": run.model,
+        "model": model.model,
+        "price": model.price.as_deref().unwrap_or("unpriced"),
         "episode": episode.id,
         "source": episode.source,
         "task": episode.task,
-        "window": run.context_window,
+        "window": model.window,
+        "window_from": match model.window_from {
+            crate::llm::pricing::WindowFrom::Option => "--window",
+            crate::llm::pricing::WindowFrom::Table => "the model's input limit",
+            crate::llm::pricing::WindowFrom::Config => "the configuration's",
+        },
         "kinds": ItemKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
         "colors": ItemKind::ALL.iter().map(|&k| super::charts::kind_hex(k)).collect::<Vec<_>>(),
         "reference": super::charts::reference_hex(),
