@@ -54,7 +54,10 @@ pub(super) fn cmd_run(stdout: &mut impl Write, args: RunArgs) -> Result<bool> {
         return Ok(true);
     }
     for w in config.warnings() {
-        eprintln!("warning: {w}");
+        eprintln!(
+            "{}",
+            super::console::hanging(&format!("warning: {w}"), 100, 2)
+        );
     }
     let out = args
         .out

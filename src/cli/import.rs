@@ -59,15 +59,19 @@ fn origin_of(ep: &Episode, read: &Path) -> PathBuf {
         .map_or_else(|| read.to_owned(), PathBuf::from)
 }
 
-/// An episode's figures: `5 items, 1 finding, 2 probes`.
-fn figures(ep: &Episode) -> String {
+/// An episode's figures, with how many of its findings the agent found and needs later (`found`, what
+/// retention at need measures): `5 items, 2 findings (1 found, needed later), 2 probes`.
+fn figures(ep: &Episode, found: usize) -> String {
     format!(
         "{}, {}, {}",
         count(ep.items.len(), "item", "items"),
         if ep.findings.is_empty() {
             "no findings".to_owned()
         } else {
-            count(ep.findings.len(), "finding", "findings")
+            format!(
+                "{} ({found} found, needed later)",
+                count(ep.findings.len(), "finding", "findings")
+            )
         },
         count(ep.probes.len(), "probe", "probes")
     )
@@ -106,13 +110,14 @@ impl Group {
     }
 }
 
-/// What an import has gathered: the episodes, the files it skipped, the episodes without findings, the
-/// calibrations of unrecorded context and how many episodes took the given tools.
+/// What an import has gathered: the episodes, the files it skipped, the episodes without a finding the agent
+/// found and needs later (which retention at need leaves out), the calibrations of unrecorded context and how
+/// many episodes took the given tools.
 #[derive(Default)]
 struct Imported {
     episodes: Vec<Episode>,
     skipped: Group,
-    without_findings: Group,
+    without_found_needs: Group,
     calibrated: Vec<crate::replay::unrecorded::Calibration>,
     given_tools: usize,
 }
@@ -210,7 +215,7 @@ impl Imported {
         read: &Path,
         format: &str,
     ) -> Result<()> {
-        let mut files: Vec<(PathBuf, Vec<&Episode>)> = Vec::new();
+        let mut files: Vec<(PathBuf, Vec<(&Episode, usize)>)> = Vec::new();
         for ep in eps {
             let file = origin_of(ep, read);
             if let Some(issue) = crate::history::validate::check_episode(ep)
@@ -225,30 +230,32 @@ impl Imported {
                     issue.message
                 );
             }
-            if ep.findings.is_empty() {
-                self.without_findings.add(&file, ep.id.clone());
+            let found = crate::history::findings::found_needed_later(ep);
+            if found == 0 {
+                self.without_found_needs.add(&file, ep.id.clone());
             }
             match files.iter_mut().find(|(f, _)| *f == file) {
-                Some((_, list)) => list.push(ep),
-                None => files.push((file, vec![ep])),
+                Some((_, list)) => list.push((ep, found)),
+                None => files.push((file, vec![(ep, found)])),
             }
         }
         for (file, list) in files {
             let detected = list[0]
+                .0
                 .meta
                 .get("format")
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or(format);
             let head = format!("{}: {detected} trace, ", file.display());
-            if let [ep] = list.as_slice() {
-                let line = format!("{head}episode '{}': {}", ep.id, figures(ep));
+            if let [(ep, found)] = list.as_slice() {
+                let line = format!("{head}episode '{}': {}", ep.id, figures(ep, *found));
                 writeln!(stdout, "{}", hanging(&line, WIDTH, 4))?;
                 continue;
             }
             let line = head + &count(list.len(), "episode", "episodes");
             writeln!(stdout, "{}", hanging(&line, WIDTH, 4))?;
-            for ep in list {
-                let line = format!("  '{}': {}", ep.id, figures(ep));
+            for (ep, found) in list {
+                let line = format!("  '{}': {}", ep.id, figures(ep, found));
                 writeln!(stdout, "{}", hanging(&line, WIDTH, 4))?;
             }
         }
@@ -288,16 +295,24 @@ impl Imported {
                 args.out.display()
             );
         }
-        let n = self.without_findings.len();
-        self.without_findings.write(
-            &mut err,
-            &format!(
-                "{} without findings: none could be found automatically, so retention is not measured on {} \
-                 (add findings by hand: README, Dataset format):",
-                count(n, "episode", "episodes"),
-                if n == 1 { "it" } else { "them" }
-            ),
-        )?;
+        let n = self.without_found_needs.len();
+        if n == episodes.len() {
+            let line = "warning: no episode has a finding the agent found and needed later, so retention will \
+                        measure nothing here: add findings (README, Dataset format: the facts a tool showed the \
+                        agent and the turns that use them), or import sessions in which the agent uses what a tool \
+                        showed it";
+            writeln!(err, "{}", hanging(line, WIDTH, 2))?;
+        } else {
+            self.without_found_needs.write(
+                &mut err,
+                &format!(
+                    "{} without a finding the agent found and needed later: retention at need leaves {} out \
+                     (add findings by hand: README, Dataset format):",
+                    count(n, "episode", "episodes"),
+                    if n == 1 { "it" } else { "them" }
+                ),
+            )?;
+        }
         if let Some((path, defs)) = tools {
             let line = format!(
                 "gave the {} of {} to {} of {} (the others record their own)",
@@ -313,7 +328,7 @@ impl Imported {
         crate::history::dataset::write_episodes(&mut bytes, episodes)?;
         crate::files::write_atomic(&args.out, &bytes)?;
         let line = format!(
-            "wrote {} to {} ({n} without findings{})",
+            "wrote {} to {} ({n} without a found finding needed later{})",
             count(episodes.len(), "episode", "episodes"),
             args.out.display(),
             if skipped.len() > 0 {

@@ -8,6 +8,8 @@
 //!    trailing `. - /` and leading `-` trimmed). A word is a candidate when it is
 //!    - a path (a `/` and a letter, or a known file extension) or a URL: an *artifact* finding;
 //!    - a number of at least three digits: a *recall* finding;
+//!    - a code (capitals and digits, both: `HAT238`, `EUJUY6`) or a hexadecimal hash of seven digits or more
+//!      (`cc2b48b`): a *recall* finding;
 //!    - an identifier of at least six characters with a `_` or mixed case: a *recall* finding.
 //! 3. **Noise left out.** Line and column numbers (a number after `:` or after `line`, or a file view's line
 //!    prefix such as `1475:`, `41|`, `42│`, `42→` or `42` and a tab), dotted leaders of status lines
@@ -15,7 +17,14 @@
 //!    (`color: #888`), one-letter expressions (`a/b`), interpreter lines (`#!/usr/bin/env`), closing tags
 //!    (`</div>`), MIME types (`text/html`), generic exception names (`ValueError`, `TypeError`…), dunder names
 //!    (`__init__`), the agent's own tool names, and JSON keys (a word written as `"word":` wherever this text
-//!    has it). A leading `./` is not part of a path (`./App.css` is `App.css`).
+//!    has it). A leading `./` is not part of a path (`./App.css` is `App.css`). Bare common numbers: a round
+//!    number (`500`, `1000`: two significant digits at most, then two zeros or more) or a power of two from 128
+//!    (`1024`) is in every program and status line, so it is a candidate only where the text gives it as a
+//!    value (`"amount": 500`, `$500`, `price=1000`) or a year (`in 2000`); other numbers (a price `158`, an id
+//!    `4719`, a year `1842`) are kept wherever they are. Agents' own formats: aider's edit markers
+//!    (`SEARCH/REPLACE`, `SearchReplaceNoExactMatch`), mini-swe-agent's command that ends a run
+//!    (`COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`) and whatever is inside Claude Code's `<system-reminder>` blocks;
+//!    a code after `#` is a colour (`#646cffaa`).
 //! 4. **Needed later.** A candidate is a finding when the text that introduced it is the first to hold it and a
 //!    later assistant turn (its text or its tool calls' arguments) uses it again. Its *need points* are the
 //!    first items of those turns; it is labelled `from_task` when the task introduced it. A tool output's
@@ -159,6 +168,10 @@ fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
     if word.len() > 160 || word.contains("...") {
         return None;
     }
+    // An agent's own format is no fact of the task.
+    if MARKERS.contains(&word) {
+        return None;
+    }
     if word.starts_with("http://") || word.starts_with("https://") {
         return Some(FindingKind::Artifact);
     }
@@ -200,7 +213,15 @@ fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
         let colour = before.ends_with('#')
             && matches!(word.len(), 3 | 6)
             && before[..at - 1].trim_end().ends_with(':');
-        return (!position && !version && !colour).then_some(FindingKind::Recall);
+        // A round number or a power of two (`1000`, `1024`) is in every program and every status line: the
+        // agent writing it again recalls nothing unless this text gave it as a value (`"amount": 500`, `$500`,
+        // `in 2000`).
+        let bare = common_number(word) && !a_value(before) && !a_year(word, before);
+        return (!position && !version && !colour && !bare).then_some(FindingKind::Recall);
+    }
+    // A code, not a colour (`#646cffaa`).
+    if code(word) && !before.ends_with('#') {
+        return Some(FindingKind::Recall);
     }
     let mixed =
         word.chars().any(char::is_lowercase) && word.chars().skip(1).any(char::is_uppercase);
@@ -210,6 +231,115 @@ fn candidate(text: &str, (at, word): Word<'_>) -> Option<FindingKind> {
         return (!GENERIC_EXCEPTIONS.contains(&word) && !dunder).then_some(FindingKind::Recall);
     }
     None
+}
+
+/// The words agents' own formats write around the task's facts, which are no fact of the task: aider's edit
+/// format and its errors, mini-swe-agent's command that ends a run (Claude Code's reminders are left out
+/// whole, [`reminders`]).
+const MARKERS: [&str; 4] = [
+    "SEARCH/REPLACE",
+    "SearchReplaceNoExactMatch",
+    "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT",
+    "MINI_SWE_AGENT_FINAL_OUTPUT",
+];
+
+/// The byte ranges of `text`'s `<system-reminder>` blocks, which Claude Code adds to tool results and user
+/// messages: its own instructions, not the environment's output (an unclosed one runs to the end).
+fn reminders(text: &str) -> Vec<(usize, usize)> {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find(OPEN).map(|n| n + from) {
+        let end = text[open..]
+            .find(CLOSE)
+            .map_or(text.len(), |n| open + n + CLOSE.len());
+        out.push((open, end));
+        from = end;
+    }
+    out
+}
+
+/// Whether the number `word` is one every program and log holds: round (`500`, `1000`, `25000`: at most two
+/// significant digits and two zeros or more after them) or a power of two from 128 (`1024`, `4096`).
+fn common_number(word: &str) -> bool {
+    if !word.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let significant = word.trim_end_matches('0');
+    let zeros = word.len() - significant.len();
+    let round = zeros >= 2 && significant.len() <= 2;
+    let power = word
+        .parse::<u64>()
+        .is_ok_and(|n| n >= 128 && n.is_power_of_two());
+    round || power
+}
+
+/// Whether the text `before` a number gives it as a value: after a currency sign, or as a field's value
+/// (`"amount": `, `price=`, `total: `), not as a position (`file.py:12`, which [`candidate`] leaves out).
+fn a_value(before: &str) -> bool {
+    let b = before.trim_end_matches([' ', '"', '\'']);
+    if b.ends_with(['$', '€', '£', '¥']) {
+        return true;
+    }
+    let Some(key) = b.strip_suffix([':', '=']) else {
+        return false;
+    };
+    let key = key.trim_end().trim_end_matches(['"', '\'']);
+    before.len() > b.len() || key.ends_with(|c: char| c.is_alphabetic() || c == '_')
+}
+
+/// Whether the number `word` is a year as the text says it (`in 2000`, `since 1900`, `May 2000`).
+fn a_year(word: &str, before: &str) -> bool {
+    const BEFORE: [&str; 19] = [
+        "in",
+        "since",
+        "until",
+        "by",
+        "year",
+        "from",
+        "of",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let year = word.len() == 4 && (word.starts_with("19") || word.starts_with("20"));
+    let last = before
+        .trim_end()
+        .rsplit(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    year && BEFORE.contains(&last.as_str())
+}
+
+/// Whether `word` is an identifier written as a code: capitals and digits, both (`HAT238`, `EUJUY6`, a
+/// flight or a booking), or a hexadecimal hash of seven digits or more (`cc2b48b`, a commit).
+fn code(word: &str) -> bool {
+    let letters = word.bytes().filter(u8::is_ascii_alphabetic).count();
+    let digits = word.bytes().filter(u8::is_ascii_digit).count();
+    let capitals = (5..=16).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        && letters >= 1
+        && digits >= 1;
+    let hash = word.len() >= 7
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && letters >= 1
+        && digits >= 2;
+    capitals || hash
 }
 
 /// Whether `word` is only ever a JSON or dictionary key in `text` (`"word":`, `'word':`).
@@ -370,6 +500,31 @@ fn tool_names(ep: &Episode) -> HashSet<&str> {
         .collect()
 }
 
+/// How many of `ep`'s findings the agent found (the task does not give them, [`TaskText::gives`]) and needs at a
+/// call point after it found them: the findings retention at need measures (`metrics::needs`, whose ledger
+/// checks each need at the last call point at or before it, if that comes after the finding was introduced,
+/// and a finding without need points at the last call point). An episode with none adds nothing to retention.
+#[must_use]
+pub fn found_needed_later(ep: &Episode) -> usize {
+    let points = ep.call_points();
+    let task = TaskText::new(ep);
+    let checked = |introduced: usize, need: usize| {
+        let at = points.partition_point(|&p| p <= need);
+        at.checked_sub(1).is_some_and(|s| points[s] > introduced)
+    };
+    ep.findings
+        .iter()
+        .filter(|f| !task.gives(f))
+        .filter(|f| {
+            if f.needed_at.is_empty() {
+                points.last().is_some_and(|&p| p > f.introduced_at)
+            } else {
+                f.needed_at.iter().any(|&n| checked(f.introduced_at, n))
+            }
+        })
+        .count()
+}
+
 /// Adds automatic findings and probes to `ep` (which should have none).
 pub fn extract(ep: &mut Episode) {
     let items = &ep.items;
@@ -388,9 +543,13 @@ pub fn extract(ep: &mut Episode) {
         }
         let text = &texts[i];
         let mut canonical = None;
+        let reminders = reminders(text);
         for &(at, w) in ws {
             if findings.len() >= MAX_FINDINGS {
                 break 'items;
+            }
+            if reminders.iter().any(|&(a, b)| (a..b).contains(&at)) {
+                continue;
             }
             let Some(kind) = candidate(text, (at, w)) else {
                 continue;
@@ -488,196 +647,4 @@ fn probe(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::history::validate::check_episode;
-
-    fn episode(items: Vec<Item>) -> Episode {
-        let mut ep = Episode {
-            id: "e".into(),
-            source: "t".into(),
-            items,
-            ..Episode::default()
-        };
-        extract(&mut ep);
-        ep
-    }
-
-    fn evidence(ep: &Episode) -> Vec<(&str, FindingKind)> {
-        ep.findings
-            .iter()
-            .map(|f| (f.evidence[0].as_str(), f.kind))
-            .collect()
-    }
-
-    #[test]
-    fn finds_what_a_tool_introduced_and_the_agent_used() {
-        let ep = episode(vec![
-            Item::user("fix the bug"),
-            Item::tool_call("1", "grep", "{\"q\":\"parse\"}"),
-            Item::tool_result(
-                "1",
-                "grep",
-                "src/app/parse_date.py:88: def parse_date(value):\nnoise words here",
-            ),
-            Item::assistant("The bug is in src/app/parse_date.py at line 88, in parse_date."),
-        ]);
-        assert_eq!(
-            evidence(&ep),
-            vec![
-                ("src/app/parse_date.py", FindingKind::Artifact),
-                ("parse_date", FindingKind::Recall)
-            ]
-        );
-        // 88 is a line number: not a finding.
-        assert!(ep.findings.iter().all(|f| f.evidence[0] != "88"));
-        assert_eq!(ep.findings[0].needed_at, [3]);
-        assert_eq!(ep.probes[0].after_item, 2);
-        assert!(
-            ep.probes[0].question.contains(
-                "output of `grep`: what fills the blank in \"____:88: def parse_date(value):\""
-            ),
-            "{}",
-            ep.probes[0].question
-        );
-        assert_eq!(check_episode(&ep), vec![]);
-    }
-
-    #[test]
-    fn noise_is_left_out_and_urls_are_whole() {
-        let out = "HTTP/1.1 200 OK content-type: text/html\n\
-                   {\"request_id\": \"abc\", \"total\": 1234}\n\
-                   python 3.11.7 raised ValueError at line 4512 in handler.py\n\
-                   see https://example.com/docs/api?id=77 for the spec";
-        let ep = episode(vec![
-            Item::user("investigate"),
-            Item::tool_call("1", "curl", "{}"),
-            Item::tool_result("1", "curl", out),
-            Item::assistant(
-                "text/html, request_id, 3.11.7, ValueError, 4512 and 1234 seen; handler.py and \
-                 https://example.com/docs/api?id=77 matter",
-            ),
-        ]);
-        assert_eq!(
-            evidence(&ep),
-            vec![
-                ("1234", FindingKind::Recall),
-                ("handler.py", FindingKind::Artifact),
-                ("https://example.com/docs/api?id=77", FindingKind::Artifact),
-            ]
-        );
-    }
-
-    #[test]
-    fn file_views_css_dunders_and_tool_names_are_noise() {
-        let view = "[File: /repo/fields.py (1500 lines total)]\n\
-                    1475:        return int(value.total_seconds() / base_unit)\n\
-                      41|  color: #888;\n\
-                    if __name__ == '__main__': run_checks(a/b)\n\
-                    #!/usr/bin/env python3\n\
-                    <div>App</div>\n\
-                    import './App.css'";
-        let ep = episode(vec![
-            Item::user("fix the rounding"),
-            Item::tool_call("1", "open_file", "{}"),
-            Item::tool_result("1", "open_file", view),
-            Item::assistant(
-                "edit 1475 of /repo/fields.py: base_unit, value.total_seconds, 888, __name__, \
-                 run_checks, a/b, /usr/bin/env, /div, open_file and App.css",
-            ),
-        ]);
-        assert_eq!(
-            evidence(&ep),
-            vec![
-                ("/repo/fields.py", FindingKind::Artifact),
-                ("value.total_seconds", FindingKind::Recall),
-                ("base_unit", FindingKind::Recall),
-                ("run_checks", FindingKind::Recall),
-                ("App.css", FindingKind::Artifact),
-            ]
-        );
-    }
-
-    #[test]
-    fn line_numbers_leaders_and_what_the_task_holds_are_not_found() {
-        let view = "   1→import os\n  120→def run_checks(path):\n  121\tvalue = 4719\n  122│ MAX_TOTAL = 8088\n\
-                    isort....................................................................Passed\n\
-                    flake8..................Failed\n\
-                    total 1,234 rows for src/app/billing.py";
-        let ep = episode(vec![
-            Item::user("fix src/app/billing.py so that MAX_TOTAL holds"),
-            Item::tool_call("1", "view", "{}"),
-            Item::tool_result("1", "view", view),
-            Item::assistant(
-                "120, 121, 122 and 1 are lines; run_checks, 4719, 8088, isort....Passed, flake8..Failed, 234, \
-                 MAX_TOTAL and src/app/billing.py matter",
-            ),
-        ]);
-        // The task's path and identifier are the task's (labelled so); the output's copy of them is no find;
-        // 234 is inside 1,234; the line numbers and the status lines are noise.
-        let got: Vec<(&str, bool)> = ep
-            .findings
-            .iter()
-            .map(|f| (f.evidence[0].as_str(), f.from_task))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("src/app/billing.py", true),
-                ("MAX_TOTAL", true),
-                ("run_checks", false),
-                ("4719", false),
-                ("8088", false),
-            ]
-        );
-    }
-
-    #[test]
-    fn the_task_introduces_findings_labelled_as_such() {
-        let ep = episode(vec![
-            Item::system("You are an agent."),
-            Item::user("TimeDelta serialization in src/fields.py rounds 345 ms down"),
-            Item::assistant("Opening src/fields.py to see how TimeDelta is serialized."),
-        ]);
-        assert_eq!(
-            evidence(&ep),
-            vec![
-                ("TimeDelta", FindingKind::Recall),
-                ("src/fields.py", FindingKind::Artifact)
-            ]
-        );
-        assert!(ep.findings.iter().all(|f| f.from_task));
-        assert!(ep.probes[0].question.starts_with("From the task:"));
-    }
-
-    #[test]
-    fn a_quote_with_quotation_marks_is_delimited_by_others_and_cut_between_fields() {
-        let record = r#"{"reservation_id": "ABC123", "user": "mia_kim_4397", "cabin": "economy", "refund_amount": 1234}"#;
-        let ep = episode(vec![
-            Item::user("refund the reservation"),
-            Item::tool_call("1", "get_reservation_details", "{}"),
-            Item::tool_result("1", "get_reservation_details", record),
-            Item::assistant("Your refund of 1234 is confirmed."),
-        ]);
-        let question = &ep.probes[0].question;
-        assert_eq!(
-            question,
-            "From the output of `get_reservation_details`: what fills the blank in \
-             `\"cabin\": \"economy\", \"refund_amount\": ____}`?"
-        );
-        assert_eq!(delimited("a `b` \"c\""), "«a `b` \"c\"»");
-    }
-
-    #[test]
-    fn an_ambiguous_or_bare_blank_gets_no_probe() {
-        // The value alone on its line: nothing to quote. Twice the same context with two values: ambiguous.
-        let ep = episode(vec![
-            Item::user("check the ports"),
-            Item::tool_call("1", "cat", "{}"),
-            Item::tool_result("1", "cat", "8443\nport = 9001\nport = 9002"),
-            Item::assistant("Using 8443, 9001 and 9002."),
-        ]);
-        assert_eq!(ep.findings.len(), 3);
-        assert!(ep.probes.is_empty(), "{:?}", ep.probes);
-    }
-}
+mod tests;

@@ -546,7 +546,7 @@ fn swe_agent_text_mode_observations_are_masked() {
 }
 
 /// `ctxbench import DIR` reads every trace under it, names each one's format, warns on stderr about episodes
-/// without findings and skips files in no known format; a run of it that imports nothing fails and writes
+/// without a found finding needed later and skips files in no known format; a run of it that imports nothing fails and writes
 /// nothing.
 #[test]
 fn import_reads_a_directory_and_fails_when_nothing_is_imported() {
@@ -660,13 +660,15 @@ fn the_fixture_folder_imports_every_file_or_says_why_not() {
     assert!(stdout.contains("otel_legacy/traces.jsonl: otel trace, 2 episodes"));
     // Plurals, and every warning on stderr, grouped.
     assert!(
-        stdout.contains(", 1 probe\n") && stdout.contains(", 1 finding, "),
+        stdout.contains(", 1 probe\n") && stdout.contains(", 1 finding ("),
         "{stdout}"
     );
     assert!(!stdout.contains(" 1 probes") && !stdout.contains(" 1 findings"));
     assert!(!stdout.contains("warning"), "{stdout}");
     assert_eq!(
-        stderr.matches("episodes without findings:").count(),
+        stderr
+            .matches("episodes without a finding the agent found and needed later:")
+            .count(),
         1,
         "{stderr}"
     );

@@ -7,6 +7,7 @@ mod compaction;
 mod console;
 mod import;
 mod import_fidelity;
+mod import_tells;
 mod layout;
 mod llm;
 mod models;

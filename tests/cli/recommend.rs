@@ -115,7 +115,7 @@ fn a_claude_code_session_says_retention_measured_nothing() {
     };
     let session = files
         .iter()
-        .find(|f| f.ends_with("claude-code/stop-hook-reflection-first-stop.jsonl"))
+        .find(|f| f.ends_with("claude-code/stop-hook-uncommitted-changes.jsonl"))
         .expect("the shared Claude Code session");
     let (stdout, summary) = import_and_run(session, "8000");
     assert!(

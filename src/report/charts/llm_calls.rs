@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::err;
-use super::style::{style, thousands};
+use super::style::{style, thousands, TEXT};
 use crate::error::Result;
 use crate::metrics::fields as field;
 use crate::report::RunReport;
@@ -33,24 +33,26 @@ pub(super) fn llm_calls<DB: DrawingBackend>(
         .map(|s| s.strategy.chars().count())
         .max()
         .unwrap_or(8);
-    let label_width = u32::try_from(longest * 8 + 24)
+    let label_width = u32::try_from(longest * 9 + 24)
         .unwrap_or(240)
-        .clamp(80, 320);
+        .clamp(80, 340);
     let names: Vec<String> = run.strategies.iter().map(|s| s.strategy.clone()).collect();
     #[allow(clippy::cast_precision_loss)]
     let mut chart = ChartBuilder::on(root)
         .caption(
             "Strategy LLM calls over the dataset (label: calls, total LLM time)",
-            ("sans-serif", 18),
+            ("sans-serif", TEXT + 4),
         )
         .margin(16)
-        .x_label_area_size(40)
+        .x_label_area_size(44)
         .y_label_area_size(label_width)
         .build_cartesian_2d(0.0..max_x, 0.0..n as f64)
         .map_err(err("chart"))?;
-    let font_size = if n > 16 { 11 } else { 13 };
+    let font_size = i32::try_from(TEXT).unwrap_or(15);
     chart
         .configure_mesh()
+        .label_style(("sans-serif", TEXT))
+        .axis_desc_style(("sans-serif", TEXT))
         .disable_y_mesh()
         .y_labels(n * 2 + 1)
         .y_label_style(("sans-serif", font_size))

@@ -36,7 +36,7 @@ pub(super) fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Err
 }
 
 /// Chart size in pixels.
-pub(super) const SIZE: (u32, u32) = (1040, 560);
+pub(super) const SIZE: (u32, u32) = (900, 600);
 
 /// The font every chart's text uses, shipped with the project (DejaVu Sans, see `assets/fonts`).
 const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
@@ -122,33 +122,52 @@ fn draw<DB: DrawingBackend>(
     let tokens = |s: &StepSeries| s.tokens_sent.iter().map(|&t| Some(t as f64)).collect();
     let retention = |s: &StepSeries| s.retention.iter().map(|r| r.map(|r| r * 100.0)).collect();
     let cost = |s: &StepSeries| s.cumulative_cost_usd.clone();
+    let baseline = run
+        .strategies
+        .iter()
+        .find(|s| s.baseline)
+        .map(|s| s.strategy.as_str());
+    let lines = |title, y_desc, values, hline, axis| steps::Lines {
+        title,
+        y_desc,
+        values,
+        hline,
+        axis,
+        baseline,
+    };
     match name {
         "context_tokens" => steps::step_lines(
             root,
-            "Context tokens sent per call point",
-            "tokens sent",
             data,
-            &tokens,
-            Some((window, "context window")),
-            steps::Axis::Count,
+            &lines(
+                "Context tokens sent per call point",
+                "tokens sent",
+                &tokens,
+                Some((window, "context window")),
+                steps::Axis::Count,
+            ),
         ),
         "retention_over_steps" => steps::step_lines(
             root,
-            "Findings retained per call point",
-            "retained (% of findings so far)",
             data,
-            &retention,
-            None,
-            steps::Axis::Percent,
+            &lines(
+                "Findings retained per call point",
+                "retained (% of findings so far)",
+                &retention,
+                None,
+                steps::Axis::Percent,
+            ),
         ),
         "cumulative_cost" => steps::step_lines(
             root,
-            "Cumulative cost (agent + strategy calls)",
-            "USD",
             data,
-            &cost,
-            None,
-            steps::Axis::Dollars,
+            &lines(
+                "Cumulative cost (agent + strategy calls)",
+                "USD",
+                &cost,
+                None,
+                steps::Axis::Dollars,
+            ),
         ),
         "llm_calls" => llm_calls::llm_calls(root, run),
         _ => frontier::retention_vs_savings(root, run),
@@ -253,5 +272,72 @@ mod tests {
         )
         .unwrap();
         assert!(md.contains("Cumulative cost is left out") && !md.contains("cumulative_cost.svg"));
+    }
+
+    /// The `<text>` elements of an SVG: (x, y, font size, text).
+    fn texts(svg: &str) -> Vec<(f64, f64, f64, String)> {
+        let attr = |tag: &str, name: &str| -> f64 {
+            tag.split(&format!(" {name}=\"")).nth(1).map_or(0.0, |r| {
+                r.split('"').next().unwrap_or("0").parse().unwrap_or(0.0)
+            })
+        };
+        svg.split("<text")
+            .skip(1)
+            .map(|t| {
+                let (tag, rest) = t.split_once('>').unwrap();
+                let text = rest.split("</text>").next().unwrap_or("").to_owned();
+                (attr(tag, "x"), attr(tag, "y"), attr(tag, "font-size"), text)
+            })
+            .collect()
+    }
+
+    /// Every chart's text is at least 11 px where a report 900 px wide shows it (868 px of page), and nothing
+    /// in the plot reaches into the title, with the example's five strategies and with 30 (long names); on the
+    /// frontier, strategies with the same figures are drawn round their place and the legend says so.
+    #[test]
+    fn chart_text_is_readable_at_900_px_and_off_the_title() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let example = crate::report::rebuild::load(&root.join("reports/example")).unwrap();
+        let mut many = example.clone();
+        for i in 0..25 {
+            let mut s = many.strategies[1 + i % 4].clone();
+            s.strategy = format!("openhands_observation_masking_{i}");
+            many.strategies.push(s);
+        }
+        for (name, run) in [("example", &example), ("30 strategies", &many)] {
+            for (file, svg) in render(run, &run.charts).unwrap() {
+                let texts = texts(&svg);
+                assert!(texts.len() > 5, "{name}/{file}");
+                let shown = 868.0 / f64::from(SIZE.0);
+                for (_, _, size, text) in &texts {
+                    assert!(
+                        size * shown >= 11.0,
+                        "{name}/{file}: '{text}' is {:.1} px at 900 px",
+                        size * shown
+                    );
+                }
+                // The title is the first text; the plot's texts (left of the legend) start below it.
+                let (_, title_y, title_size, _) = texts[0];
+                let plot_right = f64::from(SIZE.0 - style::LEGEND_WIDTH);
+                for (x, y, _, text) in &texts[1..] {
+                    assert!(
+                        *x >= plot_right || *y >= title_y + title_size,
+                        "{name}/{file}: '{text}' at y {y} reaches the title (y {title_y}, {title_size} px)"
+                    );
+                }
+            }
+        }
+        let (_, svg) = render(&many, &many.charts)
+            .unwrap()
+            .into_iter()
+            .find(|(f, _)| f == "retention_vs_savings.svg")
+            .unwrap();
+        assert!(svg.contains("points at one place: on a ring round it"));
+        let (_, svg) = render(&example, &example.charts)
+            .unwrap()
+            .into_iter()
+            .find(|(f, _)| f == "retention_vs_savings.svg")
+            .unwrap();
+        assert!(!svg.contains("on a ring"));
     }
 }

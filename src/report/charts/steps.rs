@@ -6,7 +6,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::err;
-use super::style::{dash, draw_marker, legend, style, thousands, Entry, LEGEND_WIDTH, REFERENCE};
+use super::style::{
+    dash, draw_marker, legend, style, thousands, Entry, LEGEND_WIDTH, REFERENCE, TEXT,
+};
 use crate::error::Result;
 use crate::metrics::series::{ChartData, StepSeries};
 
@@ -40,16 +42,32 @@ fn label(axis: Axis, v: f64, digits: usize) -> String {
     }
 }
 
-/// A line chart of one value per call point and strategy, the legend beside it, on an `axis`.
+/// What a line chart of one value per call point and strategy draws: its title and y axis, the value, a
+/// reference line, the axis, and the baseline's name (drawn last, dashed, so that a strategy that sends what it
+/// sends cannot hide it).
+pub(super) struct Lines<'a> {
+    pub title: &'a str,
+    pub y_desc: &'a str,
+    pub values: &'a dyn Fn(&StepSeries) -> Vec<Option<f64>>,
+    pub hline: Option<(f64, &'a str)>,
+    pub axis: Axis,
+    pub baseline: Option<&'a str>,
+}
+
+/// A line chart of one value per call point and strategy, the legend beside it.
 pub(super) fn step_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    title: &str,
-    y_desc: &str,
     data: &ChartData,
-    values: &dyn Fn(&StepSeries) -> Vec<Option<f64>>,
-    hline: Option<(f64, &str)>,
-    axis: Axis,
+    lines: &Lines<'_>,
 ) -> Result<()> {
+    let Lines {
+        title,
+        y_desc,
+        values,
+        hline,
+        axis,
+        baseline,
+    } = *lines;
     root.fill(&WHITE).map_err(err("chart"))?;
     let (width, _) = root.dim_in_pixel();
     let (plot, side) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
@@ -64,7 +82,10 @@ pub(super) fn step_lines<DB: DrawingBackend>(
     let (min_y, max_y) = y_range(data, values, hline, axis);
     let digits = dollar_digits((max_y - min_y) / 10.0);
     let mut chart = ChartBuilder::on(&plot)
-        .caption(format!("{title} — {}", data.episode), ("sans-serif", 18))
+        .caption(
+            caption(title, &data.episode, plot.dim_in_pixel().0),
+            ("sans-serif", TEXT + 4),
+        )
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(84)
@@ -72,6 +93,8 @@ pub(super) fn step_lines<DB: DrawingBackend>(
         .map_err(err("chart"))?;
     chart
         .configure_mesh()
+        .label_style(("sans-serif", TEXT))
+        .axis_desc_style(("sans-serif", TEXT))
         .x_desc("call point (step)")
         .y_desc(y_desc)
         .y_label_formatter(&|v| label(axis, *v, digits))
@@ -92,8 +115,29 @@ pub(super) fn step_lines<DB: DrawingBackend>(
             dashed: true,
         });
     }
-    draw_lines(&mut chart, &plot, data, values, &mut entries)?;
+    draw_lines(&mut chart, &plot, data, (values, baseline), &mut entries)?;
     legend(&side, &entries)
+}
+
+/// `title — episode`, the episode's id shortened in its middle (`…`) so that the caption fits `width` pixels
+/// (a character of the caption's font is about 10 pixels wide).
+fn caption(title: &str, episode: &str, width: u32) -> String {
+    let room = usize::try_from(width / 10)
+        .unwrap_or(60)
+        .saturating_sub(title.chars().count() + 3)
+        .max(12);
+    let chars: Vec<char> = episode.chars().collect();
+    if chars.len() <= room {
+        return format!("{title} — {episode}");
+    }
+    let head = (room - 1).div_ceil(2);
+    let tail = room - 1 - head;
+    let short: String = chars[..head]
+        .iter()
+        .chain(std::iter::once(&'…'))
+        .chain(&chars[chars.len() - tail..])
+        .collect();
+    format!("{title} — {short}")
 }
 
 /// The y axis: 0–100 for percentages, else from 0 to a little above the largest value (or the reference).
@@ -118,47 +162,88 @@ fn y_range(
     }
 }
 
+/// The value of each call point of a series, and the baseline's name.
+type Values<'a> = (&'a dyn Fn(&StepSeries) -> Vec<Option<f64>>, Option<&'a str>);
+
 /// One line per strategy (solid or dashed by its style), a few markers on each so the legend's shapes find
-/// their lines, and its legend entry.
+/// their lines, and its legend entry; the baseline last, on top of every other line, dashed.
 fn draw_lines<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordusize, RangedCoordf64>>,
     plot: &DrawingArea<DB, Shift>,
     data: &ChartData,
-    values: &dyn Fn(&StepSeries) -> Vec<Option<f64>>,
+    (values, baseline): Values<'_>,
     entries: &mut Vec<Entry>,
 ) -> Result<()> {
-    for (i, s) in data.series.iter().enumerate() {
+    let is_base = |i: usize| baseline == Some(data.series[i].strategy.as_str());
+    let mut order: Vec<usize> = (0..data.series.len()).collect();
+    order.sort_by_key(|&i| is_base(i));
+    for i in order {
+        let s = &data.series[i];
         let (c, _) = style(i);
         let pts: Vec<(usize, f64)> = values(s)
             .into_iter()
             .enumerate()
             .filter_map(|(x, v)| v.map(|v| (x, v)))
             .collect();
-        match dash(i) {
+        let dashed = if is_base(i) {
+            Some(BASELINE_DASH)
+        } else {
+            dash(i)
+        };
+        match dashed {
             None => chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
                 .map(|_| ()),
-            Some(d) => chart
-                .draw_series(DashedLineSeries::new(pts.clone(), d, 3, c.stroke_width(2)))
-                .map(|_| ()),
+            Some(d) => {
+                let gap = if is_base(i) { BASELINE_DASH } else { 3 };
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        pts.clone(),
+                        d,
+                        gap,
+                        c.stroke_width(2),
+                    ))
+                    .map(|_| ())
+            }
         }
         .map_err(err("chart"))?;
         let every = (pts.len() / 6).max(1);
         for p in pts.iter().skip(i % every).step_by(every) {
             draw_marker(plot, chart.backend_coord(p), i, 3)?;
         }
+    }
+    // The legend in the strategies' order, the baseline's line dashed as drawn.
+    for (i, s) in data.series.iter().enumerate() {
         entries.push(Entry::Series {
             index: i,
-            name: s.strategy.clone(),
-            line: true,
+            name: if is_base(i) {
+                format!("{} (baseline, dashed)", s.strategy)
+            } else {
+                s.strategy.clone()
+            },
+            line: !is_base(i),
         });
     }
     Ok(())
 }
 
+/// The dash of the baseline's line, in pixels: long, so that a strategy's line under it shows between dashes.
+const BASELINE_DASH: u32 = 10;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_episode_id_is_shortened_to_fit_the_caption() {
+        let long = "chat-history__session0288__2024-08-09T16-16-42.md";
+        let c = caption("Context tokens sent per call point", long, 610);
+        assert_eq!(c.chars().count(), 61, "{c}");
+        assert!(
+            c.starts_with("Context tokens sent per call point — chat-hist") && c.ends_with("42.md")
+        );
+        assert_eq!(caption("Tokens", "coding-13", 610), "Tokens — coding-13");
+    }
 
     #[test]
     fn small_costs_get_the_digits_that_tell_their_ticks_apart() {

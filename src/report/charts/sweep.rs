@@ -2,7 +2,7 @@
 
 use plotters::prelude::*;
 
-use super::style::{legend, style, Entry, LEGEND_WIDTH, REFERENCE};
+use super::style::{legend, style, Entry, LEGEND_WIDTH, REFERENCE, TEXT};
 use super::{err, register_font, SIZE};
 use crate::error::Result;
 use crate::metrics::series::SweepPoint;
@@ -106,7 +106,7 @@ fn draw(axis: &Axis<'_>, xs: &[String], lines: &[SweepLine], min_retention: f64)
                     "Sweep {}: savings (solid) and retention (dotted) by {}",
                     axis.grid, axis.short
                 ),
-                ("sans-serif", 18),
+                ("sans-serif", TEXT + 4),
             )
             .margin(16)
             .x_label_area_size(44)
@@ -115,6 +115,8 @@ fn draw(axis: &Axis<'_>, xs: &[String], lines: &[SweepLine], min_retention: f64)
             .map_err(err("chart"))?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", TEXT))
+            .axis_desc_style(("sans-serif", TEXT))
             .x_labels(xs.len())
             .x_label_formatter(&|i| xs.get(*i).cloned().unwrap_or_default())
             .y_label_formatter(&|v| format!("{v:.0}"))
@@ -132,11 +134,9 @@ fn draw(axis: &Axis<'_>, xs: &[String], lines: &[SweepLine], min_retention: f64)
             .map_err(err("chart"))?;
         for (i, (key, pts)) in lines.iter().enumerate() {
             let c = style(i + 1).0;
-            let label = if key.is_empty() {
-                String::new()
-            } else {
-                format!(" ({key})")
-            };
+            let label = Some(key)
+                .filter(|k| !k.is_empty())
+                .map_or_else(String::new, |k| format!(" ({k})"));
             chart
                 .draw_series(LineSeries::new(
                     pts.iter().map(|p| (p.0, p.1)),
