@@ -444,25 +444,8 @@ fn trim(req: &mut LlmRequest, input: usize, preserve: f64) -> Applied {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strategy::presets::testing::agent_run;
     use crate::strategy::testing::{mock, run, state};
-
-    /// sys, task, then `n` single-call turns (call, result of `size` repeated words).
-    fn agent_run(n: usize, size: usize) -> LlmRequest {
-        let mut items = vec![Item::system("sys"), Item::user("task")];
-        for i in 0..n {
-            items.push(Item::tool_call(
-                format!("c{i}"),
-                "bash",
-                format!("{{\"i\":{i}}}"),
-            ));
-            items.push(Item::tool_result(
-                format!("c{i}"),
-                "bash",
-                format!("output {i}\n").repeat(size),
-            ));
-        }
-        LlmRequest::from_contents(items)
-    }
 
     fn strategy(compaction: InspectCompaction) -> Inspect {
         Inspect::new(InspectConfig::new(compaction))

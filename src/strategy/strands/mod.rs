@@ -511,25 +511,8 @@ fn summary_request(items: &[&Item]) -> LlmRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strategy::presets::testing::agent_run;
     use crate::strategy::testing::{mock, run, state};
-
-    /// sys, task, then `n` single-call turns (call, result of `size` repeated words).
-    fn agent_run(n: usize, size: usize) -> LlmRequest {
-        let mut items = vec![Item::system("sys"), Item::user("task")];
-        for i in 0..n {
-            items.push(Item::tool_call(
-                format!("c{i}"),
-                "bash",
-                format!("{{\"i\":{i}}}"),
-            ));
-            items.push(Item::tool_result(
-                format!("c{i}"),
-                "bash",
-                format!("output {i}\n").repeat(size),
-            ));
-        }
-        LlmRequest::from_contents(items)
-    }
 
     #[test]
     fn a_large_result_is_cut_to_head_and_tail_as_it_joins() {
