@@ -494,3 +494,39 @@ fn a_preset_fails_where_its_framework_raises_and_the_report_and_explorer_show_it
         .collect();
     assert!(lines[2]["failed"].is_null() && lines[3]["failed"].is_string());
 }
+
+/// A run of imported traces (models the traces name, usage they record) is shown from its summary.json: the
+/// README's own import, run and show, which once failed to read back the `recorded` key written twice.
+#[test]
+fn show_reads_back_a_run_of_imported_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("mine.jsonl");
+    let out = ctxbench(
+        &[
+            "import",
+            "tests/fixtures/import/",
+            "-o",
+            data.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = dir.path().join("mine");
+    let out = ctxbench_run(&data, None, &run, &["--window", "8000"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        summary["models"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|g| g.get("recorded_cost").is_some())),
+        "some imported trace records its usage: {}",
+        summary["models"]
+    );
+    let out = ctxbench(&["show", run.to_str().unwrap()], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::unwrapped(&text(&out.stderr))
+    );
+}

@@ -99,7 +99,12 @@ pub struct ModelGroup {
     /// The episodes, in dataset order.
     pub episodes: Vec<String>,
     /// Over its episodes that record each call's usage: that usage at the model's prices, beside the baseline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Named `recorded_cost` in JSON: the flattened [`ModelUse`] already has a `recorded` key.
+    #[serde(
+        default,
+        rename = "recorded_cost",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub recorded: Option<RecordedCost>,
 }
 
@@ -550,6 +555,11 @@ mod tests {
         let sum = groups[0].recorded.unwrap();
         assert_eq!((sum.calls, groups[0].episodes.len()), (2, 3));
         assert!((sum.recorded_usd - 0.056_769).abs() < 1e-12);
+        // summary.json reads back what it wrote: the group's cost beside its model's own `recorded` flag.
+        let json = serde_json::to_string(&groups).unwrap();
+        let back: Vec<ModelGroup> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, groups, "{json}");
+        assert!(json.contains("\"recorded\":true") && json.contains("\"recorded_cost\":{"));
     }
 
     #[test]
