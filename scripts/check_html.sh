@@ -44,9 +44,10 @@ def wide_tables_say_so(d):
     return all(not wide or (hint and not hidden) for hint, hidden, wide in boxes)
 
 def figures_right_text_left(d):
-    # A right-aligned cell holds a figure: digits and no word but "of" or a unit.
+    # A right-aligned cell holds a figure: digits and no word but "of" or a unit; a share may carry the note
+    # "(too few episodes)" in place of its interval, and a cost without a price reads "unknown".
     cells = re.findall(r'<td class="n">(.*?)</td>', d)
-    text = [re.sub(r"<[^>]+>", "", c) for c in cells]
+    text = [re.sub(r"<[^>]+>", "", c).replace("(too few episodes)", "").replace("unknown", "–") for c in cells]
     return all(not any(ch.isalpha() for w in t.split() if w not in ("of", "pts", "pt", "ms", "s") for ch in w) for t in text)
 
 def no_raw_backticks(d):
