@@ -34,7 +34,7 @@ step run --strategies presets --name presets
 step sweep
 step sweep --grid configs/sweep_presets.toml --name sweep-presets
 step import "$repo/tests/fixtures/import/" -o mine.jsonl
-step run --dataset mine.jsonl --name mine --window 8000
+step run --dataset mine.jsonl --name mine
 step show reports/mine
 step usage mine.jsonl --per-call
 step validate mine.jsonl

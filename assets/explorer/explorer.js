@@ -89,7 +89,9 @@
       D.unrecorded && D.unrecorded.tokens > 0 ? el("p", { class: "unrecorded" },
         `${(100 * D.unrecorded.tokens / D.unrecorded.input).toFixed(1)}% of the baseline's input is context the trace did not record` +
         (D.unrecorded.what ? ` (${D.unrecorded.what})` : "") +
-        `: ${fmt(D.unrecorded.tokens)} tokens over ${N} call points, drawn as "unrecorded", sent by every strategy as the trace's usage says.`) : null,
+        `: ${fmt(D.unrecorded.tokens)} tokens over ${N} call points, drawn as "unrecorded", sent by every strategy as the trace's usage says.` +
+        (D.unrecorded.fit ? ` Replayed, each call equals its record by construction; fitted, recorded ≈ U + k × replayed (k ${D.unrecorded.fit.k.toFixed(3)}${D.unrecorded.fit.k_held_from != null ? `, held at its bound: least squares gave ${D.unrecorded.fit.k_held_from.toFixed(3)}` : D.unrecorded.fit.k_fitted ? ", fitted" : ""}) leaves at most ${(100 * (D.unrecorded.fit.worst || 0)).toFixed(1)}% on a call` +
+          (D.unrecorded.fit.by_construction ? " (0 by construction: as many parameters as calls, so it says nothing)." : D.unrecorded.fit.flagged ? " (flagged: past 3%)." : ".") : "")) : null,
       el("p", { class: "hint" },
         "A call point is a place where the recorded agent called its model: the strategy receives the request as it stands there and sends it, reduced or not. " +
         "Click a call point in a timeline (or use ← →; ↑ ↓ change the strategy) to see the request that strategy sent beside the baseline's. " +

@@ -366,7 +366,7 @@ fn write_calibrated(
             crate::report::pct(Some(c.unrecorded_share())),
             c.unrecorded_tokens,
             count(c.call_points, "call point", "call points"),
-            c.leaves_out,
+            crate::replay::fit::what_is_left_out(&c.leaves_out, c.constant),
         );
         if c.estimated > 0 {
             line += &format!(

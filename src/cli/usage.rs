@@ -80,8 +80,101 @@ fn episode_row(r: &EpisodeUsage) -> Vec<String> {
             if r.approximate { "~" } else { "" },
             dash(r.recorded_input_tokens)
         ),
-        dash(r.ratio.map(|x| format!("{x:.3}"))),
+        format!(
+            "{}{}",
+            dash(r.ratio.map(|x| format!("{x:.3}"))),
+            if r.unrecorded_tokens > 0 { "*" } else { "" }
+        ),
+        r.fit
+            .as_ref()
+            .and_then(|f| f.worst().map(|(_, w)| (w, f.flagged(), f.by_construction)))
+            .map_or_else(
+                || "–".to_owned(),
+                |(w, flagged, built)| {
+                    format!(
+                        "{}{}",
+                        signed_pct(w),
+                        if built {
+                            "*"
+                        } else if flagged {
+                            "!"
+                        } else {
+                            ""
+                        }
+                    )
+                },
+            ),
     ]
+}
+
+/// What an episode's fit found, in a sentence.
+fn fit_sentence(f: &crate::replay::fit::Fit, leaves_out: Option<&str>) -> String {
+    let k = if let Some(free) = f.k_held_from {
+        format!(
+            "k = {:.3} (the model's tokens per token counted, held at the end of {}–{}: least squares gave \
+             {free:.3})",
+            f.k,
+            crate::replay::fit::K_RANGE.0,
+            crate::replay::fit::K_RANGE.1
+        )
+    } else if f.k_fitted {
+        format!(
+            "k = {:.3} (the model's tokens per token counted, fitted)",
+            f.k
+        )
+    } else if f.k_given {
+        format!(
+            "k = {} (given: counted with the model's own tokenizer)",
+            f.k
+        )
+    } else {
+        "k = 1 (not fitted: no segment has two recorded calls to fit it from)".to_owned()
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let tokens = |u: Option<f64>| {
+        u.map_or_else(
+            || "unknown (no record)".to_owned(),
+            |u| (u.round() as i64).to_string(),
+        )
+    };
+    let u = if f.constant() {
+        format!(
+            "U = {} tokens, constant: {}",
+            tokens(f.segments[0].1),
+            leaves_out.unwrap_or("the context the trace left out")
+        )
+    } else {
+        let parts: Vec<String> = f
+            .segments
+            .iter()
+            .map(|(from, u)| format!("{} from call {from}", tokens(*u)))
+            .collect();
+        format!(
+            "U = {} tokens (the context the trace left out{})",
+            parts.join(", "),
+            if f.segments.len() > 1 {
+                ", changing where the trace shows it does"
+            } else {
+                ", not constant: the fit leaves more than 3% on a call"
+            }
+        )
+    };
+    let worst = f.worst().map_or_else(String::new, |(k, w)| {
+        format!("; its worst residual {} at call {k}", signed_pct(w))
+    });
+    let flag = if f.by_construction {
+        "; as many parameters as calls: the residual is 0 by construction and says nothing"
+    } else if f.flagged() {
+        "; flagged: more than 3% on a call"
+    } else {
+        ""
+    };
+    format!("recorded ≈ U + k × replayed with {k}, {u}{worst}{flag}")
+}
+
+/// A residual as a signed percentage (`+0.4%`, `-3.1%`).
+fn signed_pct(x: f64) -> String {
+    format!("{:+.1}%", 100.0 * x)
 }
 
 /// The table of episodes, how to read it, and where each format's recorded figures come from.
@@ -100,6 +193,7 @@ fn write_episodes(
         "unrecorded",
         "recorded",
         "ratio",
+        "fit",
     ];
     write!(stdout, "{}", markdown(2, &header, &table, WIDTH))?;
     let legend = format!(
@@ -107,7 +201,11 @@ fn write_episodes(
          own context, what it sent: as_recorded); unrecorded, the share of it that is context the trace left \
          out and import added (\"not added\": the trace leaves some out, imported with `--unrecorded ignore`); \
          recorded, the provider's prompt tokens as the trace records them \
-         (~ rounded); ratio, replayed / recorded. Recorded calls without usage are counted apart (no usage)."
+         (~ rounded); ratio, replayed / recorded (* 1 by construction: the blocks of unrecorded context are sized \
+         from the record). fit: where the trace leaves context out, the worst call's residual of recorded ≈ U + k \
+         × replayed, fitted per episode (U the context left out, constant between the changes the trace shows; \
+         k the tokenizers' ratio): the fidelity figure (! past 3%; * as many parameters as calls, so 0 by \
+         construction). Recorded calls without usage are counted apart (no usage)."
     );
     writeln!(stdout, "\n{}", hanging(&legend, WIDTH, 0))?;
     // Where each format's figures come from, once per format.
@@ -127,6 +225,14 @@ fn write_episodes(
 /// failure of an episode said once with its count.
 fn write_gaps(stdout: &mut impl Write, rows: &[EpisodeUsage], counted_with: &str) -> Result<()> {
     for r in rows {
+        if let Some(f) = &r.fit {
+            let line = format!(
+                "{}: {}",
+                r.episode,
+                fit_sentence(f, r.leaves_out.as_deref())
+            );
+            writeln!(stdout, "\n{}", hanging(&line, WIDTH, 2))?;
+        }
         if let Some(from) = &r.resized_from {
             let line = format!(
                 "{}: its blocks of unrecorded context were sized with {from} at import, and are sized again \
@@ -278,6 +384,12 @@ fn write_per_call(stdout: &mut impl Write, r: &EpisodeUsage, counted_with: &str)
                     c.recorded.output_tokens.to_string()
                 },
                 dash(c.ratio().map(|x| format!("{x:.3}"))),
+                dash(
+                    r.fit
+                        .as_ref()
+                        .and_then(|f| f.residuals.get(c.call_point).copied().flatten())
+                        .map(signed_pct),
+                ),
             ]
         })
         .collect();
@@ -293,7 +405,8 @@ fn write_per_call(stdout: &mut impl Write, r: &EpisodeUsage, counted_with: &str)
                 "cache read",
                 "cache write",
                 "output",
-                "ratio"
+                "ratio",
+                "fit"
             ],
             &table,
             WIDTH

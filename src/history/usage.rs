@@ -68,6 +68,11 @@ pub struct ProviderUsage {
     /// `None`: the trace holds every prompt whole, and a gap is the tokenizer's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaves_out: Option<String>,
+    /// The call points from which the context the trace leaves out changes, as the trace shows (aider's
+    /// `/add`, `/drop`, `/read-only`, files added on the model's mention): the fit of that context
+    /// ([`crate::replay::fit`]) starts a segment at each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_changes: Vec<usize>,
     /// The tokens of unrecorded context import added over the episode's call points, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unrecorded_tokens: Option<u64>,

@@ -70,6 +70,25 @@ pub struct Fidelity {
     /// Whether its record is compared with what the agent sent as it recorded it ([`compares_as_recorded`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub as_recorded: bool,
+    /// Where the trace leaves context out and records each call, the fit recorded ≈ U + k × replayed
+    /// ([`crate::replay::fit`]): its residual per call is the fidelity figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<FitReading>,
+}
+
+/// What the run reads of an episode's fit ([`crate::replay::fit::Fit`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct FitReading {
+    /// The tokenizers' ratio.
+    pub k: f64,
+    /// The residual farthest from 0.
+    pub worst: f64,
+    /// Whether a call's residual is past 3%.
+    pub flagged: bool,
+    /// Whether the unrecorded context is one constant block (the agent's fixed prefix).
+    pub constant: bool,
+    /// Whether the residuals are 0 by construction (as many parameters as calls).
+    pub by_construction: bool,
 }
 
 impl Fidelity {
@@ -92,6 +111,13 @@ impl Fidelity {
         };
         out.has_usage = true;
         out.as_recorded = compares_as_recorded(episode);
+        out.fit = crate::replay::fit::of_episode(episode, &baseline.steps).map(|f| FitReading {
+            k: f.k,
+            worst: f.worst().map_or(0.0, |(_, w)| w),
+            flagged: f.flagged(),
+            constant: f.constant(),
+            by_construction: f.by_construction,
+        });
         let models = episode.models();
         out.stand_in = models.is_empty()
             || models
@@ -161,6 +187,22 @@ pub struct FormatFidelity {
     /// none).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stand_in: bool,
+    /// Episodes with a fit of their unrecorded context ([`Fidelity::fit`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fitted: usize,
+    /// Of those, the ones a call of which the fit leaves past 3%, the ones whose unrecorded context is not
+    /// one constant block, and the ones fitted by construction.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fit_flagged: usize,
+    /// See [`FormatFidelity::fit_flagged`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fit_varying: usize,
+    /// See [`FormatFidelity::fit_flagged`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fit_by_construction: usize,
+    /// The fits' residual farthest from 0, and their smallest and largest k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_worst: Option<(f64, f64, f64)>,
     /// Episodes whose blocks of unrecorded context were sized with another tokenizer and sized again, and
     /// the first such tokenizer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +233,18 @@ impl FormatFidelity {
         self.without_usage += f.without_usage;
         self.stand_in |= f.has_usage && f.stand_in;
         self.as_recorded += usize::from(f.has_usage && f.as_recorded);
+        if let Some(fit) = &f.fit {
+            self.fitted += 1;
+            self.fit_flagged += usize::from(fit.flagged);
+            self.fit_varying += usize::from(!fit.constant);
+            self.fit_by_construction += usize::from(fit.by_construction);
+            let (w, lo, hi) = self.fit_worst.get_or_insert((fit.worst, fit.k, fit.k));
+            if fit.worst.abs() > w.abs() {
+                *w = fit.worst;
+            }
+            *lo = lo.min(fit.k);
+            *hi = hi.max(fit.k);
+        }
         if let Some(from) = &f.resized_from {
             let resized = self.resized.get_or_insert_with(|| (0, from.clone()));
             resized.0 += 1;
@@ -207,6 +261,51 @@ impl FormatFidelity {
     pub fn ratio(&self) -> Option<f64> {
         #[allow(clippy::cast_precision_loss)]
         (self.recorded > 0).then(|| self.replayed as f64 / self.recorded as f64)
+    }
+
+    /// What the fits of the format's unrecorded context found, in a clause (empty without one).
+    #[must_use]
+    pub fn fit_clause(&self) -> String {
+        let Some((worst, lo, hi)) = self.fit_worst else {
+            return String::new();
+        };
+        let k = if (hi - lo).abs() < 5e-4 {
+            format!("k {lo:.3}")
+        } else {
+            format!("k {lo:.3}–{hi:.3}")
+        };
+        let mut out = format!(
+            "; the ratio is 1 by construction where blocks were sized from the record: fitted, recorded ≈ U + \
+             k × replayed ({k}) leaves at most {:+.1}% on a call of {} episode{}",
+            100.0 * worst,
+            self.fitted,
+            if self.fitted == 1 { "" } else { "s" }
+        );
+        if self.fit_flagged > 0 {
+            out += &format!(", past 3% on {} (flagged)", self.fit_flagged);
+        }
+        if self.fit_by_construction > 0 {
+            out += &format!(
+                ", 0 by construction on {} (as many parameters as calls)",
+                self.fit_by_construction
+            );
+        }
+        out
+    }
+
+    /// What the traces left out, as the report names it: the importer's words where the fit finds one constant
+    /// block on every episode, else "context the traces did not record" with how many episodes it changes on.
+    #[must_use]
+    pub fn unrecorded_name(&self) -> String {
+        let what = self.leaves_out.as_deref().unwrap_or("unrecorded context");
+        if self.fit_varying == 0 {
+            what.to_owned()
+        } else {
+            format!(
+                "not one constant block on {} of {} episodes: {what}, and what changed or was miscounted",
+                self.fit_varying, self.fitted
+            )
+        }
     }
 
     /// The share of the baseline's input that the traces did not record.

@@ -15,6 +15,7 @@
 
 pub mod calls;
 pub mod evidence;
+pub mod fit;
 pub mod probe;
 pub mod record;
 pub mod reference;

@@ -41,6 +41,9 @@ pub struct Calibration {
     /// Call points whose replay already exceeds the record (no block: the tokenizer counts more than the
     /// provider did there).
     pub over: usize,
+    /// Whether the fit of the blocks ([`super::fit`]) finds one constant block (no change the trace shows, no
+    /// call past 3%): only then is it what the importer says the trace leaves out, alone.
+    pub constant: bool,
 }
 
 impl Calibration {
@@ -109,6 +112,9 @@ pub fn calibrate(
         }));
     };
     let sent = baseline(episode, tokenizer)?;
+    let name = tokenizer.name();
+    let constant =
+        super::fit::of_replayed(episode, &usage, &sent, Some(&name)).is_some_and(|f| f.constant());
     // Each call point's block: the recorded prompt less the replay, and what of it the cache served.
     let mut blocks: Vec<Option<(usize, Option<usize>)>> = vec![None; points.len()];
     let mut over = 0;
@@ -156,6 +162,7 @@ pub fn calibrate(
         unrecorded_tokens,
         estimated,
         over,
+        constant,
     }))
 }
 

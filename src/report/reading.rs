@@ -264,7 +264,7 @@ fn fidelity_lines(run: &RunReport) -> Vec<String> {
                 "; {} of the input is context the traces did not record ({}), sent by every strategy as \
                  the traces' usage says",
                 pct(Some(f.unrecorded_share())),
-                f.leaves_out.as_deref().unwrap_or("unrecorded context")
+                f.unrecorded_name()
             )
         } else {
             String::new()
@@ -279,6 +279,7 @@ fn fidelity_lines(run: &RunReport) -> Vec<String> {
                 if *n == 1 { "" } else { "s" }
             )
         });
+        let fit = f.fit_clause();
         // Where an agent compacted its own context, its record is compared with what it sent.
         let replays = match f.as_recorded {
             0 => "the baseline replays".to_owned(),
@@ -287,7 +288,7 @@ fn fidelity_lines(run: &RunReport) -> Vec<String> {
         };
         lines.push(format!(
             "{}: {} of {} episodes record usage; {replays} {ratio} of the recorded input{worst}\
-             {unrecorded}{resized}{cause}.",
+             {fit}{unrecorded}{resized}{cause}.",
             f.format, f.with_usage, f.episodes
         ));
     }

@@ -73,6 +73,9 @@ pub struct EpisodeUsage {
     /// Where its blocks of unrecorded context were sized with another tokenizer and sized again for this
     /// comparison, that tokenizer.
     pub resized_from: Option<String>,
+    /// Where the trace leaves context out and records each call: recorded ≈ U + k × replayed, fitted
+    /// ([`crate::replay::fit`]); its residual per call is the fidelity figure (the ratio is 1 by construction).
+    pub fit: Option<crate::replay::fit::Fit>,
 }
 
 impl EpisodeUsage {
@@ -172,6 +175,7 @@ pub fn compare(
             output_unrecorded: usage.output_unrecorded,
             calls,
             resized_from,
+            fit: crate::replay::fit::of_episode(&episode, &replay.steps),
         });
     }
     Ok(out)

@@ -5,6 +5,7 @@ mod anywhere;
 mod bad_inputs;
 mod compaction;
 mod console;
+mod fit;
 mod import;
 mod import_fidelity;
 mod import_tells;

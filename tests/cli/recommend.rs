@@ -134,7 +134,9 @@ fn a_claude_code_session_says_retention_measured_nothing() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("of the input is context the traces did not record"),
+        stdout
+            .replace('\n', " ")
+            .contains("of the input is context the traces did not record"),
         "{stdout}"
     );
 }

@@ -20,7 +20,11 @@
 //!   "Ok." of its own — the note is kept, the "Ok." is not (it would be a call point that was never a call);
 //! - not in the transcript, so not replayed: the system prompt, the repository map, the files in the chat,
 //!   and the summary aider writes of older turns once they pass its chat-history budget. Replayed tokens are
-//!   well below what aider reports, and never above it.
+//!   well below what aider reports, and never above it. Where the transcript shows that part change — `/add`,
+//!   `/drop`, `/read-only`, files added on the model's mention, an applied edit, `/undo`, another chat mode's
+//!   system prompt (`/ask`, `/code`, `/architect`, `/chat-mode`) — the call point it changes from is recorded
+//!   (`meta.usage.context_changes`), and the fit of the unrecorded context ([`crate::replay::fit`]) starts a
+//!   segment there. A summary of older turns is not shown, so it is not one.
 
 mod console;
 mod lines;
@@ -169,6 +173,10 @@ struct Context {
     rounded: bool,
     /// The command that started it, for the second context on.
     cleared_by: Option<&'static str>,
+    /// The call points from which what aider sends besides the history changes, as the transcript shows: the
+    /// files in the chat (`/add`, `/drop`, `/read-only`, files added on the model's mention, an applied edit,
+    /// `/undo`) and the system prompt of another chat mode (`/ask`, `/code`, `/architect`, `/chat-mode`).
+    changes: Vec<usize>,
 }
 
 /// Reads one session's blocks into its contexts.
@@ -189,6 +197,8 @@ struct Reader<'a> {
     interrupt_note: bool,
     /// The main model aider last announced.
     model: Option<String>,
+    /// A one-off chat mode (`/ask question`) was entered: the call after its own goes back to the main mode.
+    mode_once: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -203,6 +213,7 @@ impl<'a> Reader<'a> {
             edit: None,
             interrupt_note: version.is_some_and(|v| v >= (0, 72, 2)),
             model: None,
+            mode_once: false,
         }
     }
 
@@ -238,6 +249,17 @@ impl<'a> Reader<'a> {
         }));
         self.awaiting = false;
         self.report_open = true;
+        if std::mem::take(&mut self.mode_once) {
+            self.change();
+        }
+    }
+
+    /// What aider sends besides the history changes from the next call point on.
+    fn change(&mut self) {
+        let at = self.ctx.points.len();
+        if self.ctx.changes.last() != Some(&at) {
+            self.ctx.changes.push(at);
+        }
     }
 
     /// What happened before the next user input, a `/clear` or the end: a prompt interrupted before any reply
@@ -283,7 +305,21 @@ impl<'a> Reader<'a> {
                     args: args.trim_end().to_owned(),
                 });
             }
-            Some(("undo", _)) => self.command = Some(Command::Undo),
+            Some(("undo", _)) => {
+                // The files of the last commit go back to what they were.
+                self.change();
+                self.command = Some(Command::Undo);
+            }
+            Some(("add" | "drop" | "read-only", _)) => {
+                self.change();
+                self.command = None;
+            }
+            Some((mode @ ("ask" | "code" | "architect" | "chat-mode"), args)) => {
+                // Another mode's system prompt: for the one call of `/ask question`, or from here on.
+                self.change();
+                self.mode_once = mode != "chat-mode" && !args.trim().is_empty();
+                self.command = None;
+            }
             Some(_) => self.command = None,
             None if text.starts_with('/') => self.command = None,
             None => {
@@ -332,6 +368,10 @@ impl<'a> Reader<'a> {
         } else if first.starts_with("Applied edit to ")
             || first.starts_with("Did not apply edit to ")
         {
+            if first.starts_with("Applied edit to ") {
+                // A file in the chat changed: the next call sends it as it is now.
+                self.change();
+            }
             self.edit.get_or_insert(None);
         } else if let (Some(_), Some(None)) = (first.strip_prefix("Commit "), &self.edit) {
             // The commit's whole message, its body included.
@@ -355,6 +395,9 @@ impl<'a> Reader<'a> {
         }
         if !self.awaiting {
             if let Some((name, text)) = console::sent(&self.since, self.command.as_ref()) {
+                if text.starts_with("I added these files to the chat") {
+                    self.change();
+                }
                 self.ctx.conv.observation(name, text);
             }
         }
@@ -422,6 +465,7 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                 let mut usage = ProviderUsage::from_call_points("Tokens: reports", ctx.points);
                 usage.approximate = ctx.rounded;
                 usage.failed = ctx.failed;
+                usage.context_changes = ctx.changes;
                 usage.leaves_out =
                     Some("aider's system prompt, repo map and the files added to the chat".into());
                 usage.store(&mut ep);
@@ -522,6 +566,35 @@ mod tests {
             (5_800, 380, Some(2_100), true)
         );
         assert!(usage_of("Applied edit to x.py").is_none());
+    }
+
+    /// What aider sends besides the history changes where the transcript shows it: `/add` before the first
+    /// call, an applied edit (the next call sends the file as edited), `/ask question` (the ask prompt for its
+    /// one call, the main prompt again after it), `/undo` (the files back as they were); a failed edit and a
+    /// `/run` (its output is in the history) change nothing.
+    #[test]
+    fn changes_to_what_aider_sends_are_recorded() {
+        let text = "# aider chat started at 2024-08-21 09:31:03\n\n\
+            > Aider v0.51.2-dev  \n\
+            > Main model: claude-3-5-sonnet-20240620 with diff edit format, infinite output  \n\n\
+            #### /add a.py  \n\
+            > Added /x/a.py to the chat  \n\n\
+            #### first  \n\nOne.\n\n> Tokens: 1,000 sent, 10 received.  \n\
+            > Applied edit to a.py  \n\
+            > Commit abc1234 fix: one  \n\n\
+            #### second  \n\nTwo.\n\n> Tokens: 1,100 sent, 10 received.  \n\
+            > Did not apply edit to a.py (--dry-run)  \n\n\
+            #### /ask why  \n\n\
+            ####  why  \n\nBecause.\n\n> Tokens: 900 sent, 10 received.  \n\n\
+            #### third  \n\nThree.\n\n> Tokens: 1,200 sent, 10 received.  \n\n\
+            #### /undo  \n\
+            > Removed: abc1234 fix: one  \n\n\
+            #### fourth  \n\nFour.\n\n> Tokens: 1,150 sent, 10 received.  \n";
+        let eps = import(text, Path::new("h.md")).unwrap();
+        assert_eq!(eps.len(), 1);
+        let usage = ProviderUsage::of(&eps[0]).unwrap();
+        assert_eq!(usage.calls.len(), 5);
+        assert_eq!(usage.context_changes, [0, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -511,9 +511,16 @@ fn probes_json(episode: &Episode) -> Vec<Value> {
         .collect()
 }
 
-/// How much of the baseline's input is context the trace did not record (blocks import added), and what.
+/// How much of the input is context the trace did not record (blocks import added), and what; and the fit of
+/// it ([`crate::replay::fit`]: its worst residual per call is the fidelity figure), read from the replay the
+/// record is compared with (`as_recorded` where the agent compacted its own context, else the baseline:
+/// [`crate::metrics::fidelity::compares_as_recorded`]).
 fn unrecorded_json(episode: &Episode, replays: &[Replayed<'_>]) -> Option<Value> {
-    let r = replays.iter().find(|r| r.strategy.config.is_baseline())?;
+    let recorded = crate::metrics::fidelity::compares_as_recorded(episode);
+    let r = replays
+        .iter()
+        .find(|r| recorded && matches!(r.strategy.config, StrategyConfig::AsRecorded(_)))
+        .or_else(|| replays.iter().find(|r| r.strategy.config.is_baseline()))?;
     let sent: usize = r.replay.steps.iter().map(|s| s.tokens_sent).sum();
     let blocks: usize = r
         .replay
@@ -521,8 +528,25 @@ fn unrecorded_json(episode: &Episode, replays: &[Replayed<'_>]) -> Option<Value>
         .iter()
         .map(|s| s.tokens_by_kind.get(ItemKind::Unrecorded))
         .sum();
-    let what = crate::history::usage::ProviderUsage::of(episode).and_then(|u| u.leaves_out);
-    Some(json!({"tokens": blocks, "input": sent, "what": what}))
+    let fitted = crate::replay::fit::of_episode(episode, &r.replay.steps);
+    // Named as the importer names it only where the fit finds one constant block.
+    let what = crate::history::usage::ProviderUsage::of(episode)
+        .and_then(|u| u.leaves_out)
+        .map(|w| {
+            crate::replay::fit::what_is_left_out(&w, fitted.as_ref().is_none_or(|f| f.constant()))
+        });
+    let fit = fitted.map(|f| {
+        json!({
+            "k": f.k,
+            "k_fitted": f.k_fitted,
+            "k_held_from": f.k_held_from,
+            "worst": f.worst().map(|(_, w)| w),
+            "flagged": f.flagged(),
+            "constant": f.constant(),
+            "by_construction": f.by_construction,
+        })
+    });
+    Some(json!({"tokens": blocks, "input": sent, "what": what, "fit": fit}))
 }
 
 fn strategy(r: &Replayed<'_>, episode: &Episode, window: usize) -> Value {
