@@ -4,11 +4,13 @@
 // largest episode's page ready in under 2 s; on each, for every strategy, that the loss ledger's sentence
 // matches its counts, that a loss mark (✕, ▼) is never under another mark, that the call point heading counts
 // as the header does, that the page opens on a strategy that acted (when one did) with a request that is not
-// one folded line, and that the window and budget labels carry a halo; report.html links every page. Then, as
+// one folded line, that the window and budget labels carry a halo, and that no limit label (window, trigger,
+// floor, "fails here") is drawn over another, at 1400 and 900 px; report.html links every page. Then, as
 // a reader would: from report.html, the link of a finding a strategy masked (or lost otherwise, on a run where
 // nothing was masked) opens the call point where it left, the finding named gone; clicking a call point shows
 // that strategy's request; ← → and the strategy picker move; the page fits 900 px. Screenshots at 1400 and
-// 900 px go to SHOT_DIR.
+// 900 px go to SHOT_DIR: the page the report links (explorer-WIDTH.png) and the largest episode's
+// (explorer-largest-WIDTH.png).
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -80,6 +82,26 @@ function pageProblems() {
   return out;
 }
 
+// The labels of every timeline's limit lines (window, trigger or budget, floor) and "fails here", as drawn:
+// none over another, each inside its chart. Returns the problems and how many charts have two labels or more.
+function labelProblems() {
+  const out = [];
+  let crowded = 0;
+  const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  for (const svg of document.querySelectorAll("svg.chart")) {
+    const name = svg.closest(".tl")?.dataset.strategy || "?";
+    const width = svg.viewBox.baseVal.width;
+    const texts = [...svg.querySelectorAll("text.limit, text.failed")];
+    if (texts.length > 1) crowded++;
+    const boxes = texts.map((t) => [t.textContent, t.getBBox()]);
+    boxes.forEach(([label, b], i) => {
+      if (b.x < 0 || b.x + b.width > width || b.y < 0) out.push(`${name}: "${label}" outside its chart`);
+      for (const [other, o] of boxes.slice(i + 1)) if (overlap(b, o)) out.push(`${name}: "${label}" over "${other}"`);
+    });
+  }
+  return { out, crowded };
+}
+
 (async () => {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -103,6 +125,7 @@ function pageProblems() {
   const files = fs.readdirSync(pagesDir).filter((f) => f.endsWith(".html")).sort();
   check("episode pages written", files.length > 0, `${files.length} pages`);
   const sizes = [];
+  let labelCharts = 0;
   for (const f of files) {
     const file = path.join(pagesDir, f);
     const bytes = fs.statSync(file).size;
@@ -114,6 +137,15 @@ function pageProblems() {
     sizes.push({ f, bytes, ms, load: nav.load });
     const bad = await page.evaluate(pageProblems);
     check(`${f}: ledger, marks, headings, first view and labels as the data says`, bad.length === 0, bad.slice(0, 4).join("; "));
+    // The limit labels, at 1400 and 900 px (the timelines are drawn again at the new width).
+    for (const width of [1400, 900]) {
+      await page.setViewportSize({ width, height: 1000 });
+      await page.evaluate(() => window.dispatchEvent(new Event("resize")));
+      await page.waitForTimeout(50);
+      const { out, crowded } = await page.evaluate(labelProblems);
+      labelCharts += crowded;
+      check(`${f}: no limit label over another at ${width} px`, out.length === 0, out.slice(0, 4).join("; ") || `${crowded} charts with two labels or more`);
+    }
     await page.close();
   }
   // A page of some strategies (`show --strategies`) sits beside the page with every strategy, which keeps them all.
@@ -127,6 +159,18 @@ function pageProblems() {
     check(`${f}: beside ${full}, which still shows every strategy`, narrow && !narrow.every && every && every.every
       && every.strategies.length > narrow.strategies.length, every ? `${narrow.strategies.length} and ${every.strategies.length} strategies` : `${full} missing`);
   }
+  // The largest episode's page as it opens, beside the screenshots of the page the report links.
+  if (files.includes(`${largest}.html`)) {
+    fs.mkdirSync(shotDir, { recursive: true });
+    for (const width of [1400, 900]) {
+      const { page } = await open(path.join(pagesDir, `${largest}.html`));
+      await page.setViewportSize({ width, height: 1000 });
+      await page.evaluate(() => window.dispatchEvent(new Event("resize")));
+      await page.waitForTimeout(100);
+      await page.screenshot({ path: path.join(shotDir, `explorer-largest-${width}.png`), fullPage: true });
+      await page.close();
+    }
+  }
   const reportHtml = fs.readFileSync(path.join(runDir, "report.html"), "utf8");
   const unlinked = files.filter((f) => !reportHtml.includes(`href="episodes/${f}`));
   check("report.html links every page the run wrote", unlinked.length === 0, unlinked.join(", ") || `${files.length} pages`);
@@ -136,6 +180,7 @@ function pageProblems() {
     check(`${largest}: at most 5 MB`, worst.bytes <= 5e6, `${(worst.bytes / 1e6).toFixed(2)} MB`);
     check(`${largest}: ready in under 2 s`, worst.ms < 2000, `${worst.ms} ms to ready, load event at ${worst.load.toFixed(0)} ms`);
   }
+  console.log(`limit labels: ${labelCharts} timelines (at 1400 and 900 px) hold two labels or more, none over another`);
   check("every page at most 5 MB", sizes.every((s) => s.bytes <= 5e6), `largest ${(Math.max(...sizes.map((s) => s.bytes)) / 1e6).toFixed(2)} MB`);
 
   // From the report: a finding lost to masking, two clicks to its placeholder.
@@ -226,12 +271,16 @@ function pageProblems() {
       `${shown.heading}: ${shown.masked} masked items, ${shown.gone} findings not in the request`);
     // → then ←, or ← then → from the last call point.
     const points = await page.evaluate(() => JSON.parse(document.getElementById("data").textContent).points.length);
-    const [there, away] = lost + 1 < points ? ["ArrowRight", lost + 1] : ["ArrowLeft", lost - 1];
-    await page.keyboard.press(there);
-    const next = await page.evaluate(() => document.querySelector("#detail h2").textContent);
-    await page.keyboard.press(there === "ArrowRight" ? "ArrowLeft" : "ArrowRight");
-    const back = await page.evaluate(() => document.querySelector("#detail h2").textContent);
-    check("→ and ← move between call points", next.startsWith(`Call point ${away} `) && back.startsWith(`Call point ${lost} `), `${next} and back`);
+    if (points < 2) {
+      check("→ and ← move between call points", true, "this episode has one call point: nothing to move to");
+    } else {
+      const [there, away] = lost + 1 < points ? ["ArrowRight", lost + 1] : ["ArrowLeft", lost - 1];
+      await page.keyboard.press(there);
+      const next = await page.evaluate(() => document.querySelector("#detail h2").textContent);
+      await page.keyboard.press(there === "ArrowRight" ? "ArrowLeft" : "ArrowRight");
+      const back = await page.evaluate(() => document.querySelector("#detail h2").textContent);
+      check("→ and ← move between call points", next.startsWith(`Call point ${away} `) && back.startsWith(`Call point ${lost} `), `${next} and back`);
+    }
     await page.selectOption("#strategy", { index: 0 });
     const picked = await page.evaluate(() => document.querySelector(".tl.sel").dataset.strategy);
     check("the strategy picker selects another strategy", picked !== link.strategy, `now ${picked}`);

@@ -43,4 +43,4 @@ PY
 one=$(python3 -c 'import json,sys; print(next(s["name"] for s in json.load(open(sys.argv[1]))["config"]["strategies"] if s["type"] != "none"))' "$run_dir/summary.json")
 "$ctxbench" show "$run_dir" --episode "$largest" --strategies "$one"
 PLAYWRIGHT_CORE="$tools/node_modules/playwright-core" node scripts/check_explorer.js "$run_dir" "$shots" "$largest"
-echo "screenshots: $shots/explorer-1400.png $shots/explorer-900.png"
+echo "screenshots: $shots/explorer-1400.png $shots/explorer-900.png $shots/explorer-largest-1400.png $shots/explorer-largest-900.png"

@@ -25,22 +25,41 @@ step() {
 }
 
 step --version
-step run
+# Every `ctxbench` command of the README's shell blocks, in its order and as written (`cargo run --release --`
+# is the installed `ctxbench`; `traces/` is the clone's samples, tests/fixtures/import/, as its comment says;
+# the shard line runs once per shard), then the commands its text names.
+readme_commands() {
+  python3 - "$repo/README.md" "$repo/tests/fixtures/import/" <<'PY'
+import re, sys
+readme, samples = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2]
+for block in re.findall(r"^```sh\n(.*?)^```", readme, flags=re.S | re.M):
+    for line in block.splitlines():
+        line = re.sub(r"\s+#.*$", "", line).strip()
+        line = re.sub(r"^cargo run --release -- ", "ctxbench ", line)
+        if not line.startswith("ctxbench "):
+            continue
+        line = line.removeprefix("ctxbench ").replace("traces/", samples)
+        shard = re.search(r"--shard 0/(\d+) --out (\S+)0\b", line)
+        for k in range(int(shard.group(1)) if shard else 1):
+            print(line.replace("0/", f"{k}/").replace(f"{shard.group(2)}0", f"{shard.group(2)}{k}") if shard else line)
+PY
+}
+mapfile -t commands < <(readme_commands)
+test "${#commands[@]}" -ge 8 || { echo "installed_check: found ${#commands[@]} README commands" >&2; exit 1; }
+for line in "${commands[@]}"; do
+  read -ra args <<<"$line"
+  step "${args[@]}"
+done
 test -s reports/default/report.html
-step show reports/default
-step show reports/default --episode coding-13 --strategies compaction
+test -s reports/mine/report.html
+test -s runs/all/summary.json
 step run --config configs/default.toml --strategies none,pipeline --name configured
 step run --strategies presets --name presets
 step sweep
 step sweep --grid configs/sweep_presets.toml --name sweep-presets
-step import "$repo/tests/fixtures/import/" -o mine.jsonl
-step run --dataset mine.jsonl --name mine
-step show reports/mine
+step run --dataset mine.jsonl --name mine-8000 --window 8000
 step usage mine.jsonl --per-call
 step validate mine.jsonl
-step run --shard 0/2 --out runs/s0
-step run --shard 1/2 --out runs/s1
-step merge runs/s0 runs/s1 --out runs/all
 step strategies -v
 step init
 step run --config ctxbench.toml --strategies none,compaction

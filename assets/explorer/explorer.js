@@ -84,7 +84,7 @@
     top.append(...[
       el("h1", {}, "Episode ", el("code", {}, D.episode)),
       el("p", { class: "sub" },
-        `${D.source} · ${fmt(nItems)} items · ${N} call point${N === 1 ? "" : "s"} (numbered 0–${N - 1}) · run ${D.run} · model ${D.model} (${D.price === "unpriced" ? "unpriced" : "priced from " + D.price}) · window ${fmt(D.window)} tokens (${D.window_from})`),
+        `${D.source} · ${fmt(nItems)} items · ${N} call point${N === 1 ? "" : "s"} (numbered 0–${N - 1}) · run ${D.run} · model ${D.model} (${D.price === "unpriced" ? "unpriced" : "priced from " + D.price.replace(/`/g, "")}) · window ${fmt(D.window)} tokens (${D.window_from})`),
       D.task ? el("p", { class: "task" }, D.task) : null,
       D.unrecorded && D.unrecorded.tokens > 0 ? el("p", { class: "unrecorded" },
         `${(100 * D.unrecorded.tokens / D.unrecorded.input).toFixed(1)}% of the baseline's input is context the trace did not record` +
@@ -114,6 +114,12 @@
     const order = [baseline, ...S.map((_, j) => j).filter((j) => j !== baseline)];
     for (const j of order) box.append(timeline(j, width));
   }
+  // The width of a chart label (10 px, the page's font), measured before the chart is in the page.
+  const measure = document.createElement("canvas").getContext("2d");
+  function textWidth(text) {
+    measure.font = `10px ${getComputedStyle(document.body).fontFamily}`;
+    return measure.measureText(text).width;
+  }
   // The largest part of a request strategy s could not reduce, over its call points.
   function floorOf(s) { return s.steps.reduce((a, x) => Math.max(a, x[11] || 0), 0); }
   function timeline(j, width) {
@@ -129,7 +135,7 @@
     const note = (s.baseline ? `baseline · ${fmt(total)} input tokens · ${needs(s.ledger.length)}`
       : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${needs(s.ledger.length)} kept` +
         (acted(s).length ? ` · acted at ${acted(s).length} of ${N} call points` : " · never changed a request") +
-        (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)})` : "") +
+        (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)}${s.trigger.tokens > scaleMax ? ": above every request here, off the chart" : ""})` : "") +
         (s.trigger && s.trigger.tokens < floorOf(s) ? ` · its ${s.trigger.label.split(":")[0]} (${fmt(s.trigger.tokens)}) is below what no strategy may reduce (${fmt(floorOf(s))}): it cannot work here` : "") +
         (s.failed ? ` · fails at call point ${s.failed.step} as its framework does: ${s.failed.error}` : "")) +
       overNote;
@@ -161,29 +167,53 @@
       hit.addEventListener("click", () => select(j, k));
       svg.append(hit);
     });
+    // The limit lines (window, the strategy's trigger or budget, the floor) and their labels: each label at the
+    // right end just above its line, else just below it, else moved left of the labels it would cover, so that
+    // no label is ever printed over another or over "fails here".
+    const labels = [];
     const line = (v, dash, label) => {
       if (v > scaleMax) return;
       svg.append(svgEl("line", { x1: 0, x2: W, y1: y(v), y2: y(v), stroke: D.reference, "stroke-width": 1.5,
         "stroke-dasharray": dash ? "5 4" : "none", "pointer-events": "none" }));
-      // A white halo under the letters keeps them readable over bars of any colour.
-      const t = svgEl("text", { x: W - 4, y: y(v) < 12 ? y(v) + 11 : y(v) - 3, "text-anchor": "end", "font-size": 10, fill: D.reference, "pointer-events": "none",
-        stroke: "#ffffff", "stroke-width": 3, "stroke-linejoin": "round", "paint-order": "stroke", class: "limit" });
-      t.textContent = label;
-      svg.append(t);
+      labels.push({ at: y(v), label });
     };
     line(D.window, false, `window ${fmt(D.window)}`);
+    const taken = [];
     // Where the framework the strategy reproduces raises: the episode fails there.
     if (s.failed) {
       const x = s.failed.step * bw + bw / 2;
       svg.append(svgEl("line", { x1: x, x2: x, y1: 0, y2: H, stroke: "#d62728", "stroke-width": 2, "pointer-events": "none", class: "failed" }));
-      const t = svgEl("text", { x: Math.min(x + 3, W - 60), y: 11, "font-size": 10, fill: "#d62728", "pointer-events": "none", class: "failed" });
+      const tx = Math.min(x + 3, W - 60);
+      const t = svgEl("text", { x: tx, y: 11, "font-size": 10, fill: "#d62728", "pointer-events": "none", class: "failed" });
       t.textContent = "fails here";
       svg.append(t);
+      taken.push({ x0: tx - 2, x1: tx + textWidth("fails here") + 2, y0: 0, y1: 13 });
     }
     if (s.trigger) line(s.trigger.tokens, true, `${s.trigger.label.split(":")[0]} ${fmt(s.trigger.tokens)}`);
     // What no strategy may reduce (reply priming, tool schemas, unrecorded context, system messages, the task),
     // at its largest, where a budget below it cannot work.
     if (s.trigger && s.trigger.tokens < floorOf(s)) line(floorOf(s), true, `floor ${fmt(floorOf(s))}`);
+    for (const { at, label } of labels) {
+      const w = textWidth(label) + 4;
+      const box = (right, base) => ({ x0: right - w, x1: right + 2, y0: base - 10, y1: base + 3 });
+      const free = (b) => b.x0 >= 0 && b.y0 >= 0 && b.y1 <= H + 1 && !taken.some((o) => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1);
+      const bases = at < 12 ? [at + 11] : at + 14 > H ? [at - 3] : [at - 3, at + 11];
+      let b = null;
+      for (let right = W - 4; !b && right - w >= 0;) {
+        const tries = bases.map((base) => box(right, base));
+        b = tries.find(free);
+        // Left of the leftmost label in the way.
+        const inWay = taken.filter((o) => tries.some((c) => c.x0 < o.x1 && o.x0 < c.x1 && c.y0 < o.y1 && o.y0 < c.y1));
+        right = inWay.length ? Math.min(...inWay.map((o) => o.x0)) - 6 : right - w;
+      }
+      b = b || box(W - 4, bases[0]);
+      taken.push(b);
+      // A white halo under the letters keeps them readable over bars of any colour.
+      const t = svgEl("text", { x: b.x1 - 2, y: b.y0 + 10, "text-anchor": "end", "font-size": 10, fill: D.reference, "pointer-events": "none",
+        stroke: "#ffffff", "stroke-width": 3, "stroke-linejoin": "round", "paint-order": "stroke", class: "limit" });
+      t.textContent = label;
+      svg.append(t);
+    }
     // Findings, one mark per call point and row, the worse on top: upper row ◆ introduced, ▼ left the request
     // (over ◆); lower row ● kept where needed, ✕ lost where needed (over ●). Losses are drawn after every other
     // mark, so that a neighbour's mark never covers one.

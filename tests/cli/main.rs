@@ -14,6 +14,7 @@ mod llm;
 mod models;
 mod obs;
 mod props;
+mod readme;
 mod reasoning;
 mod recommend;
 mod reference;

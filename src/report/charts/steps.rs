@@ -177,22 +177,27 @@ fn draw_lines<DB: DrawingBackend>(
     let is_base = |i: usize| baseline == Some(data.series[i].strategy.as_str());
     let mut order: Vec<usize> = (0..data.series.len()).collect();
     order.sort_by_key(|&i| is_base(i));
-    for i in order {
-        let s = &data.series[i];
-        let (c, _) = style(i);
-        let pts: Vec<(usize, f64)> = values(s)
+    let points = |i: usize| -> Vec<(usize, f64)> {
+        values(&data.series[i])
             .into_iter()
             .enumerate()
             .filter_map(|(x, v)| v.map(|v| (x, v)))
-            .collect();
+            .collect()
+    };
+    let under = hidden_under(&order, &points, &is_base);
+    for &i in &order {
+        let (c, _) = style(i);
+        let pts = points(i);
         let dashed = if is_base(i) {
             Some(BASELINE_DASH)
         } else {
             dash(i)
         };
+        // A line drawn over by another with the same values is drawn wide, so that it shows on both sides.
+        let stroke = if under[i].is_some() { 7 } else { 2 };
         match dashed {
             None => chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(stroke)))
                 .map(|_| ()),
             Some(d) => {
                 let gap = if is_base(i) { BASELINE_DASH } else { 3 };
@@ -201,7 +206,7 @@ fn draw_lines<DB: DrawingBackend>(
                         pts.clone(),
                         d,
                         gap,
-                        c.stroke_width(2),
+                        c.stroke_width(stroke),
                     ))
                     .map(|_| ())
             }
@@ -212,19 +217,66 @@ fn draw_lines<DB: DrawingBackend>(
             draw_marker(plot, chart.backend_coord(p), i, 3)?;
         }
     }
-    // The legend in the strategies' order, the baseline's line dashed as drawn.
+    // The legend in the strategies' order, the baseline's line dashed as drawn, a line under another (drawn
+    // wide) with the one over it.
     for (i, s) in data.series.iter().enumerate() {
+        let mut name = if is_base(i) {
+            format!("{} (baseline, dashed)", s.strategy)
+        } else {
+            s.strategy.clone()
+        };
+        if let Some(j) = under[i] {
+            let other = &data.series[j].strategy;
+            name = if name.chars().count() + other.chars().count() <= UNDER_CHARS {
+                format!("{name} (under {other})")
+            } else {
+                format!("{name} (wide)")
+            };
+        }
         entries.push(Entry::Series {
             index: i,
-            name: if is_base(i) {
-                format!("{} (baseline, dashed)", s.strategy)
-            } else {
-                s.strategy.clone()
-            },
+            name,
             line: !is_base(i),
         });
     }
+    if under.iter().any(Option::is_some) {
+        entries.push(Entry::Note(
+            "wide: under a line of the same values".to_owned(),
+        ));
+    }
     Ok(())
+}
+
+/// The longest pair of names a legend line "A (under B)" holds within the legend's width.
+const UNDER_CHARS: usize = 22;
+
+/// For each series, the series drawn after it (in `order`) whose points are the same, which hides it; the
+/// baseline, drawn last and dashed, hides none (a line under it shows between its dashes).
+fn hidden_under(
+    order: &[usize],
+    points: &dyn Fn(usize) -> Vec<(usize, f64)>,
+    is_base: &dyn Fn(usize) -> bool,
+) -> Vec<Option<usize>> {
+    let all: Vec<Vec<(usize, f64)>> = (0..order.len()).map(points).collect();
+    let same = |a: &[(usize, f64)], b: &[(usize, f64)]| {
+        !a.is_empty()
+            && a.len() == b.len()
+            && a.iter().zip(b).all(|(p, q)| {
+                p.0 == q.0 && (p.1 - q.1).abs() <= 1e-9 * p.1.abs().max(q.1.abs()).max(1.0)
+            })
+    };
+    let mut under = vec![None; order.len()];
+    for (at, &i) in order.iter().enumerate() {
+        if is_base(i) {
+            continue;
+        }
+        under[i] = order[at + 1..]
+            .iter()
+            .rev()
+            .copied()
+            .find(|&j| !is_base(j) && same(&all[i], &all[j]));
+    }
+    under
 }
 
 /// The dash of the baseline's line, in pixels: long, so that a strategy's line under it shows between dashes.
@@ -233,6 +285,21 @@ const BASELINE_DASH: u32 = 10;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_under_another_with_the_same_values_is_named() {
+        let lines = [
+            vec![(0, 5.0), (1, 9.0)],
+            vec![(0, 5.0), (1, 4.0)],
+            vec![(0, 3.0), (1, 2.0)],
+            vec![(0, 3.0), (1, 2.0)],
+            vec![(0, 5.0), (1, 9.0)],
+        ];
+        let points = |i: usize| lines[i].clone();
+        // Series 0 is the baseline, drawn last; 2 lies under 3, and 4 under the baseline's dashes (not said).
+        let under = hidden_under(&[1, 2, 3, 4, 0], &points, &|i| i == 0);
+        assert_eq!(under, vec![None, None, Some(3), None, None]);
+    }
 
     #[test]
     fn a_long_episode_id_is_shortened_to_fit_the_caption() {

@@ -10,10 +10,12 @@
 //! call points × items × strategies. Nothing is fetched: the page opens from the disk, offline.
 
 pub mod capture;
+mod trigger;
 
 use serde_json::{json, Value};
 
 pub use capture::{Capture, State, Texts, Timeline};
+use trigger::trigger;
 
 use crate::error::{Error, Result};
 use crate::history::{Episode, Item, ItemKind};
@@ -329,28 +331,6 @@ fn state_index(state: State) -> usize {
 
 fn opt(v: Option<usize>) -> Value {
     v.map_or(Value::from(-1), Value::from)
-}
-
-/// The size a strategy acts at, in tokens, with what it is: its budget as the strategy states it
-/// ([`crate::strategy::StrategySpec::budget`]: a window's budget, a pipeline's trigger), or compaction's token
-/// trigger.
-fn trigger(config: &StrategyConfig, window: usize) -> Option<(usize, String)> {
-    let label = match config {
-        StrategyConfig::Compaction(c) => {
-            return c.trigger_tokens.map(|t| {
-                (
-                    t,
-                    "trigger: over it, compaction clears old tool output".to_owned(),
-                )
-            })
-        }
-        StrategyConfig::SlidingWindow(_) => "budget: the window keeps the newest items under it",
-        StrategyConfig::Pipeline(_) => "trigger: over it, the pipeline runs its stages",
-        StrategyConfig::Inspect(_) => "trigger: over it, Inspect AI compacts",
-        StrategyConfig::Strands(_) => "trigger: at it, Strands summarizes",
-        _ => "budget: it brings the request under it",
-    };
-    config.budget(window).map(|b| (b, label.to_owned()))
 }
 
 /// Where each finding's evidence occurs in `text`, as `[finding, start, end]` in UTF-16 code units (what a
