@@ -89,6 +89,10 @@ pub struct FitReading {
     pub constant: bool,
     /// Whether the residuals are 0 by construction (as many parameters as calls).
     pub by_construction: bool,
+    /// Whether `k` is known: fitted, or given (the model's own tokenizer); else it is 1 for want of two
+    /// recorded calls in a segment, and says nothing of the tokenizers.
+    #[serde(default)]
+    pub k_known: bool,
 }
 
 impl Fidelity {
@@ -117,6 +121,7 @@ impl Fidelity {
             flagged: f.flagged(),
             constant: f.constant(),
             by_construction: f.by_construction,
+            k_known: f.k_fitted || f.k_given,
         });
         let models = episode.models();
         out.stand_in = models.is_empty()
@@ -200,9 +205,12 @@ pub struct FormatFidelity {
     /// See [`FormatFidelity::fit_flagged`].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fit_by_construction: usize,
-    /// The fits' residual farthest from 0, and their smallest and largest k.
+    /// The fits' residual farthest from 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fit_worst: Option<(f64, f64, f64)>,
+    pub fit_worst: Option<f64>,
+    /// The smallest and largest k of the fits whose k is known (fitted or given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_k: Option<(f64, f64)>,
     /// Episodes whose blocks of unrecorded context were sized with another tokenizer and sized again, and
     /// the first such tokenizer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -238,12 +246,15 @@ impl FormatFidelity {
             self.fit_flagged += usize::from(fit.flagged);
             self.fit_varying += usize::from(!fit.constant);
             self.fit_by_construction += usize::from(fit.by_construction);
-            let (w, lo, hi) = self.fit_worst.get_or_insert((fit.worst, fit.k, fit.k));
+            let w = self.fit_worst.get_or_insert(fit.worst);
             if fit.worst.abs() > w.abs() {
                 *w = fit.worst;
             }
-            *lo = lo.min(fit.k);
-            *hi = hi.max(fit.k);
+            if fit.k_known {
+                let (lo, hi) = self.fit_k.get_or_insert((fit.k, fit.k));
+                *lo = lo.min(fit.k);
+                *hi = hi.max(fit.k);
+            }
         }
         if let Some(from) = &f.resized_from {
             let resized = self.resized.get_or_insert_with(|| (0, from.clone()));
@@ -266,13 +277,13 @@ impl FormatFidelity {
     /// What the fits of the format's unrecorded context found, in a clause (empty without one).
     #[must_use]
     pub fn fit_clause(&self) -> String {
-        let Some((worst, lo, hi)) = self.fit_worst else {
+        let Some(worst) = self.fit_worst else {
             return String::new();
         };
-        let k = if (hi - lo).abs() < 5e-4 {
-            format!("k {lo:.3}")
-        } else {
-            format!("k {lo:.3}–{hi:.3}")
+        let k = match self.fit_k {
+            Some((lo, hi)) if (hi - lo).abs() < 5e-4 => format!("k {lo:.3}"),
+            Some((lo, hi)) => format!("k {lo:.3}–{hi:.3}"),
+            None => "k not fitted".to_owned(),
         };
         let mut out = format!(
             "; the ratio is 1 by construction where blocks were sized from the record: fitted, recorded ≈ U + \
@@ -379,6 +390,10 @@ impl FormatFidelity {
         !self.format.starts_with("gen/") && self.format != "test"
     }
 }
+
+#[cfg(test)]
+#[path = "fidelity_fit_tests.rs"]
+mod fit_tests;
 
 #[cfg(test)]
 mod tests {
