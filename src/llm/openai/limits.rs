@@ -7,6 +7,10 @@
 //! - A 429 pauses every request of the client, not only the one it answered ([`Limits::pause`]): the endpoint
 //!   said it is at its limit, and the requests of one client share it. A 429 to a request sent before the last
 //!   pause began tells nothing new and does not lengthen it.
+//! - After a pause the refused calls go first ([`Limits::refused`]): each kept its place through the pause,
+//!   and no other call is sent until every refused call waiting to go again has its answer. A per-minute limit
+//!   (LiteLLM's `rpm`) admits its first requests of the next minute; a refused call that went after newer
+//!   calls would find that minute spent by them and be refused again, to its last retry.
 //! - The backlog ([`Backlog`]): calls started and not yet answered that hold their request body; the thread
 //!   that starts one waits while there are `4 × max_concurrency`, so that memory follows the concurrency, not
 //!   the dataset, and the endpoint always has a full queue to draw from.
@@ -17,7 +21,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 /// Which calls get a freed place first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +39,27 @@ pub(super) struct Limits {
     next_start: Mutex<Instant>,
     spacing: Option<Duration>,
     pause: Mutex<Pause>,
+    /// Refused calls waiting to go again (from their 429 to their next answer); other calls wait for none.
+    refused: watch::Sender<usize>,
     wire: Mutex<Occupancy>,
+}
+
+/// Whose turn a request waits for in [`Limits::ready_to_send`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Turn {
+    /// A call's first attempt, or a retry after a failure other than a 429: after every refused call.
+    New,
+    /// A call refused with a 429 going again: first when the pause ends.
+    Refused,
+}
+
+/// A refused call waiting to go again, counted until dropped (its next attempt answered, or the call gone).
+pub(super) struct Refused<'a>(&'a Limits);
+
+impl Drop for Refused<'_> {
+    fn drop(&mut self) {
+        self.0.refused.send_modify(|n| *n -= 1);
+    }
 }
 
 /// Places held, and the calls waiting for one, by priority.
@@ -109,6 +133,7 @@ impl Limits {
             spacing: (per_minute > 0)
                 .then(|| Duration::from_secs_f64(60.0 / f64::from(per_minute))),
             pause: Mutex::new(Pause::default()),
+            refused: watch::Sender::new(0),
             wire: Mutex::new(Occupancy::default()),
         }
     }
@@ -148,36 +173,53 @@ impl Limits {
         places.held -= 1;
     }
 
-    /// Waits for the request's start: the end of a pause a 429 asked for, then the rate's next start time (and
-    /// the end of a pause that began meanwhile).
-    pub(super) async fn ready_to_send(&self) {
+    /// Waits for the request's start: the end of a pause a 429 asked for, then (for a [`Turn::New`]) until no
+    /// refused call waits to go again, then the rate's next start time; and again while a pause began or a
+    /// call was refused meanwhile.
+    pub(super) async fn ready_to_send(&self, turn: Turn) {
+        let mut refused = self.refused.subscribe();
         loop {
-            loop {
-                let until = lock(&self.pause).until;
-                match until {
-                    Some(until) if until > Instant::now() => {
-                        tokio::time::sleep_until(until.into()).await;
-                    }
-                    _ => break,
-                }
+            self.paused().await;
+            if turn == Turn::New {
+                // The sender lives as long as `self`: the wait cannot fail.
+                let _ = refused.wait_for(|n| *n == 0).await;
             }
-            let Some(spacing) = self.spacing else {
-                return;
-            };
-            let start = {
-                let mut next = lock(&self.next_start);
-                let start = (*next).max(Instant::now());
-                *next = start + spacing;
-                start
-            };
-            tokio::time::sleep_until(start.into()).await;
-            if lock(&self.pause)
+            if let Some(spacing) = self.spacing {
+                let start = {
+                    let mut next = lock(&self.next_start);
+                    let start = (*next).max(Instant::now());
+                    *next = start + spacing;
+                    start
+                };
+                tokio::time::sleep_until(start.into()).await;
+            }
+            let paused = lock(&self.pause)
                 .until
-                .is_none_or(|until| until <= Instant::now())
-            {
+                .is_some_and(|until| until > Instant::now());
+            if !paused && (turn == Turn::Refused || *refused.borrow() == 0) {
                 return;
             }
         }
+    }
+
+    /// Waits for the end of the pause a 429 asked for (and of one that began meanwhile).
+    async fn paused(&self) {
+        loop {
+            let until = lock(&self.pause).until;
+            match until {
+                Some(until) if until > Instant::now() => {
+                    tokio::time::sleep_until(until.into()).await;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// A call refused with a 429 that will go again: no [`Turn::New`] request starts until the guard is
+    /// dropped.
+    pub(super) fn refused(&self) -> Refused<'_> {
+        self.refused.send_modify(|n| *n += 1);
+        Refused(self)
     }
 
     /// A 429 to a request sent at `sent`: every request of the client waits `wait` from now, unless the
@@ -358,7 +400,7 @@ mod tests {
         let started = Instant::now();
         block_on(async {
             for _ in 0..3 {
-                limits.ready_to_send().await;
+                limits.ready_to_send(Turn::New).await;
             }
         });
         assert!(started.elapsed() >= Duration::from_millis(100));
@@ -372,7 +414,7 @@ mod tests {
         limits.pause(before, Duration::from_millis(150));
         // A second 429 to a request sent before the pause began does not lengthen it.
         limits.pause(before, Duration::from_secs(30));
-        block_on(limits.ready_to_send());
+        block_on(limits.ready_to_send(Turn::New));
         let waited = before.elapsed();
         assert!(
             waited >= Duration::from_millis(140) && waited < Duration::from_secs(5),
@@ -381,8 +423,35 @@ mod tests {
         // A 429 to a request sent after it lengthens it.
         let after = Instant::now();
         limits.pause(after, Duration::from_millis(60));
-        block_on(limits.ready_to_send());
+        block_on(limits.ready_to_send(Turn::New));
         assert!(after.elapsed() >= Duration::from_millis(55));
+    }
+
+    #[test]
+    fn after_a_pause_the_refused_calls_go_before_the_others() {
+        let limits = Arc::new(Limits::new(8, 0));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        block_on(async {
+            limits.pause(Instant::now(), Duration::from_millis(50));
+            let refused = limits.refused();
+            let new = {
+                let (limits, order) = (limits.clone(), order.clone());
+                tokio::spawn(async move {
+                    limits.ready_to_send(Turn::New).await;
+                    lock(&order).push("new");
+                })
+            };
+            limits.ready_to_send(Turn::Refused).await;
+            lock(&order).push("refused");
+            // Its answer takes a while: the new call still waits for it.
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            assert_eq!(*lock(&order), ["refused"]);
+            lock(&order).push("answered");
+            drop(refused);
+            new.await.unwrap();
+        });
+        assert_eq!(*lock(&order), ["refused", "answered", "new"]);
+        assert_eq!(*limits.refused.borrow(), 0);
     }
 
     #[test]

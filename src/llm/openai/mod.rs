@@ -21,7 +21,8 @@
 //!   jitter, waiting what the server asks (`retry-after-ms`, `Retry-After` in seconds or as an HTTP date,
 //!   LiteLLM's `llm_provider-retry-after`); a 429 that says nothing backs off `rate_limit_backoff_s`
 //!   (10 s) doubling to 60 s, long enough for a per-minute limit. A 429 pauses every request of the client
-//!   for the wait it implies (one shared back-off, not one per request). Other 4xx (a refused key, an unknown model)
+//!   for the wait it implies (one shared back-off, not one per request); a call keeps its place in flight over
+//!   its retries, and when a pause ends the calls it refused go again before any other is sent. Other 4xx (a refused key, an unknown model)
 //!   are not retried. After the last attempt the error names the endpoint, the status and the start of the
 //!   body. The preflight goes through the same loop, retrying only what the server answered.
 //! - Identical requests are sent once: a request in flight is waited for, one already answered in this run is

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use super::config::OpenAiConfig;
-use super::limits::{Limits, Priority};
+use super::limits::{Limits, Priority, Turn};
 use super::wire::{Answer, Failure};
 
 /// Which failures are retried.
@@ -28,10 +28,12 @@ pub(super) struct Outcome {
 }
 
 /// Makes `attempt` until it answers, a failure is not to be retried under `policy`, or `max_retries` retries
-/// were made. Each attempt holds a place in `limits` (asked for at `priority`) and waits for its start there
-/// (a pause, the rate); a call's attempts are counted on the wire (the preflight's are not: it is a check
-/// before the run). Between attempts the loop waits what the server asked for, else [`backoff`] (with its
-/// jitter from `seed`); a 429 pauses every request of the client for as long ([`Limits::pause`]).
+/// were made. The call holds one place in `limits` (asked for at `priority`) over all its attempts, so that a
+/// retry never queues behind newer calls, and each attempt waits for its start there (a pause, the rate); a
+/// call's attempts are counted on the wire (the preflight's are not: it is a check before the run). A 429
+/// pauses every request of the client for the wait the server asked for, else [`backoff`] (with its jitter
+/// from `seed`) ([`Limits::pause`]), and the refused call goes again when the pause ends, before any call
+/// not refused ([`Limits::refused`]); after another failure the call waits as long itself.
 pub(super) async fn retrying<F, A>(
     config: &OpenAiConfig,
     limits: &Limits,
@@ -43,28 +45,36 @@ where
     F: FnMut() -> A,
     A: Future<Output = Result<Answer, Failure>>,
 {
+    let _permit = limits.acquire(priority).await;
     let mut attempts = 0;
+    let mut turn = Turn::New;
+    let mut refused = None;
     loop {
         attempts += 1;
-        let (result, latency_ms) = {
-            let _permit = limits.acquire(priority).await;
-            limits.ready_to_send().await;
-            let wire = (policy == Policy::Call).then(|| limits.on_wire());
-            let sent = Instant::now();
-            let result = attempt().await;
-            let latency_ms = sent.elapsed().as_secs_f64() * 1e3;
-            drop(wire);
-            // Paused before the place is given back: the call that takes it waits for the pause too.
-            if let Err(f) = &result {
-                if f.status == Some(429) {
-                    limits.pause(sent, wait(config, attempts, seed, f));
-                }
+        limits.ready_to_send(turn).await;
+        let wire = (policy == Policy::Call).then(|| limits.on_wire());
+        let sent = Instant::now();
+        let result = attempt().await;
+        let latency_ms = sent.elapsed().as_secs_f64() * 1e3;
+        drop(wire);
+        // Answered: a refused call no longer holds the others back once it is counted again (if refused again).
+        let answered = refused.take();
+        let rate_limited = matches!(&result, Err(f) if f.status == Some(429));
+        if let Err(f) = &result {
+            if rate_limited {
+                limits.pause(sent, wait(config, attempts, seed, f));
             }
-            (result, latency_ms)
-        };
+        }
         match result {
             Err(f) if attempts <= config.max_retries && retried(policy, &f) => {
-                tokio::time::sleep(wait(config, attempts, seed, &f)).await;
+                if rate_limited {
+                    refused = Some(limits.refused());
+                    turn = Turn::Refused;
+                } else {
+                    turn = Turn::New;
+                    drop(answered);
+                    tokio::time::sleep(wait(config, attempts, seed, &f)).await;
+                }
             }
             result => {
                 return Outcome {
@@ -268,7 +278,7 @@ mod tests {
             };
             // Another request, started after the 429, waits for the same pause.
             tokio::time::sleep(Duration::from_millis(30)).await;
-            limits.ready_to_send().await;
+            limits.ready_to_send(Turn::New).await;
             let other = started.elapsed();
             (retried.await.unwrap(), other)
         });

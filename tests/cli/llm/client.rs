@@ -514,7 +514,7 @@ fn a_429_pauses_every_request_of_the_client() {
     let arrivals = arrivals.lock().unwrap();
     let refused = arrivals.iter().find(|(n, _)| *n == 0).unwrap().1;
     // The first wave (4 requests, sent before the 429 came back) aside, every request arrives after the
-    // pause: the refused one's place, freed at once, waits for it too.
+    // pause: the refused call keeps its place through it and goes first.
     let early: Vec<Duration> = arrivals
         .iter()
         .filter(|(n, _)| *n >= 4)
@@ -531,4 +531,83 @@ fn a_429_pauses_every_request_of_the_client() {
         (stats.calls, stats.sent, stats.retries, stats.failed),
         (12, 13, 1, 0)
     );
+}
+
+/// A per-minute limit as LiteLLM's proxy keeps one (`rpm` on a model): at most `RATE` requests accepted in
+/// each window of the clock (a minute there, 400 ms here), the others refused at once with 429 and only
+/// `llm_provider-retry-after` (the window's length), the refused ones not counted. Started calls (probes) far
+/// more than the window admits, `max_concurrency` under the limit and one retry: a refused call goes again
+/// before any call not yet sent, so each is refused at most once and every call is answered, the refusals
+/// counted as retries. (A refused call that queued behind newer calls after the pause found the window
+/// spent by them and was refused again, to the last retry: `scripts/litellm_faults.sh` failed so.)
+#[test]
+fn a_refused_call_goes_again_before_newer_calls() {
+    use ctxbench::llm::Llm;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    const RATE: usize = 4;
+    const WINDOW: Duration = Duration::from_millis(400);
+    const CALLS: usize = 24;
+    let cache = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    // (window, accepted in it), and refusals per question.
+    let window = Arc::new(Mutex::new((0u128, 0usize)));
+    let refusals = Arc::new(Mutex::new(HashMap::<String, usize>::new()));
+    let (w, r) = (Arc::clone(&window), Arc::clone(&refusals));
+    let (url, seen) = server_fn(move |_, body| {
+        let question = body
+            .split("question ")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap_or("?")
+            .to_owned();
+        let now = start.elapsed().as_millis() / WINDOW.as_millis();
+        let accepted = {
+            let mut w = w.lock().unwrap();
+            if w.0 != now {
+                *w = (now, 0);
+            }
+            w.1 += 1;
+            w.1 <= RATE
+        };
+        Some(if accepted {
+            Reply {
+                delay: Duration::from_millis(20),
+                ..ok(&format!("answer to {question}"))
+            }
+        } else {
+            w.lock().unwrap().1 -= 1;
+            *r.lock().unwrap().entry(question).or_default() += 1;
+            Reply {
+                body: r#"{"error":{"message":"litellm.RateLimitError: No deployments available for selected model","type":"None","code":"429"}}"#.into(),
+                ..status(429, "llm_provider-retry-after: 0.4\r\n")
+            }
+        })
+    });
+    let llm = OpenAiLlm::new(OpenAiConfig {
+        max_concurrency: 4,
+        max_retries: 1,
+        ..client(&url, "", cache.path())
+    })
+    .unwrap();
+    let questions: Vec<String> = (0..CALLS).map(|i| format!("question {i}")).collect();
+    let pending: Vec<_> = questions.iter().map(|q| llm.start(&request(q))).collect();
+    let answers: Vec<_> = pending.into_iter().map(|p| p.wait()).collect();
+    let refusals = refusals.lock().unwrap().clone();
+    for (q, a) in questions.iter().zip(answers) {
+        let a = a.unwrap_or_else(|e| panic!("{q}: {e} (refusals: {refusals:?})"));
+        assert_eq!(a.text, format!("answer to {}", &q["question ".len()..]));
+    }
+    let refused: usize = refusals.values().sum();
+    assert!(refused > 0, "the limit was reached");
+    assert!(
+        refusals.values().all(|&n| n == 1),
+        "a call was refused more than once: {refusals:?}"
+    );
+    let stats = llm.stats();
+    assert_eq!(
+        (stats.calls, stats.failed, stats.retries, stats.sent),
+        (CALLS as u64, 0, refused as u64, (CALLS + refused) as u64)
+    );
+    assert_eq!(seen.lock().unwrap().requests, CALLS + refused);
 }
