@@ -32,6 +32,11 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 struct Run {
     wall: Duration,
     peak_rss_kib: Option<u64>,
+    /// The run's CPU time (user and system), and the stand-in's (this process's, over the run).
+    cpu: Option<Duration>,
+    stand_in_cpu: Option<Duration>,
+    /// When ctxbench was started and when it ended.
+    spawned: Instant,
     stdout: String,
     out: PathBuf,
     served: Vec<stand_in::Served>,
@@ -59,10 +64,30 @@ fn main() {
             latency.as_millis()
         );
         print_header();
+        let mut runs = Vec::new();
         for concurrency in [16, 64, 256] {
             let run = run(&work, &bundled, concurrency, stand_in(latency, 0.0));
             print_row(concurrency, latency, &run);
+            runs.push((concurrency, run));
         }
+        let mock = mock_wall(&work, &bundled);
+        println!(
+            "\nWhere the time goes (the same runs; the same run with the mock LLM takes {:.2} s):\n",
+            mock.as_secs_f64()
+        );
+        print_time_header();
+        for (concurrency, run) in &runs {
+            print_time_row(&concurrency.to_string(), run);
+        }
+        // The answers put in a cache private to the run, written without waiting for the disk (fsync).
+        let private = run_with(
+            &work,
+            &bundled,
+            256,
+            stand_in(latency, 0.0),
+            "use_cache = false\n",
+        );
+        print_time_row("256, use_cache = false", &private);
     }
     if wants("refusals") {
         refusals(&work, &bundled, latency);
@@ -95,11 +120,23 @@ fn quick(work: &Path) {
 
 /// Runs ctxbench on `data` with `--strategies none,summarization` against a fresh stand-in, its cache empty.
 fn run(work: &Path, data: &Path, concurrency: usize, settings: Settings) -> Run {
+    run_with(work, data, concurrency, settings, "")
+}
+
+/// [`run`] with `llm_extra` lines in `[llm]`.
+fn run_with(
+    work: &Path,
+    data: &Path,
+    concurrency: usize,
+    settings: Settings,
+    llm_extra: &str,
+) -> Run {
     let endpoint = StandIn::start(settings).expect("the stand-in starts");
     let name = format!(
-        "c{concurrency}-{}-r{}",
+        "c{concurrency}-{}-r{}{}",
         data.file_stem().unwrap().to_string_lossy(),
-        (settings.refused * 100.0).round()
+        (settings.refused * 100.0).round(),
+        if llm_extra.is_empty() { "" } else { "-x" }
     );
     let cache = work.join(format!("cache-{name}"));
     let _ = std::fs::remove_dir_all(&cache);
@@ -110,7 +147,7 @@ fn run(work: &Path, data: &Path, concurrency: usize, settings: Settings) -> Run 
         &config,
         format!(
             "{default}\n[llm]\nbase_url = \"{}\"\nmodel = \"stand-in\"\napi_key_env = \"\"\ncache_dir = \"{}\"\n\
-             max_concurrency = {concurrency}\nmax_retries = 5\ntimeout_s = 60\n",
+             max_concurrency = {concurrency}\nmax_retries = 5\ntimeout_s = 60\n{llm_extra}",
             endpoint.url,
             cache.display()
         ),
@@ -118,7 +155,9 @@ fn run(work: &Path, data: &Path, concurrency: usize, settings: Settings) -> Run 
     .expect("writes the config");
     let out = work.join(format!("out-{name}"));
     let stdout_path = work.join(format!("{name}.txt"));
-    let (wall, peak_rss_kib) = spawn_measured(
+    let stand_in_before = own_cpu();
+    let spawned = Instant::now();
+    let (wall, peak_rss_kib, cpu) = spawn_measured(
         Command::new(BIN)
             .args(["run", "--strategies", "none,summarization", "--dataset"])
             .arg(data)
@@ -129,20 +168,64 @@ fn run(work: &Path, data: &Path, concurrency: usize, settings: Settings) -> Run 
             .stdout(std::fs::File::create(&stdout_path).expect("stdout file"))
             .stderr(Stdio::inherit()),
     );
+    let stand_in_cpu = own_cpu()
+        .zip(stand_in_before)
+        .map(|(after, before)| after.saturating_sub(before));
     let _ = std::fs::remove_dir_all(&cache);
     Run {
         wall,
         peak_rss_kib,
+        cpu,
+        stand_in_cpu,
+        spawned,
         stdout: std::fs::read_to_string(&stdout_path).unwrap_or_default(),
         out,
         served: endpoint.served(),
     }
 }
 
-/// Runs `command` to its end: its wall time and peak resident memory (`wait4`'s, where there is one).
+/// The wall time of the same run with the mock LLM (no `[llm]`): the run's own work, no call waited for.
+fn mock_wall(work: &Path, data: &Path) -> Duration {
+    let out = work.join("out-mock");
+    spawn_measured(
+        Command::new(BIN)
+            .args(["run", "--strategies", "none,summarization", "--dataset"])
+            .arg(data)
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit()),
+    )
+    .0
+}
+
+/// This process's CPU time so far (user and system, every thread: the stand-in's), where `getrusage` has it.
+fn own_cpu() -> Option<Duration> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: an all-zero rusage is a valid value, written by the kernel.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: the pointer is to a live local.
+        (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0).then(|| cpu_time(&usage))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn cpu_time(usage: &libc::rusage) -> Duration {
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// Runs `command` to its end: its wall time, peak resident memory and CPU time (`wait4`'s, where there is
+/// one).
 // The child is waited for by `wait4`, which clippy does not see.
 #[allow(clippy::zombie_processes)]
-fn spawn_measured(command: &mut Command) -> (Duration, Option<u64>) {
+fn spawn_measured(command: &mut Command) -> (Duration, Option<u64>, Option<Duration>) {
     let started = Instant::now();
     let child = command.spawn().expect("ctxbench starts");
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -158,7 +241,11 @@ fn spawn_measured(command: &mut Command) -> (Duration, Option<u64>) {
             libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
             "ctxbench failed ({status})"
         );
-        (started.elapsed(), u64::try_from(usage.ru_maxrss).ok())
+        (
+            started.elapsed(),
+            u64::try_from(usage.ru_maxrss).ok(),
+            Some(cpu_time(&usage)),
+        )
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
@@ -167,7 +254,7 @@ fn spawn_measured(command: &mut Command) -> (Duration, Option<u64>) {
             child.wait().expect("ctxbench ends").success(),
             "ctxbench failed"
         );
-        (started.elapsed(), None)
+        (started.elapsed(), None, None)
     }
 }
 
@@ -207,6 +294,73 @@ fn print_row(concurrency: usize, latency: Duration, run: &Run) {
         run.peak_rss_kib
             .map_or_else(|| "–".to_owned(), |k| format!("{:.0} MB", k as f64 / 1024.0)),
     );
+}
+
+fn print_time_header() {
+    println!(
+        "| max_concurrency | wall time | before the first call | span of the calls | after the last answer | ctxbench CPU | stand-in CPU | connections | a call at the client | at the endpoint | a new connection's first request, accepted to read |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+}
+
+/// Where a run's wall time goes: before the first call reaches the endpoint (the process starting, the
+/// dataset read, the preflight check), the span of the calls, after the last answer (the tables written);
+/// the CPU time of ctxbench and of the stand-in; the connections the endpoint accepted; a call's mean time
+/// at the client (on the wire as the client counts it, llm_calls.jsonl's `latency_ms`) against at the
+/// endpoint (from its last byte read to its answer written); and how long a new connection's first request
+/// took from the connection's accept to its last byte read.
+fn print_time_row(concurrency: &str, run: &Run) {
+    let calls: Vec<&stand_in::Served> = run.served.iter().filter(|s| !s.preflight).collect();
+    let (Some(first), Some(last)) = (
+        calls.iter().map(|s| s.arrived).min(),
+        calls.iter().map(|s| s.left).max(),
+    ) else {
+        return;
+    };
+    let ended = run.spawned + run.wall;
+    let secs = |d: Duration| format!("{:.2} s", d.as_secs_f64());
+    let cpu = |d: Option<Duration>| d.map_or_else(|| "–".to_owned(), secs);
+    let mean_ms = |v: &[f64]| {
+        #[allow(clippy::cast_precision_loss)]
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        format!("{mean:.0} ms")
+    };
+    let at_endpoint: Vec<f64> = calls
+        .iter()
+        .map(|s| (s.left - s.arrived).as_secs_f64() * 1e3)
+        .collect();
+    let opened: Vec<f64> = run
+        .served
+        .iter()
+        .filter_map(|s| s.accepted.map(|a| (s.arrived - a).as_secs_f64() * 1e3))
+        .collect();
+    println!(
+        "| {concurrency} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        secs(run.wall),
+        secs(first - run.spawned),
+        secs(last - first),
+        secs(ended.saturating_duration_since(last)),
+        cpu(run.cpu),
+        cpu(run.stand_in_cpu),
+        opened.len(),
+        mean_ms(&client_latencies(&run.out)),
+        mean_ms(&at_endpoint),
+        mean_ms(&opened),
+    );
+}
+
+/// The time on the wire of every call the client sent, as it measured it (llm_calls.jsonl's `latency_ms`).
+fn client_latencies(out: &Path) -> Vec<f64> {
+    std::fs::read_to_string(out.join("llm_calls.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let call: serde_json::Value = serde_json::from_str(l).ok()?;
+            (call["model"] == "stand-in" && call["attempts"].as_u64().unwrap_or(0) >= 1)
+                .then(|| call["latency_ms"].as_f64())
+                .flatten()
+        })
+        .collect()
 }
 
 /// The longest chain of calls of one replay that each wait for the one before: its strategy's calls in
@@ -330,20 +484,35 @@ fn memory(work: &Path, latency: Duration) {
         std::fs::write(&all, lines).expect("writes the generated dataset");
     }
     let text = std::fs::read_to_string(&all).expect("the generated dataset");
+    // At 64, 100 episodes are fewer than the run may hold at once (a window of 2 × 64 episodes between the
+    // reader and the writer); 200 and 400 show where the peak stops growing. At 16 (a window of 32) both
+    // sizes are past it: what still grows there grows with the dataset.
     let mut peaks = BTreeMap::new();
-    println!("\nGenerated episodes, max_concurrency 64:\n");
-    print_header();
-    for n in [100, 1000] {
-        let data = work.join(format!("generated-{n}.jsonl"));
-        let lines: Vec<&str> = text.lines().take(n).collect();
-        std::fs::write(&data, lines.join("\n") + "\n").expect("writes the dataset");
-        let run = run(work, &data, 64, stand_in(latency, 0.0));
-        print_row(64, latency, &run);
-        peaks.insert(n, run.peak_rss_kib);
+    for concurrency in [64, 16] {
+        println!("\nGenerated episodes, max_concurrency {concurrency}:\n");
+        print_header();
+        let sizes: &[usize] = if concurrency == 64 {
+            &[100, 200, 400, 1000]
+        } else {
+            &[100, 400]
+        };
+        for &n in sizes {
+            let data = work.join(format!("generated-{n}.jsonl"));
+            let lines: Vec<&str> = text.lines().take(n).collect();
+            std::fs::write(&data, lines.join("\n") + "\n").expect("writes the dataset");
+            let run = run(work, &data, concurrency, stand_in(latency, 0.0));
+            print_row(concurrency, latency, &run);
+            peaks.insert((concurrency, n), run.peak_rss_kib);
+        }
     }
-    if let (Some(Some(small)), Some(Some(large))) = (peaks.get(&100), peaks.get(&1000)) {
-        #[allow(clippy::cast_precision_loss)]
-        let ratio = *large as f64 / *small as f64;
-        println!("\npeak RSS, 1,000 episodes against 100: {ratio:.2}×");
+    for (concurrency, small, large) in [(64, 100, 1000), (64, 200, 1000), (16, 100, 400)] {
+        if let (Some(Some(a)), Some(Some(b))) = (
+            peaks.get(&(concurrency, small)),
+            peaks.get(&(concurrency, large)),
+        ) {
+            #[allow(clippy::cast_precision_loss)]
+            let ratio = *b as f64 / *a as f64;
+            println!("peak RSS at {concurrency}, {large} episodes against {small}: {ratio:.2}×");
+        }
     }
 }

@@ -33,6 +33,9 @@ pub struct Served {
     pub status: u16,
     /// The client's preflight check ("Reply with the word OK.").
     pub preflight: bool,
+    /// The first request of its connection: when the connection was accepted (a later request of the same
+    /// connection reuses it).
+    pub accepted: Option<Instant>,
 }
 
 /// A running stand-in: its base URL, and what it served.
@@ -61,7 +64,7 @@ impl StandIn {
         runtime.spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let _ = stream.set_nodelay(true);
-                tokio::spawn(serve(stream, Arc::clone(&state)));
+                tokio::spawn(serve(stream, Instant::now(), Arc::clone(&state)));
             }
         });
         Ok(Self {
@@ -85,8 +88,9 @@ struct State {
 }
 
 /// Serves the requests of one connection, one after the other (HTTP/1.1 keep-alive).
-async fn serve(mut stream: TcpStream, state: Arc<State>) {
+async fn serve(mut stream: TcpStream, accepted: Instant, state: Arc<State>) {
     let mut buf = Vec::with_capacity(64 * 1024);
+    let mut accepted = Some(accepted);
     loop {
         let Some((head, body_at, length)) = read_head(&mut stream, &mut buf).await else {
             return;
@@ -109,6 +113,7 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
             left: Instant::now(),
             status,
             preflight: contains(body, b"Reply with the word OK."),
+            accepted: accepted.take(),
         });
         buf.drain(..body_at + length);
     }
