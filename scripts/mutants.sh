@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation testing of the code every figure comes from: the metrics (src/metrics/), pricing
-# (src/llm/pricing.rs) and retention (src/history/evidence.rs, src/replay/evidence.rs). Each mutant is built
+# (src/llm/pricing/) and retention (src/history/evidence.rs, src/replay/evidence.rs). Each mutant is built
 # and the library's tests run against it (they include the hand-computed episode of src/metrics/by_hand.rs);
 # a mutant that survives is a figure no test pins. Results land in mutants.out/ (outcomes.json, caught.txt,
 # missed.txt, unviable.txt, timeout.txt).
@@ -26,7 +26,9 @@ files=(
     -f src/metrics/tokens.rs -f src/metrics/token_share.rs -f src/metrics/judge.rs
     -f src/metrics/floor.rs -f src/metrics/fidelity.rs -f src/report/recommend.rs -f src/run/recommend.rs
     -f src/run/advice.rs -f src/replay/unrecorded.rs
-    -f src/llm/pricing.rs
+    # Prices, the cache's economics, the recorded cost and the table's lookups (tests.rs is the module's tests).
+    -f src/llm/pricing/mod.rs -f src/llm/pricing/episode.rs -f src/llm/pricing/table.rs
+    -f src/llm/pricing/genai.rs
     -f src/history/evidence.rs
     -f src/history/evidence/canon.rs
     -f src/replay/evidence.rs

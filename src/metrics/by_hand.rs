@@ -375,6 +375,96 @@ fn a_strategy_that_never_acts_reports_so() {
     assert_eq!(figures(0).count(field::EPISODES_ACTED), Some(0));
 }
 
+/// A strategy's own LLM calls are paid wherever it made them: one made before its first act (which changed
+/// nothing, as a summarizer's failed or unused call) counts in its cost where it acted, once; one made at its
+/// first act counts there, once. The sliding window of 4 items first acts at call point 3 of 4 (not the
+/// middle, where `len - after` and `len / after` agree); its records are given two strategy calls by hand (the
+/// metrics read only the records), at call point 0 (10 in, 3 out) and at call point 3 (20 in, 5 out).
+#[test]
+fn a_strategy_s_own_call_before_its_first_act_is_paid_once() {
+    use crate::strategy::LlmCall;
+    let tok = Tokenizer::shared_default().unwrap();
+    let ep = episode();
+    let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tok));
+    let replayer = Replayer::new(Arc::clone(&tok), &llm, 128_000);
+    let strategies = [
+        NamedStrategy::new("none", StrategyConfig::None),
+        NamedStrategy::new(
+            "window",
+            StrategyConfig::SlidingWindow(SlidingWindowConfig {
+                max_items: Some(4),
+                ..SlidingWindowConfig::default()
+            }),
+        ),
+    ];
+    let mut out = replayer.replay_all(&ep, &strategies).unwrap();
+    // At call point 3 the live request 0-7 keeps 0, 1, 4, 5, 6, 7 = 31 + 3 = 34 tokens, 0-1 cached = 10.
+    let sent: Vec<(usize, usize, bool)> = out[1]
+        .steps
+        .iter()
+        .map(|s| (s.tokens_sent, s.cached_tokens, s.changed))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (13, 0, false),
+            (25, 10, false),
+            (35, 22, false),
+            (34, 10, true)
+        ]
+    );
+    let call = |input_tokens: u64, output_tokens: u64| LlmCall {
+        input_tokens,
+        output_tokens,
+        ..LlmCall::default()
+    };
+    out[1].steps[0].llm_calls.push(call(10, 3));
+    out[1].steps[3].llm_calls.push(call(20, 5));
+    let price = Price::new(1e6, 0.5e6, 2e6);
+    let context = Context {
+        prices: Prices {
+            agent: Some(Price {
+                min_cached_prefix: 0,
+                ..price
+            }),
+            strategy: Some(price),
+            judge: None,
+            agent_switches: Vec::new(),
+        },
+        context_window: 128_000,
+    };
+    let catalog = Catalog::standard();
+    let result = catalog.episode_result(&ep, &out, &out[0], &out[0], &context);
+    let mut totals = catalog.totals();
+    totals.add(&result.strategies[1], &result.baseline);
+    let s = catalog.strategy("window", &totals);
+    let close = |field: &str, want: f64| {
+        let got = s
+            .named(field)
+            .as_f64()
+            .unwrap_or_else(|| panic!("{field} is null"));
+        assert!(
+            (got - want).abs() < 1e-12,
+            "{field}: {got} against {want} by hand"
+        );
+    };
+    // Its own calls at $1 in, $2 out: 10 + 6 = 16 at call point 0, 20 + 10 = 30 at call point 3. The agent's
+    // call at 3: (34 - 10) + 10 × 0.5 + 2 × 2 = 33. Every call point: 17 + 16, 24, 30, 33 + 30 = 150.
+    close("cost_usd", 150.0);
+    close("cost_savings", 1.0 - 150.0 / 105.0);
+    // From its first act on: the agent's 33 and its call's 30 at call point 3, and the call before it, 16:
+    // 79, against the baseline's 34 there. Tokens: 34 against 46.
+    assert_eq!(s.count(field::EPISODES_ACTED), Some(1));
+    close("cost_savings_acted", 1.0 - 79.0 / 34.0);
+    close("savings_acted", 1.0 - 34.0 / 46.0);
+    // The found finding's needs (call points 1 and 2) both come before its first act: none is met there, so
+    // the episode it acted on is not one its retention there rests on; the task's need at 3 is.
+    assert_eq!(s.count(field::NEEDS_ACTED), Some(0));
+    assert_eq!(s.named("episodes_needed_acted"), 0);
+    assert!(s.named("retention_at_need_acted").is_null());
+    close("retention_at_need_task_acted", 1.0);
+}
+
 /// The published schema, pinned: episodes.csv's columns and summary.json's fields, in order. A metric that
 /// loses a column, or a reorder, fails here before it changes a published file.
 #[test]

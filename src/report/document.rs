@@ -62,17 +62,10 @@ impl Cell {
     }
 
     /// A share with the interval the analysis decided it shows: `63.2% [61.0%, 65.4%]`, `100.0% (too few
-    /// episodes)`, or the share alone.
+    /// episodes)`, or the share alone — written as the sentences write it ([`super::recommend::with_interval`]).
     #[must_use]
     pub fn share_shown(v: Option<f64>, shown: Shown) -> Self {
-        Self::figure(match (v, shown) {
-            (None, _) => pct(None),
-            (Some(v), Shown::Interval { lo, hi }) => {
-                format!("{} [{}, {}]", pct(Some(v)), pct(Some(lo)), pct(Some(hi)))
-            }
-            (Some(v), Shown::TooFewEpisodes) => format!("{} (too few episodes)", pct(Some(v))),
-            (Some(v), Shown::Nothing) => pct(Some(v)),
-        })
+        Self::figure(v.map_or_else(|| pct(None), |v| super::recommend::with_interval(v, shown)))
     }
 
     /// USD (`unknown` when a price is missing).

@@ -244,12 +244,12 @@ fn usd(v: Option<f64>) -> String {
     v.map_or_else(|| "an unknown amount".into(), |c| format!("${c:.2}"))
 }
 
-/// A share with its interval (`92.6% [66.0%–100.0%]`), or with "too few episodes" in its place.
+/// A share with its interval (`92.6% [66.0%, 100.0%]`, as in every table), or with "too few episodes" in its place.
 #[must_use]
 pub fn with_interval(v: f64, interval: Shown) -> String {
     match interval {
         Shown::Interval { lo, hi } => {
-            format!("{} [{}–{}]", pct(Some(v)), pct(Some(lo)), pct(Some(hi)))
+            format!("{} [{}, {}]", pct(Some(v)), pct(Some(lo)), pct(Some(hi)))
         }
         Shown::TooFewEpisodes => format!("{} (too few episodes)", pct(Some(v))),
         Shown::Nothing => pct(Some(v)),

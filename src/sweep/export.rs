@@ -67,7 +67,10 @@ impl SweepInfo {
     }
 }
 
-/// `sweep.csv`: one row per setting, its parameters as `name=value` in one column for any grid shape.
+/// `sweep.csv`: one row per setting, its parameters as `name=value` in one column for any grid shape, and
+/// the analysis's verdict on it (`qualifies`: whether it could be picked — the target met where it acted, no
+/// costlier than no reduction, nothing over the window, enough episodes and needs —, `verdict`: the reason's
+/// label), never a figure compared with the target here.
 pub struct SweepCsv(pub Arc<SweepInfo>);
 
 impl Exporter for SweepCsv {
@@ -92,7 +95,8 @@ impl Exporter for SweepCsv {
             "mean_retention",
             "probe_accuracy",
             "strategy_calls",
-            "meets_target",
+            "qualifies",
+            "verdict",
         ])
         .map_err(ser)?;
         let f = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
@@ -111,6 +115,9 @@ impl Exporter for SweepCsv {
                 m.count(field::STRATEGY_CALLS)
                     .map_or_else(String::new, |n| n.to_string()),
                 (self.0.standing(&m.strategy) == Some(Standing::Qualifies)).to_string(),
+                self.0
+                    .verdict(&m.strategy)
+                    .map_or_else(String::new, |v| v.reason.label().to_owned()),
             ])
             .map_err(ser)?;
         }

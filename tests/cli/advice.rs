@@ -85,10 +85,17 @@ fn run(data: &Path, dir: &Path, extra: &[&str]) -> Ran {
     ran
 }
 
-/// No "-0.0%", and no interval of no width (`92.6% [92.6%, 92.6%]`, `[0.0%–0.0%]`).
+/// No "-0.0%", no interval of no width (`92.6% [92.6%, 92.6%]`), and every interval written one way, `[a, b]`
+/// (tables and sentences alike; not `[a–b]`).
 fn honest(text: &str) {
     assert!(!text.contains("-0.0%"), "a -0.0%");
-    let interval = Regex::new(r"\[(\d+\.\d)%(?:, |–)(\d+\.\d)%\]").unwrap();
+    let dashed = Regex::new(r"\[-?\d+\.\d%?–-?\d+\.\d%?\]").unwrap();
+    assert!(
+        !dashed.is_match(text),
+        "an interval written with a dash: {:?}",
+        dashed.find(text).map(|m| m.as_str())
+    );
+    let interval = Regex::new(r"\[(\d+\.\d)%, (\d+\.\d)%\]").unwrap();
     for c in interval.captures_iter(text) {
         assert_ne!(&c[1], &c[2], "an interval of no width: {}", &c[0]);
     }

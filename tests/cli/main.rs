@@ -538,9 +538,21 @@ fn sweep_recommends_the_cheapest_setting_that_meets_the_target() {
     assert!(chosen[5].parse::<f64>().unwrap() > 0.0, "{chosen:?}");
     let dear = rows.iter().find(|r| r[1] == "masking keep_last=5").unwrap();
     assert!(
-        dear[5].parse::<f64>().unwrap() < 0.0 && dear[10] == "false",
+        dear[5].parse::<f64>().unwrap() < 0.0 && dear[10] == "false" && dear[11] == "costs more",
         "{dear:?}"
     );
+    // `qualifies` is the analysis's verdict, not the pooled retention against the target: the dear setting
+    // keeps more than the target over every episode and still does not qualify; the chosen one's verdict says so.
+    assert!(dear[6].parse::<f64>().unwrap() >= 0.8, "{dear:?}");
+    assert_eq!(chosen[11], "qualifies");
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "grid,strategy,parameters,savings,cost_usd,cost_savings,retention_at_need,mean_retention,\
+         probe_accuracy,strategy_calls,qualifies,verdict"
+    );
+    for r in &rows {
+        assert_eq!(r[10] == "true", r[11] == "qualifies", "{r:?}");
+    }
     let cost = |r: &Vec<&str>| r[4].parse::<f64>().unwrap();
     assert!(rows
         .iter()

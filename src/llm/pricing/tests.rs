@@ -164,6 +164,18 @@ fn a_configs_price_overrides_the_snapshot() {
     assert!(err.to_string().contains("'x'"), "{err}");
 }
 
+/// A `pricing.toml` price that does not say how short a prompt its provider caches takes the default, 1,024
+/// tokens (OpenAI's and Anthropic's): a 1,023-token prompt is all input, a 1,024-token one reads its cached
+/// prefix.
+#[test]
+fn a_config_price_without_a_minimum_prefix_caches_from_1024_tokens() {
+    let p: Price = toml::from_str("input = 1.0\ncached_input = 0.5\noutput = 2.0\n").unwrap();
+    assert_eq!(p.min_cached_prefix, 1024);
+    assert_eq!(p, Price::new(1.0, 0.5, 2.0));
+    assert!((p.cost_usd(1023, 1000, 0) - 1023e-6).abs() < 1e-15);
+    assert!((p.cost_usd(1024, 1000, 0) - (24e-6 + 500e-6)).abs() < 1e-15);
+}
+
 /// Costs worked out by hand, at $1, $0.5, $2 per million (input, cached, output), a write premium of $1.25,
 /// a 1-hour one of $2 and a minimum prefix of 1,000 tokens.
 #[test]
@@ -271,6 +283,82 @@ fn a_prompt_above_the_tier_pays_the_tiers_rates() {
         (200_000.0 * 2.5 + 100_000.0 * t.cached_input) / 1e6
     ));
     assert_eq!(p.rates_for(200_000).input, 1.25);
+}
+
+/// A price without the cache, and with 1-hour writes, by hand, a tier's rates included: without the cache
+/// every input token (the tier's too) is input, no write is billed apart; with 1-hour writes each write is at
+/// the 1-hour rate where there is one, the 5-minute one's where not.
+#[test]
+fn without_the_cache_and_with_one_hour_writes_by_hand() {
+    let tier = Tier {
+        above: 200_000,
+        input: 6.0,
+        cached_input: 0.6,
+        output: 22.5,
+        cache_write: Some(7.5),
+        cache_write_1h: Some(12.0),
+    };
+    let p = Price {
+        input: 3.0,
+        cached_input: 0.3,
+        output: 15.0,
+        cache_write: Some(3.75),
+        cache_write_1h: Some(6.0),
+        min_cached_prefix: 0,
+        tier: Some(tier),
+    };
+    let plain = p.without_cache();
+    assert_eq!(
+        plain,
+        Price {
+            cached_input: 3.0,
+            cache_write: None,
+            cache_write_1h: None,
+            tier: Some(Tier {
+                cached_input: 6.0,
+                cache_write: None,
+                cache_write_1h: None,
+                ..tier
+            }),
+            ..p
+        }
+    );
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    // 300,000 tokens, 100,000 of them a cached prefix, 10 out: above the tier, all at its input price.
+    assert!(close(
+        plain.cost_usd(300_000, 100_000, 10),
+        (300_000.0 * 6.0 + 10.0 * 22.5) / 1e6
+    ));
+    assert!(close(
+        p.cost_usd(300_000, 100_000, 10),
+        (200_000.0 * 7.5 + 100_000.0 * 0.6 + 10.0 * 22.5) / 1e6
+    ));
+    let hour = p.one_hour_writes();
+    assert_eq!(
+        hour,
+        Price {
+            cache_write: Some(6.0),
+            tier: Some(Tier {
+                cache_write: Some(12.0),
+                ..tier
+            }),
+            ..p
+        }
+    );
+    assert!(close(
+        hour.cost_usd(1_000, 400, 0),
+        (600.0 * 6.0 + 400.0 * 0.3) / 1e6
+    ));
+    // Where the table gives no 1-hour rate, a write stays at the 5-minute one.
+    let five = Price {
+        cache_write_1h: None,
+        tier: Some(Tier {
+            cache_write_1h: None,
+            ..tier
+        }),
+        ..p
+    };
+    assert_eq!(five.one_hour_writes(), five);
 }
 
 /// The rates a table gives, made into a price with the provider's cache rules.

@@ -107,7 +107,7 @@ fn each_reason_says_why_in_a_line() {
                 episodes: 10,
                 cost: Some(64.33),
             },
-            "kept 100.0% [66.0%–100.0%] of 136 needs on 10 episodes where it acted; $64.33",
+            "kept 100.0% [66.0%, 100.0%] of 136 needs on 10 episodes where it acted; $64.33",
         ),
     ] {
         assert_eq!(reason.why(&r), want, "{reason:?}");
@@ -138,7 +138,7 @@ fn the_pick_carries_its_interval() {
     assert_eq!(rec.strategy.as_deref(), Some("p"));
     assert!(
         rec.text
-            .contains("97.1% [93.0%–99.0%] of 136 needs on 10 episodes (it acted on 10 of 42;"),
+            .contains("97.1% [93.0%, 99.0%] of 136 needs on 10 episodes (it acted on 10 of 42;"),
         "{}",
         rec.text
     );
