@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The presets against the frameworks' own code, call point by call point (docs/presets.md).
 #
-# usage: scripts/conformance/run.sh [FRAMEWORK...]     (inspect strands langchain; default: all)
+# usage: scripts/conformance/run.sh [FRAMEWORK...]     (inspect strands langchain langmem; default: all)
 #
 # Each framework's pinned release is installed from PyPI into its own venv under
 # ~/.cache/ctxbench/venv-conformance/ (kept between runs; the installs run side by side), its driver replays the
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=scripts/conformance
 frameworks=("$@")
-[ ${#frameworks[@]} -gt 0 ] || frameworks=(inspect strands langchain)
+[ ${#frameworks[@]} -gt 0 ] || frameworks=(inspect strands langchain langmem)
 work=target/conformance
 venvs=${CTXBENCH_CACHE:-$HOME/.cache/ctxbench}/venv-conformance
 mkdir -p "$work" "$venvs"
@@ -25,11 +25,13 @@ declare -A pins=(
   [inspect]="inspect-ai==0.3.285 tiktoken==0.12.0"
   [strands]="strands-agents==1.62.0 tiktoken==0.12.0"
   [langchain]="langchain-core==1.8.1 tiktoken==0.12.0"
+  [langmem]="langmem==0.0.30 langchain-core==1.8.1 langgraph==1.2.24 tiktoken==0.12.0"
 )
 declare -A presets=(
   [inspect]="inspect_compaction_summary,inspect_compaction_trim,inspect_compaction_edit,inspect_compaction_native"
   [strands]="strands_auto"
   [langchain]="langchain_trim"
+  [langmem]="langmem_summary"
 )
 for fw in "${frameworks[@]}"; do
   [ -n "${pins[$fw]:-}" ] || { echo "unknown framework '$fw' (known: ${!pins[*]})" >&2; exit 2; }

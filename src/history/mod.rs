@@ -29,7 +29,7 @@ pub const SUMMARY_PREFIX: &str = "[Previous work summary]\n";
 /// How the summaries agents write of their own context begin, when they replace it with one (a peer preset
 /// writes its peer's, an import keeps the agent's own): a message that starts so is a summary, as one that
 /// starts with [`SUMMARY_PREFIX`] is.
-pub const AGENT_SUMMARY_OPENINGS: [&str; 5] = [
+pub const AGENT_SUMMARY_OPENINGS: [&str; 6] = [
     // Inspect AI 0.3.285, `CompactionSummary` (inspect_ai/model/_compaction/summary.py).
     "[CONTEXT COMPACTION SUMMARY]",
     // Claude Code 2.1 after an auto-compact or `/compact` (the `isCompactSummary` user record).
@@ -39,6 +39,8 @@ pub const AGENT_SUMMARY_OPENINGS: [&str; 5] = [
     "Another language model started to solve this problem and produced a summary",
     // Strands Agents 1.62.0, `context_manager="auto"` (strands/_context_manager/methods/summarize.py).
     "[Summarized: ",
+    // LangMem 0.0.30, `SummarizationNode` (langmem/short_term/summarization.py, DEFAULT_FINAL_SUMMARY_PROMPT).
+    "Summary of the conversation so far: ",
 ];
 
 /// The first line of a tool output a model rewrote (ACON's refined observation): what follows is a model's

@@ -24,6 +24,7 @@ pub mod compaction;
 pub mod condenser;
 pub mod external;
 pub mod inspect;
+pub mod langmem;
 pub mod pairing;
 pub mod pipeline;
 pub mod presets;
@@ -43,6 +44,7 @@ pub use compaction::{Compaction, CompactionConfig, CompactionMode};
 pub use condenser::{CondenseAction, Condenser, CondenserConfig};
 pub use external::{External, ExternalConfig};
 pub use inspect::{Inspect, InspectCompaction, InspectConfig};
+pub use langmem::{Langmem, LangmemConfig};
 pub use pairing::{paired, retain_paired};
 pub use pipeline::{Measure, Pipeline, PipelineConfig};
 pub use prompt::Prompt;
@@ -364,6 +366,8 @@ registry! {
     Inspect(InspectConfig),
     /// See [`Strands`].
     Strands(StrandsConfig),
+    /// See [`Langmem`].
+    Langmem(LangmemConfig),
 }
 
 /// A strategy configuration with the name it is reported under.

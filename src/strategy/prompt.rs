@@ -4,7 +4,7 @@
 //! config). Every request carries the history as ctxbench's transcript between `<history>` tags in its first
 //! instruction ([`Transcript`], the format the mock reads; ctxbench's own prompt is
 //! [`crate::llm::transcript::SUMMARIZATION_PROMPT`]), and the peer's own prompt where the peer puts it:
-//! before the history as a system text (Strands, ACON, AgentDiet), or after it as a user message (Claude Code,
+//! before the history as a system text (ACON, AgentDiet), or after it as a user message (Claude Code,
 //! Inspect AI, Codex, Anthropic's compaction). The peers send the conversation's own messages instead of a
 //! transcript; that, and the short user message ctxbench adds where a peer sends the prompt as a system text
 //! alone, are the departures (docs/architecture.md, "Peer prompts").
@@ -21,8 +21,6 @@ use crate::llm::LlmRequest;
 const CLAUDE_CODE: &str = include_str!("../../assets/prompts/claude_code_compact.md");
 /// Inspect AI 0.3.285's `CompactionSummary.DEFAULT_SUMMARY_PROMPT` (no addendum).
 const INSPECT: &str = include_str!("../../assets/prompts/inspect_compaction_summary.md");
-/// Strands Agents' `DEFAULT_SUMMARIZATION_PROMPT`.
-const STRANDS: &str = include_str!("../../assets/prompts/strands_summary.md");
 /// Codex CLI's `templates/compact/prompt.md`.
 const CODEX: &str = include_str!("../../assets/prompts/codex_compact.md");
 /// Codex CLI's `templates/compact/summary_prefix.md`.
@@ -55,8 +53,6 @@ pub enum Prompt {
     ClaudeCode,
     /// Inspect AI's `CompactionSummary` prompt; the summary is wrapped as Inspect wraps it.
     Inspect,
-    /// Strands Agents' summarizing conversation manager.
-    Strands,
     /// Codex CLI's compaction prompt; the summary follows Codex's prefix.
     Codex,
     /// Anthropic's server-side compaction (`compact_20260112`) default prompt.
@@ -104,9 +100,6 @@ impl Prompt {
             Prompt::Inspect => {
                 "inspect-ai 0.3.285, inspect_ai/model/_compaction/summary.py, CompactionSummary.DEFAULT_SUMMARY_PROMPT"
             }
-            Prompt::Strands => {
-                "strands-agents/sdk-python 1232230d, summarizing_conversation_manager.py, DEFAULT_SUMMARIZATION_PROMPT"
-            }
             Prompt::Codex => {
                 "openai/codex 928a707f, codex-rs/core/templates/compact/prompt.md and summary_prefix.md"
             }
@@ -132,10 +125,6 @@ impl Prompt {
             Prompt::Inspect => (history, INSPECT.trim().to_owned()),
             Prompt::Codex => (history, CODEX.trim().to_owned()),
             Prompt::AnthropicCompact => (history, ANTHROPIC.trim().to_owned()),
-            Prompt::Strands => (
-                format!("{}\n\n{history}", STRANDS.trim()),
-                "Please summarize this conversation.".to_owned(),
-            ),
             Prompt::AconHistory => (
                 format!(
                     "{}\n\n{}",
@@ -244,7 +233,7 @@ impl Prompt {
                 }
                 text.trim().to_owned()
             }
-            Prompt::Ctxbench | Prompt::Strands | Prompt::Codex => answer.trim().to_owned(),
+            Prompt::Ctxbench | Prompt::Codex => answer.trim().to_owned(),
         }
     }
 
@@ -316,7 +305,6 @@ mod tests {
             Prompt::Ctxbench,
             Prompt::ClaudeCode,
             Prompt::Inspect,
-            Prompt::Strands,
             Prompt::Codex,
             Prompt::AnthropicCompact,
             Prompt::AconHistory,

@@ -16,7 +16,12 @@
 //!   follows `--window`; with `max_tokens` too, the smaller budget holds.
 //! - `max_items`: the most items kept besides the head.
 //! - `keep_first_user` (true): the first user message is part of the head.
-//! - `start_on_user` (false): the window starts at a user message (LangChain `trim_messages(start_on="human")`).
+//! - `start_on_user` (false): the window starts at a user message, an observation (sent with the user role)
+//!   too (LangChain `trim_messages(start_on="human")`).
+//! - `whole_history` (false): trim the whole history anew at every call point, as an agent's pre-model hook
+//!   calls LangChain's `trim_messages` on the graph's messages, which keep everything: an item dropped at one
+//!   call point comes back at a later one where it fits again (where what is sent beside the items shrinks).
+//!   Without it, what the window drops is gone from the live request for good.
 //!
 //! ## Example
 //! `{"type": "sliding_window", "max_tokens": 16000}` or `{"type": "sliding_window", "window_share": 0.125}`
@@ -48,6 +53,9 @@ pub struct SlidingWindowConfig {
     /// (LangChain's `start_on="human"`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub start_on_user: bool,
+    /// Trim the whole history at every call point, not the live request: what was dropped may come back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole_history: bool,
 }
 
 fn yes() -> bool {
@@ -62,6 +70,7 @@ impl Default for SlidingWindowConfig {
             max_items: None,
             keep_first_user: true,
             start_on_user: false,
+            whole_history: false,
         }
     }
 }
@@ -117,13 +126,43 @@ impl SlidingWindowConfig {
 #[derive(Debug, Clone)]
 pub struct SlidingWindow {
     config: SlidingWindowConfig,
+    /// With `whole_history`: every item received so far, none dropped.
+    history: Vec<Item>,
+    /// With `whole_history`: the contents as this window last left them.
+    sent: Vec<Item>,
 }
 
 impl SlidingWindow {
     /// A sliding window with the given limits.
     #[must_use]
     pub fn new(config: SlidingWindowConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            history: Vec::new(),
+            sent: Vec::new(),
+        }
+    }
+
+    /// With `whole_history`: adds what the replay appended to the live request since the last call point to
+    /// the whole history and puts the whole history in `req`; returns how many items that brought back. The
+    /// live request is what this window left plus the new items, less the reasoning of ended turns, which the
+    /// replay takes out (and so does the history); a live request of any other shape starts the history anew.
+    fn restore(&mut self, req: &mut LlmRequest) -> usize {
+        let live = &req.contents;
+        if !live.starts_with(&self.sent) {
+            self.sent.retain(|i| !i.is_turn_reasoning());
+            self.history.retain(|i| !i.is_turn_reasoning());
+        }
+        if !live.starts_with(&self.sent) {
+            self.history.clone_from(live);
+            return 0;
+        }
+        self.history.extend_from_slice(&live[self.sent.len()..]);
+        let restored = self.history.len() - live.len();
+        if restored > 0 {
+            req.contents.clone_from(&self.history);
+        }
+        restored
     }
 
     /// The token budget at a call point: `max_tokens`, `window_share` of the window, the smaller of both.
@@ -197,8 +236,9 @@ impl SlidingWindow {
             start = i;
         }
         if self.config.start_on_user {
+            // A user message as sent: an observation is sent with the user role (a LangChain HumanMessage).
             start = (start..req.contents.len())
-                .find(|&i| !is_head(i, &req.contents[i]) && req.contents[i].is_role(Role::User))
+                .find(|&i| !is_head(i, &req.contents[i]) && req.contents[i].wire_role() == "user")
                 .unwrap_or(req.contents.len());
         }
         let keep: Vec<bool> = (0..req.contents.len())
@@ -211,7 +251,42 @@ impl SlidingWindow {
 
 impl Strategy for SlidingWindow {
     fn apply(&mut self, state: &CallPoint, req: &mut LlmRequest, _: &dyn Llm) -> Result<Applied> {
-        Ok(match self.reduce(state, req) {
+        if self.config.whole_history {
+            let handed = req.contents.clone();
+            if self.restore(req) > 0 {
+                // What the caller knew of the request handed in is not the whole history's.
+                let whole = CallPoint {
+                    input_tokens: None,
+                    content_tokens: None,
+                    ..state.clone()
+                };
+                self.reduce(&whole, req);
+                self.sent.clone_from(&req.contents);
+                if req.contents == handed {
+                    return Ok(Applied::unchanged());
+                }
+                let kept_prefix = handed
+                    .iter()
+                    .zip(&req.contents)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                return Ok(Applied {
+                    dropped_items: handed.len().saturating_sub(req.contents.len()),
+                    ..Applied::new(Change::Rewrote { kept_prefix })
+                });
+            }
+            let applied = self.apply_to_live(state, req);
+            self.sent.clone_from(&req.contents);
+            return Ok(applied);
+        }
+        Ok(self.apply_to_live(state, req))
+    }
+}
+
+impl SlidingWindow {
+    /// The window over the live request as handed in.
+    fn apply_to_live(&self, state: &CallPoint, req: &mut LlmRequest) -> Applied {
+        match self.reduce(state, req) {
             Some(kept) => {
                 let dropped = kept.iter().filter(|&&k| !k).count();
                 Applied {
@@ -220,7 +295,7 @@ impl Strategy for SlidingWindow {
                 }
             }
             None => Applied::unchanged(),
-        })
+        }
     }
 }
 
@@ -261,6 +336,87 @@ mod tests {
         assert_eq!(req.contents[0], Item::system("You are an agent."));
         assert_eq!(req.contents[1], Item::user("Do the task."));
         assert_eq!(req.contents.last(), history(20).contents.last());
+    }
+
+    /// LangChain's pre-model hook trims the whole history at every call: where what is sent beside the items
+    /// shrinks (an imported trace's unrecorded context), items dropped at one call point come back; the plain
+    /// window's drops are for good.
+    #[test]
+    fn whole_history_brings_back_what_fits_again() {
+        let config = |whole_history| SlidingWindowConfig {
+            max_tokens: Some(400),
+            whole_history,
+            ..SlidingWindowConfig::default()
+        };
+        let big = CallPoint {
+            unrecorded_tokens: 250,
+            ..state(100_000)
+        };
+        let small = state(100_000);
+        let mut sent = Vec::new();
+        for whole in [false, true] {
+            let mut sw = SlidingWindow::new(config(whole));
+            let mut req = history(6);
+            run(&mut sw, &big, &mut req, &mock());
+            assert!(big.measure(&req) <= 400);
+            let first = req.contents.len();
+            assert!(
+                first < history(6).contents.len(),
+                "the first call point trims"
+            );
+            // The next turn arrives; the context beside the items is gone.
+            req.contents.push(Item::assistant("step 6"));
+            req.contents.push(Item::user("go on"));
+            let applied = run(&mut sw, &small, &mut req, &mock());
+            assert!(small.measure(&req) <= 400);
+            sent.push((first, req.contents.len(), applied.changed()));
+            if whole {
+                // The whole history trimmed anew: the same as a fresh window over all of it.
+                let mut all = history(6);
+                all.contents.push(Item::assistant("step 6"));
+                all.contents.push(Item::user("go on"));
+                run(
+                    &mut SlidingWindow::new(config(true)),
+                    &small,
+                    &mut all,
+                    &mock(),
+                );
+                assert_eq!(req, all);
+                // And once more with nothing new: nothing changes.
+                let again = run(&mut sw, &small, &mut req, &mock());
+                assert!(!again.changed());
+            }
+        }
+        // The plain window: what it dropped stays dropped, the two new items join, nothing to trim.
+        assert_eq!(sent[0], (sent[0].0, sent[0].0 + 2, false));
+        // The whole history: dropped items came back.
+        assert_eq!(sent[1].0, sent[0].0);
+        assert!(sent[1].1 > sent[0].1 && sent[1].2, "{sent:?}");
+    }
+
+    /// `start_on="human"`: an observation is sent as a user message, a LangChain HumanMessage, and can start
+    /// the window (aider's "I committed the changes" after an answer).
+    #[test]
+    fn start_on_user_starts_at_an_observation_too() {
+        let st = state(100_000);
+        let mut req = LlmRequest::from_contents(vec![
+            Item::system("sys"),
+            Item::user("first ".repeat(100)),
+            Item::assistant("answer ".repeat(100)),
+            Item::observation("git", "I committed the changes"),
+            Item::user("next"),
+        ]);
+        let mut sw = SlidingWindow::new(SlidingWindowConfig {
+            max_tokens: Some(60),
+            keep_first_user: false,
+            start_on_user: true,
+            ..SlidingWindowConfig::default()
+        });
+        run(&mut sw, &st, &mut req, &mock());
+        assert_eq!(
+            req.contents.iter().map(Item::text).collect::<Vec<_>>(),
+            ["sys", "I committed the changes", "next"]
+        );
     }
 
     #[test]

@@ -80,7 +80,7 @@ fn strategies() -> Vec<NamedStrategy> {
                     StrategyConfig::Condenser(CondenserConfig {
                         forget_share: Some(0.3),
                         action: CondenseAction::Summarize,
-                        prompt: Prompt::Strands,
+                        prompt: Prompt::AnthropicCompact,
                         ..CondenserConfig::new(Unit::Messages, 4, 0, 4)
                     }),
                     StrategyConfig::Condenser(CondenserConfig {

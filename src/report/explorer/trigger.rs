@@ -36,6 +36,15 @@ pub fn trigger(config: &StrategyConfig, window: usize) -> Option<(usize, String)
                 format!("trigger: at it by Strands' own estimate, {}", doing(config)),
             )
         }),
+        StrategyConfig::Langmem(_) => config.budget(window).map(|b| {
+            (
+                b,
+                format!(
+                    "trigger: once the messages not yet summarized reach it, {}",
+                    doing(config)
+                ),
+            )
+        }),
         _ => config
             .budget(window)
             .map(|b| (b, "budget: it brings the request under it".to_owned())),
@@ -107,6 +116,7 @@ fn doing(config: &StrategyConfig) -> String {
             InspectCompaction::Native => "Inspect AI compacts through the provider".to_owned(),
         },
         StrategyConfig::Strands(_) => "Strands summarizes older messages".to_owned(),
+        StrategyConfig::Langmem(_) => "LangMem extends its running summary".to_owned(),
     }
 }
 
@@ -175,6 +185,7 @@ mod tests {
             "budget: the sliding window keeps the newest items under it"
         );
         assert!(label("strands_auto").contains("Strands summarizes"));
+        assert!(label("langmem_summary").contains("LangMem extends its running summary"));
         assert!(label("inspect_compaction_summary").contains("Inspect AI summarizes"));
         assert!(label("inspect_compaction_trim").contains("Inspect AI trims"));
         assert!(label("inspect_compaction_edit").contains("Inspect AI clears old tool results"));

@@ -47,6 +47,13 @@ const STRANDS_COUNT: &str = "Strands': the previous call's usage (the run's toke
                              JSON / 2), as for providers without a native count (OpenAI's chat completions, \
                              LiteLLM, Ollama); at the first call its estimate of everything";
 
+/// LangMem's count: the `token_counter` the user passes its `SummarizationNode`, over the messages alone.
+const LANGMEM_COUNT: &str = "the token_counter passed to LangMem's SummarizationNode, over the messages alone: \
+                             ctxbench's count of each message (the run's tokenizer), as a user passes a \
+                             model's counter; tool schemas and unrecorded context are outside its budget. \
+                             LangMem's default counter, count_tokens_approximately (characters / 4), is not \
+                             reproduced";
+
 const STRANDS: Checked = Checked {
     release: "strands-agents 1.62.0",
     date: "2026-12-07",
@@ -54,6 +61,11 @@ const STRANDS: Checked = Checked {
 
 const LANGCHAIN: Checked = Checked {
     release: "langchain-core 1.8.1",
+    date: "2026-12-07",
+};
+
+const LANGMEM: Checked = Checked {
+    release: "langmem 0.0.30",
     date: "2026-12-07",
 };
 
@@ -71,6 +83,7 @@ pub fn count(name: &str) -> Count {
         | "inspect_compaction_edit"
         | "inspect_compaction_native" => Count::Framework(INSPECT_COUNT),
         "strands_auto" => Count::Framework(STRANDS_COUNT),
+        "langmem_summary" => Count::Framework(LANGMEM_COUNT),
         _ => Count::Ctxbench,
     }
 }
@@ -87,6 +100,8 @@ pub fn checked(name: &str) -> Option<Checked> {
         "strands_auto" => Some(STRANDS),
         // Its own count is the user's `token_counter`: ctxbench's, as [`count`] says.
         "langchain_trim" => Some(LANGCHAIN),
+        // The same: the `token_counter` passed to its `SummarizationNode`.
+        "langmem_summary" => Some(LANGMEM),
         _ => None,
     }
 }
@@ -117,6 +132,13 @@ mod tests {
         );
         assert_eq!(count("langchain_trim"), Count::Ctxbench);
         assert!(checked("langchain_trim").is_some());
+        assert_eq!(
+            checked("langmem_summary").map(|c| c.release),
+            Some("langmem 0.0.30")
+        );
+        assert!(matches!(count("langmem_summary"), Count::Framework(_)));
+        assert_eq!(checked("adk_compaction"), None);
+        assert_eq!(checked("openhands_sdk"), None);
         assert_eq!(checked("openhands_recent"), None);
         assert_eq!(count("openhands_recent"), Count::Ctxbench);
     }

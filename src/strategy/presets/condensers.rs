@@ -4,8 +4,8 @@
 use super::{condenser, masking, Preset, AGENTS_SDK_SHADOW_PROMPT, SWE_AGENT_PLACEHOLDER};
 use crate::history::Unit;
 use crate::strategy::{
-    CompactionConfig, CondenseAction, CondenserConfig, Measure, PipelineConfig,
-    SlidingWindowConfig, StrategyConfig, SummarizationConfig,
+    CompactionConfig, CondenseAction, CondenserConfig, LangmemConfig, Measure, PipelineConfig,
+    SlidingWindowConfig, StrategyConfig,
 };
 
 /// The presets of the context managers ctxbench first compared: OpenHands' condensers, the Complexity Trap's
@@ -82,36 +82,26 @@ pub(super) fn presets() -> Vec<Preset> {
             name: "langchain_trim",
             source: "langchain-core trim_messages(strategy=\"last\", include_system=True, start_on=\"human\", \
                      max_tokens=16000)",
-            note: "keeps the system messages and the newest items within 16,000 tokens, then drops items \
-                   until a user message starts the window; with one task message and many tool turns the \
-                   window can end up empty",
+            note: "at every call, as a pre-model hook, trims the whole history anew: keeps the system messages \
+                   and the newest items within 16,000 tokens, then drops items until a user message starts the \
+                   window; with one task message and many tool turns the window can end up empty",
             config: S::SlidingWindow(SlidingWindowConfig {
                 max_tokens: Some(16_000),
                 window_share: None,
                 max_items: None,
                 keep_first_user: false,
                 start_on_user: true,
+                whole_history: true,
             }),
         },
         Preset {
             name: "langmem_summary",
-            source: "langmem summarize_messages / SummarizationNode (running summary)",
-            note: "over half the window, summarizes the messages not yet summarized (all but the newest 5) and \
-                   extends the running summary, which replaces the previous one in the system messages",
-            config: S::Pipeline(PipelineConfig {
-                threshold: 0.5,
-                context_window: None,
-                reserve_tokens: None,
-                trigger_tokens: None,
-                measure: Measure::Request,
-                run_all: false,
-                stages: vec![S::Summarization(SummarizationConfig {
-                    keep_recent: 5,
-                    message_chars: 10_000,
-                    tool_result_chars: 10_000,
-                    rolling: true,
-                })],
-            }),
+            source: "langmem 0.0.30 SummarizationNode(max_tokens=window/2, max_summary_tokens=256) before every \
+                     call (langmem/short_term/summarization.py)",
+            note: "once the messages not yet summarized reach half the window (and what follows the cut fits \
+                   half the window less 256 and the system message), summarizes them up to the cut and extends \
+                   the running summary, sent as a system message after the system prompt",
+            config: S::Langmem(LangmemConfig::default()),
         },
         Preset {
             name: "anthropic_clear_tool_uses",
@@ -272,8 +262,12 @@ mod tests {
         let st = state(4_000);
         let mut s = preset("langmem_summary");
         let mut r = agent_run(40, 20);
-        run(s.as_mut(), &st, &mut r, &mock());
-        assert_eq!(r.instructions.len(), 1);
+        let a = run(s.as_mut(), &st, &mut r, &mock());
+        assert_eq!(a.llm_calls.len(), 1);
+        let summaries =
+            |r: &crate::llm::LlmRequest| r.contents.iter().filter(|i| i.is_summary()).count();
+        assert_eq!(summaries(&r), 1);
+        assert_eq!(r.contents[0].text(), "sys");
         r.contents.extend(
             agent_run(40, 20)
                 .contents
@@ -296,7 +290,8 @@ mod tests {
         );
         let a = run(s.as_mut(), &st, &mut r, &mock());
         assert_eq!(a.llm_calls.len(), 1);
-        assert_eq!(r.instructions.len(), 1, "extended, not appended");
+        assert_eq!(summaries(&r), 1, "extended, not appended");
+        assert!(r.instructions.is_empty());
     }
 
     #[test]
