@@ -243,6 +243,27 @@ mod tests {
         assert_eq!(sums(&[(10, 10), (0, 0), (10, 10)]).episodes(), 2);
     }
 
+    /// The design effect's thresholds, by hand: two episodes are enough for an interval, and two episodes that
+    /// lost a pair (or two that kept one) are enough to estimate how losses cluster. 10/10, 9/10, 5/10 (p = 0.8;
+    /// residuals 2, 1, −3: Σ = 14): clustered variance 3/2 · 14 / 900, binomial 0.16 / 30, deff 4.375 and
+    /// 6.857 effective pairs, not one per episode; 0/10, 1/10, 5/10 (p = 0.2, residuals −2, −1, 3) the same;
+    /// 9/10, 5/10 (p = 0.7, residuals ±2): 2 · 8 / 400 over 0.21 / 20, 5.25 effective pairs.
+    #[test]
+    fn two_episodes_suffice_for_an_interval_and_for_the_design_effect() {
+        let near = |s: ClusterSums, want: f64| {
+            let got = s.effective_pairs().expect("an interval");
+            assert!((got - want).abs() < 1e-9, "{got} against {want}");
+        };
+        let three = 30.0 / ((1.5 * 14.0 / 900.0) / (0.16 / 30.0));
+        near(sums(&[(10, 10), (9, 10), (5, 10)]), three);
+        near(sums(&[(0, 10), (1, 10), (5, 10)]), three);
+        near(
+            sums(&[(9, 10), (5, 10)]),
+            20.0 / ((2.0 * 8.0 / 400.0) / (0.21 / 20.0)),
+        );
+        assert!(sums(&[(9, 10), (5, 10)]).interval().is_some());
+    }
+
     /// The design effect by hand: four episodes of 10 pairs keeping 9, 9, 5 and 5 (p = 0.7). Residuals
     /// 2, 2, −2, −2: Σ = 16; clustered variance 4/3 · 16 / 1600 = 1/75; binomial 0.21 / 40 = 0.00525;
     /// deff = 2.5397 and 15.75 effective pairs.
