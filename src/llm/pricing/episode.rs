@@ -555,6 +555,7 @@ mod tests {
         let sum = groups[0].recorded.unwrap();
         assert_eq!((sum.calls, groups[0].episodes.len()), (2, 3));
         assert!((sum.recorded_usd - 0.056_769).abs() < 1e-12);
+        assert!((sum.baseline_usd - 20.0).abs() < 1e-12);
         // summary.json reads back what it wrote: the group's cost beside its model's own `recorded` flag.
         let json = serde_json::to_string(&groups).unwrap();
         let back: Vec<ModelGroup> = serde_json::from_str(&json).unwrap();
@@ -574,6 +575,76 @@ mod tests {
         assert_eq!(prices.at(1).map(|p| p.input), Some(2.5));
         assert_eq!(prices.at(9).map(|p| p.input), Some(2.5));
         assert_eq!(use_.others, ["gpt-4o"]);
+        // A switch back to the episode's own model, and to gpt-4o again: each other model named once.
+        ep.model_switches.extend([
+            ModelSwitch {
+                call_point: 2,
+                model: "claude-3-5-sonnet-20240620".into(),
+            },
+            ModelSwitch {
+                call_point: 3,
+                model: "gpt-4o".into(),
+            },
+        ]);
+        let (prices, use_) = defaults(None).resolve(&ep);
+        assert_eq!(use_.others, ["gpt-4o"]);
+        assert_eq!(prices.at(2).map(|p| p.input), Some(3.0));
         assert_eq!(CallPrices::uniform(None).at(3), None);
+        let p = Price::new(1.0, 0.5, 2.0);
+        assert_eq!(CallPrices::uniform(Some(p)).at(3), Some(p));
+    }
+
+    /// The largest window a run's episodes were replayed in, by hand: the groups' windows, and the
+    /// configuration's only where an episode is in no group (or there is none).
+    #[test]
+    fn the_largest_window_counts_the_fallback_only_for_episodes_no_group_holds() {
+        let group = |window: usize, episodes: usize| ModelGroup {
+            model: ModelUse {
+                window,
+                ..ModelUse::default()
+            },
+            episodes: (0..episodes).map(|i| format!("e{i}")).collect(),
+            recorded: None,
+        };
+        let groups = [group(200_000, 2), group(131_072, 1)];
+        // Every episode in a group: a larger fallback is no episode's window.
+        assert_eq!(ModelGroup::largest_window(&groups, 3, 1_000_000), 200_000);
+        // A fourth episode in none: the fallback is its window, the largest when it is larger.
+        assert_eq!(ModelGroup::largest_window(&groups, 4, 300_000), 300_000);
+        assert_eq!(ModelGroup::largest_window(&groups, 4, 100_000), 200_000);
+        assert_eq!(ModelGroup::largest_window(&[], 0, 128_000), 128_000);
+        assert_eq!(ModelGroup::largest_window(&[], 5, 64_000), 64_000);
+    }
+
+    /// A group's sentence names its recorded calls' cost beside the baseline's only where that cost is above 0.
+    #[test]
+    fn a_group_names_its_recorded_cost_only_when_there_is_one() {
+        let group = |recorded_usd: f64| ModelGroup {
+            model: ModelUse {
+                model: "claude-opus-4-5-20251101".into(),
+                recorded: true,
+                price: Some("LiteLLM 1.110.2 `claude-opus-4-5-20251101`".into()),
+                window: 200_000,
+                window_from: WindowFrom::Table,
+                ..ModelUse::default()
+            },
+            episodes: vec!["a".into(), "b".into()],
+            recorded: Some(RecordedCost {
+                calls: 3,
+                recorded_usd,
+                baseline_usd: 0.0276,
+            }),
+        };
+        assert_eq!(
+            group(0.0279).describe(),
+            "claude-opus-4-5-20251101 (2 episodes): priced from LiteLLM 1.110.2 `claude-opus-4-5-20251101`, \
+             window 200,000 tokens (the model's input limit); its 3 recorded calls at these prices $0.0279 \
+             (outputs as replayed), the baseline's replay of them $0.0276 (0.989)"
+        );
+        assert_eq!(
+            group(0.0).describe(),
+            "claude-opus-4-5-20251101 (2 episodes): priced from LiteLLM 1.110.2 `claude-opus-4-5-20251101`, \
+             window 200,000 tokens (the model's input limit)"
+        );
     }
 }
