@@ -58,3 +58,13 @@ def to_message(item, mid=None):
             additional_kwargs={"raw_arguments": item["arguments"]},
         )
     return ToolMessage(content=item["content"], tool_call_id=item["call_id"], id=mid)
+
+
+def to_sent_message(item, mid):
+    """The LangChain message of an item a request sends, as the conformance drivers build it: an observation is a
+    user message (a HumanMessage); an item with no LangChain message stops the driver, naming it."""
+    if item["type"] == "observation":
+        return HumanMessage(content=item["content"], id=mid)
+    if item["type"] not in ("message", "tool_call", "tool_result"):
+        raise SystemExit(f"item {mid}: a {item['type']!r} has no LangChain message in this driver")
+    return to_message(item, mid)

@@ -15,23 +15,15 @@ usage: langchain_driver.py DATASET SENDS_JSONL WINDOW OUT_JSONL
 import os
 import sys
 
-from langchain_core.messages import HumanMessage, trim_messages
+from langchain_core.messages import trim_messages
 
 import common  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from langchain_messages import TOKENS_PER_REPLY, count, to_message  # noqa: E402
+from langchain_messages import TOKENS_PER_REPLY, count, to_sent_message  # noqa: E402
 
 STRATEGY = "langchain_trim"
 MAX_TOKENS = 16_000
-
-
-def message(item, mid):
-    if item["type"] == "observation":
-        return HumanMessage(content=item["content"], id=mid)
-    if item["type"] not in ("message", "tool_call", "tool_result"):
-        raise SystemExit(f"item {mid}: a {item['type']!r} has no LangChain message in this driver")
-    return to_message(item, mid)
 
 
 def main():
@@ -41,7 +33,7 @@ def main():
     for ep_id, points in common.call_points(sends, STRATEGY).items():
         items = episodes[ep_id]["items"]
         sent = [(i, it) for i, it in enumerate(items) if common.is_sent(it)]
-        history = [message(it, str(i)) for i, it in sent]
+        history = [to_sent_message(it, str(i)) for i, it in sent]
         for step, (at, fixed) in enumerate(points):
             upto = sum(1 for i, _ in sent if i < at)
             kept = trim_messages(

@@ -18,26 +18,18 @@ import sys
 import warnings
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import SystemMessage
 from langmem.short_term import SummarizationNode
 
 import common  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from langchain_messages import count, to_message  # noqa: E402
+from langchain_messages import count, to_sent_message  # noqa: E402
 
 STRATEGY = "langmem_summary"
 
 # LangMem warns where it cannot trim what its summarizer is shown; that is the summarizer's input, not what is sent.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module="langmem")
-
-
-def message(item, mid):
-    if item["type"] == "observation":
-        return HumanMessage(content=item["content"], id=mid)
-    if item["type"] not in ("message", "tool_call", "tool_result"):
-        raise SystemExit(f"item {mid}: a {item['type']!r} has no LangChain message in this driver")
-    return to_message(item, mid)
 
 
 def main():
@@ -47,7 +39,7 @@ def main():
     for ep_id, points in common.call_points(sends, STRATEGY).items():
         items = episodes[ep_id]["items"]
         sent = [(i, it) for i, it in enumerate(items) if common.is_sent(it)]
-        history = [message(it, str(i)) for i, it in sent]
+        history = [to_sent_message(it, str(i)) for i, it in sent]
         node = SummarizationNode(
             model=FakeListChatModel(responses=[common.STAND_IN]),
             max_tokens=window // 2,
