@@ -149,13 +149,20 @@ fn fit_sentence(f: &crate::replay::fit::Fit, leaves_out: Option<&str>) -> String
             .iter()
             .map(|(from, u)| format!("{} from call {from}", tokens(*u)))
             .collect();
+        let grows = match f.edits {
+            0 => String::new(),
+            1 => ", growing by k × the size of the 1 applied edit the trace shows".to_owned(),
+            n => format!(", growing by k × the sizes of the {n} applied edits the trace shows"),
+        };
         format!(
-            "U = {} tokens (the context the trace left out{})",
+            "U = {} tokens (the context the trace left out{}{grows})",
             parts.join(", "),
             if f.segments.len() > 1 {
                 ", changing where the trace shows it does"
-            } else {
+            } else if f.flagged() {
                 ", not constant: the fit leaves more than 3% on a call"
+            } else {
+                ""
             }
         )
     };

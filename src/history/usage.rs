@@ -73,6 +73,13 @@ pub struct ProviderUsage {
     /// ([`crate::replay::fit`]) starts a segment at each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context_changes: Vec<usize>,
+    /// The edits the trace shows applied to what it leaves out, with their text (aider's SEARCH/REPLACE
+    /// blocks applied to a file in the chat): from its call point on, the context left out grows by the
+    /// edit's size, which the fit ([`crate::replay::fit`]) models instead of starting a segment there. An edit
+    /// whose size cannot be known (a whole-file edit of a file whose old text the trace does not hold) is a
+    /// change point instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_edits: Vec<ContextEdit>,
     /// The tokens of unrecorded context import added over the episode's call points, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unrecorded_tokens: Option<u64>,
@@ -86,6 +93,24 @@ pub struct ProviderUsage {
     /// when the dataset did not say); never written by import.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resized_from: Option<String>,
+}
+
+/// An edit the trace shows applied to the context it leaves out: the next call sends `file` with `removed`
+/// replaced by `added`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextEdit {
+    /// The first call point that sends the file as edited.
+    pub call_point: usize,
+    /// The file edited.
+    pub file: String,
+    /// The text the edit put in (a REPLACE section, or a whole file's new text).
+    pub added: String,
+    /// The text it took out (a SEARCH section, or the file's old text).
+    pub removed: String,
+    /// Its size, `added` less `removed` counted with the tokenizer that sized the episode's blocks
+    /// (`sized_with`); `None` until one counted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<i64>,
 }
 
 /// A model call the trace shows but records no usage for.

@@ -1,7 +1,10 @@
 //! The context a trace did not record, fitted rather than assumed: per episode, recorded ≈ U + k × replayed,
 //! where `replayed` is what the replay counts of the history the trace holds, `U` the context it left out
-//! (constant between the changes the trace shows: aider's `/add`, `/drop`, `/read-only`, an applied edit,
-//! `/undo`, another chat mode, a model switch, a compaction) and `k` the ratio of the model's tokenizer to the
+//! (constant between the changes the trace shows: aider's `/add`, `/drop`, `/read-only`, another chat mode, a
+//! model switch, a compaction, an edit of unknown size; an edit whose text the trace holds — aider's
+//! SEARCH/REPLACE blocks applied, and `/undo` of them — is no change point: from its call point on, `U` grows
+//! by k × its size, `replayed` + the edits' sizes being what the model counts) and `k` the ratio of the
+//! model's tokenizer to the
 //! one counting (given as 1 where it is the model's own: a tokenizer.json, or an OpenAI encoding for an
 //! OpenAI model; else fitted, as for Claude and Gemini, whose tokenizers are not public).
 //! The blocks import adds close each call's gap exactly, so the replay equals the record by construction; the
@@ -46,6 +49,15 @@ pub struct Fit {
     /// Whether the fit has as many parameters as records (each segment's `U` set by its only call and `k`
     /// not fitted): its residuals are 0 by construction and say nothing.
     pub by_construction: bool,
+    /// The edits of known size the fit modelled (`U` grows by k × each one's size from its call point on,
+    /// [`ProviderUsage::context_edits`]): where any, `U` is not one constant block.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub edits: usize,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Fit {
@@ -73,7 +85,7 @@ impl Fit {
     /// tool schemas).
     #[must_use]
     pub fn constant(&self) -> bool {
-        self.segments.len() == 1 && !self.flagged()
+        self.segments.len() == 1 && !self.flagged() && self.edits == 0
     }
 }
 
@@ -90,10 +102,18 @@ pub fn what_is_left_out(leaves_out: &str, constant: bool) -> String {
 
 /// The call points from which the context a trace left out changes, as the trace shows: those its importer
 /// recorded (`meta.usage.context_changes`: aider's `/add`, `/drop`, `/read-only`, files added on the model's
-/// mention), a model switch (another system prompt), a compaction the agent recorded.
+/// mention), a model switch (another system prompt), a compaction the agent recorded, an edit not yet sized
+/// ([`size_edits`]).
 #[must_use]
 pub fn changes(episode: &Episode, usage: &ProviderUsage) -> Vec<usize> {
     let mut out = usage.context_changes.clone();
+    out.extend(
+        usage
+            .context_edits
+            .iter()
+            .filter(|e| e.tokens.is_none())
+            .map(|e| e.call_point),
+    );
     out.extend(episode.model_switches.iter().map(|s| s.call_point));
     if let Some(recorded) = RecordedCompaction::of(episode) {
         out.extend(recorded.compactions.iter().map(|c| c.call_point));
@@ -101,6 +121,36 @@ pub fn changes(episode: &Episode, usage: &ProviderUsage) -> Vec<usize> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Sizes the edits the trace shows applied to the context it leaves out ([`ProviderUsage::context_edits`]):
+/// each one's added text less its removed text, counted with `count` (the tokenizer that sizes the blocks).
+pub fn size_edits(usage: &mut ProviderUsage, count: impl Fn(&str) -> usize) {
+    for e in &mut usage.context_edits {
+        #[allow(clippy::cast_possible_wrap)]
+        let size = count(&e.added) as i64 - count(&e.removed) as i64;
+        e.tokens = Some(size);
+    }
+}
+
+/// Per call point of `n`, the tokens the sized edits added to the context left out by then (their sizes
+/// summed over those whose call point is at or before it), and how many edits of those call points it sums.
+#[must_use]
+pub fn edit_growth(usage: &ProviderUsage, n: usize) -> (Vec<i64>, usize) {
+    let mut at = vec![0_i64; n];
+    let mut edits = 0;
+    for e in &usage.context_edits {
+        if let Some(t) = e.tokens.filter(|_| e.call_point < n) {
+            at[e.call_point] += t;
+            edits += 1;
+        }
+    }
+    let mut sum = 0;
+    for g in &mut at {
+        sum += *g;
+        *g = sum;
+    }
+    (at, edits)
 }
 
 /// The fit of an episode whose trace leaves context out (`meta.usage.leaves_out`) and records each call,
@@ -149,7 +199,16 @@ pub fn of_replayed(
     let given_k = counted_with
         .filter(|n| openai || !encodings.contains(n))
         .map(|_| 1.0);
-    fit(replayed, &recorded, &changes(episode, usage), given_k)
+    let (growth, edits) = edit_growth(usage, replayed.len());
+    let mut f = fit_grown(
+        replayed,
+        &growth,
+        &recorded,
+        &changes(episode, usage),
+        given_k,
+    )?;
+    f.edits = edits;
+    Some(f)
 }
 
 /// Fits `recorded[i] ≈ U[s(i)] + k × replayed[i]` over the call points that have a record, by least squares:
@@ -163,7 +222,24 @@ pub fn fit(
     changes: &[usize],
     given_k: Option<f64>,
 ) -> Option<Fit> {
+    fit_grown(replayed, &[], recorded, changes, given_k)
+}
+
+/// [`fit`] where the context left out also grows between changes by what the trace shows of it: per call
+/// point, `grown[i]` tokens (counted as `replayed` is: the applied edits' sizes summed up to it, missing
+/// entries 0), so that `recorded[i] ≈ U[s(i)] + k × (replayed[i] + grown[i])`; `U` is then each segment's
+/// context left out before any edit.
+#[must_use]
+pub fn fit_grown(
+    replayed: &[usize],
+    grown: &[i64],
+    recorded: &[Option<u64>],
+    changes: &[usize],
+    given_k: Option<f64>,
+) -> Option<Fit> {
     let n = replayed.len().min(recorded.len());
+    #[allow(clippy::cast_precision_loss)]
+    let x = |i: usize| replayed[i] as f64 + grown.get(i).copied().unwrap_or(0) as f64;
     let mut starts: Vec<usize> = std::iter::once(0)
         .chain(changes.iter().copied().filter(|&c| c > 0 && c < n))
         .collect();
@@ -175,7 +251,7 @@ pub fn fit(
     for i in 0..n {
         if let Some(r) = recorded[i] {
             #[allow(clippy::cast_precision_loss)]
-            calls[segment(i)].push((replayed[i] as f64, r as f64));
+            calls[segment(i)].push((x(i), r as f64));
         }
     }
     let records: usize = calls.iter().map(Vec::len).sum();
@@ -217,9 +293,9 @@ pub fn fit(
         .map(|i| {
             recorded[i].filter(|&r| r > 0).map(|r| {
                 #[allow(clippy::cast_precision_loss)]
-                let (x, r) = (replayed[i] as f64, r as f64);
+                let r = r as f64;
                 // A call with a record is in a segment with a U.
-                (segments[segment(i)].1.unwrap_or(0.0) + k * x) / r - 1.0
+                (segments[segment(i)].1.unwrap_or(0.0) + k * x(i)) / r - 1.0
             })
         })
         .collect();
@@ -234,6 +310,7 @@ pub fn fit(
         segments,
         residuals,
         by_construction: records <= parameters,
+        edits: 0,
     })
 }
 
@@ -315,6 +392,63 @@ mod tests {
         assert_eq!(fit(&[100], &[None], &[], None), None);
         let steep = fit(&[100, 101], &[Some(1000), Some(1100)], &[], None).unwrap();
         assert!((steep.k - K_RANGE.1).abs() < 1e-12, "{steep:?}");
+    }
+
+    /// By hand, two applied edits of known size: the history replays 100, 200 and 300 tokens; an edit before
+    /// call 1 adds 60 tokens of REPLACE for 10 of SEARCH (+50), one before call 2 adds 40 for 10 (+30), so the
+    /// files aider sends grow by 50 and then by 80 in all. Recorded at 1,150, 1,375 and 1,570 (U = 1,000, k =
+    /// 1.5 on 100, 250 and 380): the fit recovers k and U with residual 0 from three records and two
+    /// parameters, so not by construction; U is not one constant block. Fitted as if nothing grew, least
+    /// squares reads the growth as the tokenizer's (k = 2.1, held at 2: U = 1,365 − 2 × 200 = 965, call 0
+    /// fits at 1,165, +1.3%); with each edit a change point instead, every segment has one call and says
+    /// nothing.
+    #[test]
+    fn applied_edits_grow_u_by_their_size() {
+        use crate::history::usage::ContextEdit;
+        let edit = |call_point: usize, added: usize, removed: usize| ContextEdit {
+            call_point,
+            file: "a.py".into(),
+            added: "x".repeat(added),
+            removed: "x".repeat(removed),
+            tokens: None,
+        };
+        let mut usage = ProviderUsage {
+            context_edits: vec![edit(1, 60, 10), edit(2, 40, 10)],
+            ..ProviderUsage::default()
+        };
+        // Unsized, the edits are change points.
+        let episode = Episode::default();
+        assert_eq!(changes(&episode, &usage), [1, 2]);
+        assert_eq!(edit_growth(&usage, 3), (vec![0, 0, 0], 0));
+        // One token per character, as a stand-in tokenizer.
+        size_edits(&mut usage, str::len);
+        assert_eq!(usage.context_edits[0].tokens, Some(50));
+        assert!(changes(&episode, &usage).is_empty());
+        let (grown, edits) = edit_growth(&usage, 3);
+        assert_eq!((grown.clone(), edits), (vec![0, 50, 80], 2));
+        // An edit past the last call point is no part of the fit.
+        assert_eq!(edit_growth(&usage, 2), (vec![0, 50], 1));
+        let replayed = [100, 200, 300];
+        let recorded = [Some(1150), Some(1375), Some(1570)];
+        let mut f = fit_grown(&replayed, &grown, &recorded, &[], None).unwrap();
+        f.edits = edits;
+        assert!((f.k - 1.5).abs() < 1e-9 && f.k_fitted, "{f:?}");
+        assert!((f.segments[0].1.unwrap() - 1000.0).abs() < 1e-9, "{f:?}");
+        assert!(
+            f.residuals.iter().all(|r| r.unwrap().abs() < 1e-12),
+            "{f:?}"
+        );
+        assert!(!f.by_construction && !f.flagged() && !f.constant(), "{f:?}");
+        // Without the edits: Σdx·dy / Σdx² = (−100·−215 + 100·205) / 20,000 = 2.1, held at 2.
+        let flat = fit(&replayed, &recorded, &[], None).unwrap();
+        assert!((flat.k_held_from.unwrap() - 2.1).abs() < 1e-9, "{flat:?}");
+        assert!(
+            (flat.segments[0].1.unwrap() - 965.0).abs() < 1e-9,
+            "{flat:?}"
+        );
+        assert!((flat.residuals[0].unwrap() - (1165.0 / 1150.0 - 1.0)).abs() < 1e-12);
+        let cut = fit(&replayed, &recorded, &[1, 2], None).unwrap();
+        assert!(cut.by_construction, "{cut:?}");
     }
 
     /// Two calls of one segment whose least-squares k is past the plausible range (a history 1 token longer,

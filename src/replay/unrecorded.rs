@@ -113,6 +113,9 @@ pub fn calibrate(
     };
     let sent = baseline(episode, tokenizer)?;
     let name = tokenizer.name();
+    // The edits the trace shows applied to what it leaves out, sized with the tokenizer the blocks are.
+    let mut usage = usage;
+    super::fit::size_edits(&mut usage, |t| tokenizer.count_text(t));
     let constant =
         super::fit::of_replayed(episode, &usage, &sent, Some(&name)).is_some_and(|f| f.constant());
     // Each call point's block: the recorded prompt less the replay, and what of it the cache served.
@@ -149,7 +152,6 @@ pub fn calibrate(
         blocks.into_iter().map(Option::unwrap_or_default).collect();
     insert_blocks(episode, &points, &blocks);
     let unrecorded_tokens: usize = blocks.iter().map(|b| b.0).sum();
-    let mut usage = usage;
     usage.unrecorded_tokens = Some(unrecorded_tokens as u64);
     usage.sized_with = Some(tokenizer.name());
     usage.store(episode);

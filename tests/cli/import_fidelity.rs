@@ -4,7 +4,7 @@
 use ctxbench::history::import::import_file;
 use ctxbench::history::usage::ProviderUsage;
 use ctxbench::history::validate::check_episode;
-use ctxbench::{Episode, Item};
+use ctxbench::{Episode, Item, Role};
 
 use crate::import::{fixture, kinds, one, recorded_calls};
 
@@ -217,5 +217,69 @@ fn openhands_text_based_function_calling_is_what_its_converter_writes() {
     assert_eq!(
         ep.meta["function_calling"],
         "text (OpenHands fn_call_converter)"
+    );
+}
+
+/// An interrupted reply is kept as aider v0.48.2-dev kept it in `cur_messages`, and so sent with the next
+/// prompt: its partial text and `\n^C KeyboardInterrupt` (`send_message` in aider/coders/base_coder.py at
+/// 9cf672b4, the commit session0343 ran: its first commit, 423b6e1, is that commit's child). The interrupted
+/// reply's complete SEARCH/REPLACE block was not applied (aider returns before `apply_updates`), so it is no
+/// edit; the next prompt follows it.
+#[test]
+fn aider_keeps_an_interrupted_reply_as_aider_did() {
+    let Some(traces) = crate::traces::imported() else {
+        return;
+    };
+    let ep = traces
+        .iter()
+        .flat_map(|(_, e)| e)
+        .find(|e| e.id == "chat-history__session0343__2024-08-09T19-32-47.md")
+        .expect("session0343 among the shared traces");
+    let usage = ProviderUsage::of(ep).unwrap();
+    assert_eq!(usage.unrecorded.len(), 1);
+    assert_eq!(usage.unrecorded[0].call_point, 3);
+    let replies: Vec<&str> = ep
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Message {
+                role: Role::Assistant,
+                content,
+                ..
+            } => Some(&content[..]),
+            _ => None,
+        })
+        .collect();
+    let interrupted = replies[3];
+    assert!(
+        interrupted.starts_with("Certainly! I'll modify the `init_before_message` method")
+            && interrupted.ends_with("in the `try\n^C KeyboardInterrupt"),
+        "{interrupted}"
+    );
+    let at = ep
+        .items
+        .iter()
+        .position(|i| matches!(i, Item::Message { content, .. } if &content[..] == interrupted))
+        .unwrap();
+    let next = ep.items[at + 1..]
+        .iter()
+        .find_map(|i| match i {
+            Item::Message {
+                role: Role::User,
+                content,
+                ..
+            } => Some(&content[..]),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        next.starts_with("no, in cmd_diff catch `ValueError`"),
+        "{next}"
+    );
+    // Edits start from call 4 on only where aider applied them: none at call point 4 (after the ^C).
+    assert!(
+        usage.context_edits.iter().all(|e| e.call_point != 4),
+        "{:?}",
+        usage.context_edits
     );
 }

@@ -165,6 +165,11 @@ fn the_fit_leaves_at_most_3_percent_where_it_can_say_anything() {
             assert!(f.k_given && (f.k - 1.0).abs() < 1e-12, "{f:?}");
         }
         let worst = f.worst().map_or(0.0, |(_, w)| w);
+        // Claude 3.5 Sonnet against o200k_base: a tokenizers' ratio above 1, once the file edits are sent as
+        // OpenHands sends them (the editor's message, not the file's diff: k read 0.651 with the diff).
+        if u.episode == "runtime-trajs__basic_gui_mode.json" {
+            assert!((1.0..=1.5).contains(&f.k) && worst.abs() < 0.01, "{f:?}");
+        }
         let source = &by_source[&u.episode];
         eprintln!(
             "{source} {}: k {:.3}{}, {} segment(s), worst {:+.2}%{}",
@@ -189,8 +194,12 @@ fn the_fit_leaves_at_most_3_percent_where_it_can_say_anything() {
         n.0 += 1;
         if !f.by_construction {
             n.1 += 1;
-            assert!(
-                !f.flagged(),
+            // Past 3%, and why (docs/trace-fidelity.md): aider's repo map, recomputed for each message from
+            // the files and identifiers it mentions, and its summary of older turns, neither in the
+            // transcript.
+            assert_eq!(
+                f.flagged(),
+                FLAGGED_BY_THE_FIT.contains(&u.episode.as_str()),
                 "{}: worst {:+.2}%: {f:?}",
                 u.episode,
                 100.0 * worst
@@ -204,11 +213,18 @@ fn the_fit_leaves_at_most_3_percent_where_it_can_say_anything() {
             }
         }
     }
-    // (episodes fitted, of which not by construction): Claude Code 5 (3), aider 16 (1), OpenHands 4 (2).
+    // (episodes fitted, of which not by construction): Claude Code 5 (3), aider 16 (5: an applied edit whose
+    // blocks the reply holds grows U by its size rather than starting a segment), OpenHands 4 (2).
     assert_eq!(fitted["import/claude-code"], (5, 3), "{fitted:?}");
-    assert_eq!(fitted["import/aider"], (16, 1), "{fitted:?}");
+    assert_eq!(fitted["import/aider"], (16, 5), "{fitted:?}");
     assert_eq!(fitted["import/openhands"], (4, 2), "{fitted:?}");
 }
+
+/// The episodes whose fit leaves more than 3% on a call, each explained in docs/trace-fidelity.md.
+const FLAGGED_BY_THE_FIT: [&str; 2] = [
+    "chat-history__session0288__2024-08-09T16-16-42.md",
+    "chat-history__session0919__2024-08-19T15-30-56.md#context1",
+];
 
 /// Call points the traces show without usage (interrupted aider replies, OpenHands messages without
 /// `tool_call_metadata`) and failed calls (aider's `Unexpected error` and retried requests), by episode: named

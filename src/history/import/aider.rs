@@ -21,12 +21,20 @@
 //! - not in the transcript, so not replayed: the system prompt, the repository map, the files in the chat,
 //!   and the summary aider writes of older turns once they pass its chat-history budget. Replayed tokens are
 //!   well below what aider reports, and never above it. Where the transcript shows that part change — `/add`,
-//!   `/drop`, `/read-only`, files added on the model's mention, an applied edit, `/undo`, another chat mode's
-//!   system prompt (`/ask`, `/code`, `/architect`, `/chat-mode`) — the call point it changes from is recorded
+//!   `/drop`, `/read-only`, files added on the model's mention, `/undo`, another chat mode's system prompt
+//!   (`/ask`, `/code`, `/architect`, `/chat-mode`), a file aider must commit again before applying edits (it
+//!   changed outside aider), a lint commit — the call point it changes from is recorded
 //!   (`meta.usage.context_changes`), and the fit of the unrecorded context ([`crate::replay::fit`]) starts a
-//!   segment there. A summary of older turns is not shown, so it is not one.
+//!   segment there. An applied edit whose SEARCH/REPLACE blocks the reply holds ([`edits`]; where some blocks
+//!   failed to match, the others) is no change point: its text is kept (`meta.usage.context_edits`) and the
+//!   file grows by its size from the next call on; `/undo` of that edit's commit reverts it by the same. An
+//!   applied edit without blocks (the `whole` format: the file's old text is not in the transcript) stays a
+//!   change point. Not shown, so none: the repo map aider recomputes for each message (ranked by the files
+//!   and identifiers it mentions) and the summary of older turns it writes once they pass its chat-history
+//!   budget (2,048 tokens of its count for a model with a 32k window or more).
 
 mod console;
+mod edits;
 mod lines;
 
 use std::path::Path;
@@ -37,7 +45,7 @@ use self::console::Command;
 use self::lines::Block;
 use super::{episode, sure, Conversation, Importer, Sniff};
 use crate::error::Result;
-use crate::history::usage::{CallUsage, ProviderUsage};
+use crate::history::usage::{CallUsage, ContextEdit, ProviderUsage};
 use crate::history::{Episode, Role};
 
 /// aider's commands (every version's), for resolving a prefix the way aider does.
@@ -177,6 +185,8 @@ struct Context {
     /// files in the chat (`/add`, `/drop`, `/read-only`, files added on the model's mention, an applied edit,
     /// `/undo`) and the system prompt of another chat mode (`/ask`, `/code`, `/architect`, `/chat-mode`).
     changes: Vec<usize>,
+    /// The edits applied to files in the chat whose size the transcript holds (SEARCH/REPLACE blocks).
+    edits: Vec<ContextEdit>,
 }
 
 /// Reads one session's blocks into its contexts.
@@ -199,6 +209,17 @@ struct Reader<'a> {
     model: Option<String>,
     /// A one-off chat mode (`/ask question`) was entered: the call after its own goes back to the main mode.
     mode_once: bool,
+    /// The SEARCH/REPLACE blocks of the last reply, those not yet applied.
+    blocks: Vec<edits::Block>,
+    /// The edits of the last reply that applied, and the commit aider made of them (`/undo` reverts it).
+    last_applied: Vec<ContextEdit>,
+    /// Whether a lint commit followed the last applied edits (their commit is then not the last one).
+    linted: bool,
+    /// The commit aider made of the last applied edits (`hash message`).
+    last_commit: Option<String>,
+    /// The files aider committed an edit of in this session: one it must commit again before applying edits
+    /// ("Committing … before applying edits") changed outside aider since.
+    committed: Vec<String>,
 }
 
 impl<'a> Reader<'a> {
@@ -214,6 +235,11 @@ impl<'a> Reader<'a> {
             interrupt_note: version.is_some_and(|v| v >= (0, 72, 2)),
             model: None,
             mode_once: false,
+            blocks: Vec::new(),
+            last_applied: Vec::new(),
+            linted: false,
+            last_commit: None,
+            committed: Vec::new(),
         }
     }
 
@@ -306,8 +332,8 @@ impl<'a> Reader<'a> {
                 });
             }
             Some(("undo", _)) => {
-                // The files of the last commit go back to what they were.
-                self.change();
+                // The files of the last commit go back to what they were: the reverse of the last edits
+                // where that commit was theirs (`Removed: …` says which), else a change of unknown size.
                 self.command = Some(Command::Undo);
             }
             Some(("add" | "drop" | "read-only", _)) => {
@@ -368,15 +394,44 @@ impl<'a> Reader<'a> {
         } else if first.starts_with("Applied edit to ")
             || first.starts_with("Did not apply edit to ")
         {
-            if first.starts_with("Applied edit to ") {
+            if self.edit.is_none() {
+                self.last_applied.clear();
+                self.linted = false;
+                self.last_commit = None;
+            }
+            if let Some(file) = first.strip_prefix("Applied edit to ") {
                 // A file in the chat changed: the next call sends it as it is now.
-                self.change();
+                let blocks = self.blocks_of(file.trim());
+                self.applied(file.trim(), blocks);
             }
             self.edit.get_or_insert(None);
+        } else if first.starts_with("# The other ") && first.contains("applied successfully") {
+            self.partly_applied();
+        } else if let Some(file) = first
+            .strip_prefix("Committing ")
+            .and_then(|r| r.strip_suffix(" before applying edits."))
+        {
+            // The file changed outside aider since aider committed it last in this session: by how much the
+            // transcript does not say; most likely before the prompt just answered.
+            if self.committed.iter().any(|f| edits::same_file(f, file)) {
+                let at = self.ctx.points.len().saturating_sub(1);
+                self.ctx.changes.push(at);
+                self.ctx.changes.sort_unstable();
+                self.ctx.changes.dedup();
+            }
         } else if let (Some(_), Some(None)) = (first.strip_prefix("Commit "), &self.edit) {
             // The commit's whole message, its body included.
             let text = message.join("\n");
+            self.last_commit = Some(text["Commit ".len()..].to_owned());
             self.edit = Some(Some(text["Commit ".len()..].to_owned()));
+        } else if let (Some(_), Some(Some(_))) = (first.strip_prefix("Commit "), &self.edit) {
+            // A second commit after an edit's: the linter's fixes, of a size the transcript does not hold.
+            self.linted = true;
+            self.change();
+        } else if let Some(removed) = first.strip_prefix("Removed: ") {
+            if matches!(self.command, Some(Command::Undo)) {
+                self.undone(removed);
+            }
         } else if first.starts_with("Added ") && first.contains("of output to the chat") {
             // Since v0.6x `/run` output is added to the history without a call.
             if let Some((name, text)) = console::sent(&self.since, self.command.as_ref()) {
@@ -388,6 +443,7 @@ impl<'a> Reader<'a> {
     }
 
     fn reply(&mut self, lines: &[&str]) {
+        self.blocks = edits::blocks(lines);
         if let Some(commit) = self.edit.take() {
             self.ctx
                 .conv
@@ -466,6 +522,7 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                 usage.approximate = ctx.rounded;
                 usage.failed = ctx.failed;
                 usage.context_changes = ctx.changes;
+                usage.context_edits = ctx.edits;
                 usage.leaves_out =
                     Some("aider's system prompt, repo map and the files added to the chat".into());
                 usage.store(&mut ep);
@@ -543,119 +600,4 @@ impl Importer for Aider {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn token_reports_in_both_forms() {
-        let (u, rounded) =
-            usage_of("Tokens: 13,749 sent, 618 received. Cost: $0.05 request, $0.05 session.")
-                .unwrap();
-        assert_eq!(
-            (u.input_tokens, u.output_tokens, rounded),
-            (13_749, 618, false)
-        );
-        let (u, rounded) = usage_of("Tokens: 5.8k sent, 2.1k cache write, 380 received.").unwrap();
-        assert_eq!(
-            (
-                u.input_tokens,
-                u.output_tokens,
-                u.cache_write_tokens,
-                rounded
-            ),
-            (5_800, 380, Some(2_100), true)
-        );
-        assert!(usage_of("Applied edit to x.py").is_none());
-    }
-
-    /// What aider sends besides the history changes where the transcript shows it: `/add` before the first
-    /// call, an applied edit (the next call sends the file as edited), `/ask question` (the ask prompt for its
-    /// one call, the main prompt again after it), `/undo` (the files back as they were); a failed edit and a
-    /// `/run` (its output is in the history) change nothing.
-    #[test]
-    fn changes_to_what_aider_sends_are_recorded() {
-        let text = "# aider chat started at 2024-08-21 09:31:03\n\n\
-            > Aider v0.51.2-dev  \n\
-            > Main model: claude-3-5-sonnet-20240620 with diff edit format, infinite output  \n\n\
-            #### /add a.py  \n\
-            > Added /x/a.py to the chat  \n\n\
-            #### first  \n\nOne.\n\n> Tokens: 1,000 sent, 10 received.  \n\
-            > Applied edit to a.py  \n\
-            > Commit abc1234 fix: one  \n\n\
-            #### second  \n\nTwo.\n\n> Tokens: 1,100 sent, 10 received.  \n\
-            > Did not apply edit to a.py (--dry-run)  \n\n\
-            #### /ask why  \n\n\
-            ####  why  \n\nBecause.\n\n> Tokens: 900 sent, 10 received.  \n\n\
-            #### third  \n\nThree.\n\n> Tokens: 1,200 sent, 10 received.  \n\n\
-            #### /undo  \n\
-            > Removed: abc1234 fix: one  \n\n\
-            #### fourth  \n\nFour.\n\n> Tokens: 1,150 sent, 10 received.  \n";
-        let eps = import(text, Path::new("h.md")).unwrap();
-        assert_eq!(eps.len(), 1);
-        let usage = ProviderUsage::of(&eps[0]).unwrap();
-        assert_eq!(usage.calls.len(), 5);
-        assert_eq!(usage.context_changes, [0, 1, 2, 3, 4]);
-    }
-
-    #[test]
-    fn commands_resolve_as_aider_resolves_them() {
-        assert_eq!(command("/cle"), Some(("clear", "")));
-        assert_eq!(command("/clean"), None);
-        assert_eq!(command("/c"), None);
-        assert_eq!(command("/test pytest -k x"), Some(("test", " pytest -k x")));
-        assert_eq!(command("!ls"), Some(("run", "ls")));
-        assert_eq!(command("/ex"), Some(("exit", "")));
-        assert_eq!(command("hello"), None);
-    }
-
-    #[test]
-    fn the_main_model_of_each_announcement() {
-        for (line, model) in [
-            (
-                "Main model: claude-3-5-sonnet-20240620 with diff edit format, infinite output",
-                Some("claude-3-5-sonnet-20240620"),
-            ),
-            (
-                "Models: openrouter/anthropic/claude-3.5-sonnet with ask edit format, weak model x",
-                Some("openrouter/anthropic/claude-3.5-sonnet"),
-            ),
-            (
-                "Model: claude-3-haiku-20240307 with ♾️ whole edit format",
-                Some("claude-3-haiku-20240307"),
-            ),
-            ("Model: gpt-4 using diff edit format", Some("gpt-4")),
-            ("Weak model: claude-3-haiku-20240307", None),
-            ("Tokens: 5.8k sent", None),
-        ] {
-            assert_eq!(announced_model(line), model, "{line}");
-        }
-    }
-
-    /// The header's model answers until `/model` announces another; a `/clear` keeps the model in force.
-    #[test]
-    fn a_model_switch_is_a_switch_from_the_next_reply_on() {
-        let text = "# aider chat started at 2024-08-08 10:12:57\n\n\
-            > Aider v0.48.2-dev  \n\
-            > Models: claude-3-5-sonnet-20240620 with diff edit format, weak model claude-3-haiku-20240307  \n\n\
-            #### first  \n\nOne.\n\n> Tokens: 1,000 sent, 10 received.  \n\n\
-            #### /model gpt-4o  \n\n\
-            > Aider v0.48.2-dev  \n\
-            > Models: gpt-4o with diff edit format, weak model gpt-4o-mini  \n\n\
-            #### second  \n\nTwo.\n\n> Tokens: 1,100 sent, 10 received.  \n\n\
-            #### third  \n\nThree.\n\n> Tokens: 1,200 sent, 10 received.  \n\n\
-            #### /clear  \n\n\
-            #### fourth  \n\nFour.\n\n> Tokens: 900 sent, 10 received.  \n";
-        let eps = import(text, Path::new("h.md")).unwrap();
-        assert_eq!(eps.len(), 2);
-        assert_eq!(eps[0].model.as_deref(), Some("gpt-4o"));
-        assert_eq!(
-            (0..3).map(|k| eps[0].model_at(k)).collect::<Vec<_>>(),
-            [
-                Some("claude-3-5-sonnet-20240620"),
-                Some("gpt-4o"),
-                Some("gpt-4o")
-            ]
-        );
-        assert_eq!(eps[1].models(), [("gpt-4o", 1)]);
-    }
-}
+mod tests;

@@ -426,6 +426,7 @@ impl Converter<'_> {
             "run" => render::command_output(&content, extras),
             "run_ipython" => render::ipython_output(&content),
             "error" => render::error(&content),
+            "edit" => render::file_edit(&content, extras),
             _ => content,
         };
         if self.mode.text {

@@ -1,5 +1,7 @@
 //! What OpenHands' CodeAct agent makes of an event's content (`openhands/memory/conversation_memory.py`, read at
-//! openhands-ai 0.62.0): a command's output with its suffixes, an error with its note, the workspace context
+//! openhands-ai 0.62.0): a command's output with its suffixes, an error with its note, a file edit's message
+//! (`openhands/events/observation/files.py`, the version of January 2025 that wrote
+//! `formatted_output_and_error`), the workspace context
 //! of a `recall` as the `<RUNTIME_INFORMATION>` message (`additional_info.j2`, rendered here for the fields a
 //! recall records).
 
@@ -33,6 +35,18 @@ pub(super) fn command_output(content: &str, extras: Option<&Map<String, Value>>)
         Some(code) => out.push_str(&format!("\n[Command finished with exit code {code}]")),
     }
     out
+}
+
+/// An `edit` observation as the agent sees it (`FileEditObservation.__str__`): in OpenHands-ACI mode
+/// (`impl_source: oh_aci`) the editor's own message (`formatted_output_and_error`, e.g. "File created
+/// successfully at: …"), where the event's `content` is the diff of the file and the agent never sends it;
+/// a stream that does not record that field (later versions put the message in `content`) keeps `content`.
+pub(super) fn file_edit(content: &str, extras: Option<&Map<String, Value>>) -> String {
+    extras
+        .filter(|x| x.get("impl_source").and_then(Value::as_str) == Some("oh_aci"))
+        .and_then(|x| x.get("formatted_output_and_error"))
+        .and_then(Value::as_str)
+        .map_or_else(|| content.to_owned(), str::to_owned)
 }
 
 /// An `error` observation: its content and the agent's note.
@@ -163,4 +177,34 @@ fn runtime_information(
     }
     t.push_str("\n</RUNTIME_INFORMATION>\n");
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An OpenHands-ACI edit reaches the model as the editor's message, not as the diff the event keeps; a
+    /// stream without that field (or another edit mode) keeps its content.
+    #[test]
+    fn an_aci_edit_is_the_editors_message() {
+        let extras = serde_json::json!({
+            "impl_source": "oh_aci",
+            "formatted_output_and_error": "File created successfully at: /w/a.html",
+            "new_content": "<html></html>",
+        });
+        let diff = "--- /w/a.html\n+++ /w/a.html\n@@ -0,0 +1 @@\n+<html></html>";
+        assert_eq!(
+            file_edit(diff, extras.as_object()),
+            "File created successfully at: /w/a.html"
+        );
+        let later = serde_json::json!({"impl_source": "oh_aci"});
+        assert_eq!(
+            file_edit("The file /w/a.html is created.", later.as_object()),
+            "The file /w/a.html is created."
+        );
+        let llm =
+            serde_json::json!({"impl_source": "llm_based_edit", "formatted_output_and_error": "x"});
+        assert_eq!(file_edit(diff, llm.as_object()), diff);
+        assert_eq!(file_edit(diff, None), diff);
+    }
 }

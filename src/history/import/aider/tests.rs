@@ -1,0 +1,182 @@
+//! The aider importer by hand: token reports, commands, models, what changes what aider sends, edits.
+use super::*;
+
+#[test]
+fn token_reports_in_both_forms() {
+    let (u, rounded) =
+        usage_of("Tokens: 13,749 sent, 618 received. Cost: $0.05 request, $0.05 session.").unwrap();
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, rounded),
+        (13_749, 618, false)
+    );
+    let (u, rounded) = usage_of("Tokens: 5.8k sent, 2.1k cache write, 380 received.").unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_write_tokens,
+            rounded
+        ),
+        (5_800, 380, Some(2_100), true)
+    );
+    assert!(usage_of("Applied edit to x.py").is_none());
+}
+
+/// What aider sends besides the history changes where the transcript shows it: `/add` before the first
+/// call, an applied edit (the next call sends the file as edited), `/ask question` (the ask prompt for its
+/// one call, the main prompt again after it), `/undo` (the files back as they were); a failed edit and a
+/// `/run` (its output is in the history) change nothing.
+#[test]
+fn changes_to_what_aider_sends_are_recorded() {
+    let text = "# aider chat started at 2024-08-21 09:31:03\n\n\
+        > Aider v0.51.2-dev  \n\
+        > Main model: claude-3-5-sonnet-20240620 with diff edit format, infinite output  \n\n\
+        #### /add a.py  \n\
+        > Added /x/a.py to the chat  \n\n\
+        #### first  \n\nOne.\n\n> Tokens: 1,000 sent, 10 received.  \n\
+        > Applied edit to a.py  \n\
+        > Commit abc1234 fix: one  \n\n\
+        #### second  \n\nTwo.\n\n> Tokens: 1,100 sent, 10 received.  \n\
+        > Did not apply edit to a.py (--dry-run)  \n\n\
+        #### /ask why  \n\n\
+        ####  why  \n\nBecause.\n\n> Tokens: 900 sent, 10 received.  \n\n\
+        #### third  \n\nThree.\n\n> Tokens: 1,200 sent, 10 received.  \n\n\
+        #### /undo  \n\
+        > Removed: abc1234 fix: one  \n\n\
+        #### fourth  \n\nFour.\n\n> Tokens: 1,150 sent, 10 received.  \n";
+    let eps = import(text, Path::new("h.md")).unwrap();
+    assert_eq!(eps.len(), 1);
+    let usage = ProviderUsage::of(&eps[0]).unwrap();
+    assert_eq!(usage.calls.len(), 5);
+    assert_eq!(usage.context_changes, [0, 1, 2, 3, 4]);
+}
+
+/// An applied edit whose SEARCH/REPLACE blocks the reply holds is no change point: its text is kept
+/// (`meta.usage.context_edits`, from the next call point on) for the fit to size. `/undo` of that edit's
+/// commit reverts it; where blocks failed to match, the others applied; a file aider committed and must
+/// commit again before applying edits changed outside aider (a change point at the call just answered),
+/// and a lint commit after an edit's is a change of unknown size.
+#[test]
+fn applied_edits_are_kept_with_their_text() {
+    let text = "# aider chat started at 2024-08-21 09:31:03\n\n\
+        > Aider v0.51.2-dev  \n\
+        > Main model: claude-3-5-sonnet-20240620 with diff edit format, infinite output  \n\n\
+        #### /add a.py b.py  \n\
+        > Added /x/a.py to the chat  \n\n\
+        #### first  \n\na.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\ny = 3\n\
+        >>>>>>> REPLACE\n```\n\n> Tokens: 1,000 sent, 10 received.  \n\
+        > Applied edit to a.py  \n\
+        > Commit abc1234 fix: one  \n\n\
+        #### /undo  \n\
+        > Removed: abc1234 fix: one  \n\
+        > Now at:  0000000 start  \n\n\
+        #### second  \n\na.py\n```\n<<<<<<< SEARCH\ny = 3\n=======\n>>>>>>> REPLACE\n```\n\n\
+        b.py\n```\n<<<<<<< SEARCH\n=======\nz\n>>>>>>> REPLACE\n```\n\n\
+        > Tokens: 1,100 sent, 10 received.  \n\
+        > # 1 SEARCH/REPLACE block failed to match!  \n\
+        >   \n\
+        > ## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in b.py  \n\
+        > <<<<<<< SEARCH  \n\
+        > =======  \n\
+        > z  \n\
+        > >>>>>>> REPLACE  \n\
+        >   \n\
+        > # The other 1 SEARCH/REPLACE block were applied successfully.  \n\n\
+        #### third  \n\na.py\n```\n<<<<<<< SEARCH\nx = 2\n=======\nx = 3\n>>>>>>> REPLACE\n```\n\n\
+        > Tokens: 1,200 sent, 10 received.  \n\
+        > Committing a.py before applying edits.  \n\
+        > Commit 1111111 fix: outside  \n\
+        > Applied edit to a.py  \n\
+        > Commit 2222222 fix: three  \n\
+        > Commit 3333333 style: lint  \n\n\
+        #### fourth  \n\nFour.\n\n> Tokens: 1,300 sent, 10 received.  \n";
+    let eps = import(text, Path::new("h.md")).unwrap();
+    assert_eq!(eps.len(), 1);
+    let usage = ProviderUsage::of(&eps[0]).unwrap();
+    assert_eq!(usage.calls.len(), 4);
+    assert_eq!(usage.context_changes, [0, 2, 3]);
+    let edits: Vec<(usize, &str, &str, &str)> = usage
+        .context_edits
+        .iter()
+        .map(|e| {
+            (
+                e.call_point,
+                e.file.as_str(),
+                e.added.as_str(),
+                e.removed.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        edits,
+        [
+            (1, "a.py", "x = 2\ny = 3", "x = 1"),
+            (1, "a.py", "x = 1", "x = 2\ny = 3"),
+            (2, "a.py", "", "y = 3"),
+            (3, "a.py", "x = 3", "x = 2"),
+        ]
+    );
+    assert!(usage.context_edits.iter().all(|e| e.tokens.is_none()));
+}
+
+#[test]
+fn commands_resolve_as_aider_resolves_them() {
+    assert_eq!(command("/cle"), Some(("clear", "")));
+    assert_eq!(command("/clean"), None);
+    assert_eq!(command("/c"), None);
+    assert_eq!(command("/test pytest -k x"), Some(("test", " pytest -k x")));
+    assert_eq!(command("!ls"), Some(("run", "ls")));
+    assert_eq!(command("/ex"), Some(("exit", "")));
+    assert_eq!(command("hello"), None);
+}
+
+#[test]
+fn the_main_model_of_each_announcement() {
+    for (line, model) in [
+        (
+            "Main model: claude-3-5-sonnet-20240620 with diff edit format, infinite output",
+            Some("claude-3-5-sonnet-20240620"),
+        ),
+        (
+            "Models: openrouter/anthropic/claude-3.5-sonnet with ask edit format, weak model x",
+            Some("openrouter/anthropic/claude-3.5-sonnet"),
+        ),
+        (
+            "Model: claude-3-haiku-20240307 with ♾️ whole edit format",
+            Some("claude-3-haiku-20240307"),
+        ),
+        ("Model: gpt-4 using diff edit format", Some("gpt-4")),
+        ("Weak model: claude-3-haiku-20240307", None),
+        ("Tokens: 5.8k sent", None),
+    ] {
+        assert_eq!(announced_model(line), model, "{line}");
+    }
+}
+
+/// The header's model answers until `/model` announces another; a `/clear` keeps the model in force.
+#[test]
+fn a_model_switch_is_a_switch_from_the_next_reply_on() {
+    let text = "# aider chat started at 2024-08-08 10:12:57\n\n\
+        > Aider v0.48.2-dev  \n\
+        > Models: claude-3-5-sonnet-20240620 with diff edit format, weak model claude-3-haiku-20240307  \n\n\
+        #### first  \n\nOne.\n\n> Tokens: 1,000 sent, 10 received.  \n\n\
+        #### /model gpt-4o  \n\n\
+        > Aider v0.48.2-dev  \n\
+        > Models: gpt-4o with diff edit format, weak model gpt-4o-mini  \n\n\
+        #### second  \n\nTwo.\n\n> Tokens: 1,100 sent, 10 received.  \n\n\
+        #### third  \n\nThree.\n\n> Tokens: 1,200 sent, 10 received.  \n\n\
+        #### /clear  \n\n\
+        #### fourth  \n\nFour.\n\n> Tokens: 900 sent, 10 received.  \n";
+    let eps = import(text, Path::new("h.md")).unwrap();
+    assert_eq!(eps.len(), 2);
+    assert_eq!(eps[0].model.as_deref(), Some("gpt-4o"));
+    assert_eq!(
+        (0..3).map(|k| eps[0].model_at(k)).collect::<Vec<_>>(),
+        [
+            Some("claude-3-5-sonnet-20240620"),
+            Some("gpt-4o"),
+            Some("gpt-4o")
+        ]
+    );
+    assert_eq!(eps[1].models(), [("gpt-4o", 1)]);
+}
