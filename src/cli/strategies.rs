@@ -110,6 +110,12 @@ pub(super) fn list(stdout: &mut impl Write, verbose: bool) -> Result<()> {
                 c.release, c.date
             );
             writeln!(stdout, "{}", hanging(&pad, &line, indent))?;
+        } else if let Some(why) = crate::strategy::presets::checked::unchecked(p.name) {
+            writeln!(
+                stdout,
+                "{}",
+                hanging(&pad, &format!("not checked: {why}"), indent)
+            )?;
         }
         if verbose {
             let count = crate::strategy::presets::checked::count(p.name);

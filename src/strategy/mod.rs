@@ -18,6 +18,7 @@
 //! (implementing [`Strategy`]), its `pub mod` and `pub use` lines, and an entry in the `registry!` invocation
 //! below.
 
+pub mod adk;
 pub mod as_recorded;
 pub mod change;
 pub mod compaction;
@@ -38,6 +39,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use adk::{Adk, AdkConfig};
 pub use as_recorded::{AsRecorded, AsRecordedConfig};
 pub use change::Change;
 pub use compaction::{Compaction, CompactionConfig, CompactionMode};
@@ -368,6 +370,8 @@ registry! {
     Strands(StrandsConfig),
     /// See [`Langmem`].
     Langmem(LangmemConfig),
+    /// See [`Adk`].
+    Adk(AdkConfig),
 }
 
 /// A strategy configuration with the name it is reported under.

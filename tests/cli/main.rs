@@ -21,6 +21,7 @@ mod reference;
 mod retention;
 mod shards;
 mod show;
+mod strategies;
 mod tokens;
 mod traces;
 

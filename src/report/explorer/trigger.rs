@@ -117,6 +117,7 @@ fn doing(config: &StrategyConfig) -> String {
         },
         StrategyConfig::Strands(_) => "Strands summarizes older messages".to_owned(),
         StrategyConfig::Langmem(_) => "LangMem extends its running summary".to_owned(),
+        StrategyConfig::Adk(_) => "ADK summarizes the newest invocations".to_owned(),
     }
 }
 

@@ -69,6 +69,16 @@ const LANGMEM: Checked = Checked {
     date: "2026-12-07",
 };
 
+const ADK: Checked = Checked {
+    release: "google-adk 2.15.0",
+    date: "2026-12-07",
+};
+
+/// ADK's sliding window counts invocations, not tokens (`google/adk/apps/compaction.py`).
+const ADK_COUNT: &str =
+    "none: ADK's sliding window counts invocations (a summary once 3 are newer than the \
+                         last one), not tokens";
+
 const INSPECT: Checked = Checked {
     release: "inspect-ai 0.3.285",
     date: "2026-12-07",
@@ -84,6 +94,7 @@ pub fn count(name: &str) -> Count {
         | "inspect_compaction_native" => Count::Framework(INSPECT_COUNT),
         "strands_auto" => Count::Framework(STRANDS_COUNT),
         "langmem_summary" => Count::Framework(LANGMEM_COUNT),
+        "adk_compaction" => Count::Framework(ADK_COUNT),
         _ => Count::Ctxbench,
     }
 }
@@ -102,9 +113,34 @@ pub fn checked(name: &str) -> Option<Checked> {
         "langchain_trim" => Some(LANGCHAIN),
         // The same: the `token_counter` passed to its `SummarizationNode`.
         "langmem_summary" => Some(LANGMEM),
+        "adk_compaction" => Some(ADK),
         _ => None,
     }
 }
+
+/// Why `name` is not checked against its framework's own code, where a reason is known beyond "closed source"
+/// or "not a library" (docs/presets.md lists every preset).
+#[must_use]
+pub fn unchecked(name: &str) -> Option<&'static str> {
+    match name {
+        "openhands_recent"
+        | "openhands_observation_masking"
+        | "openhands_amortized"
+        | "openhands_llm" => Some(OPENHANDS_V0),
+        "openhands_sdk" => Some(OPENHANDS_SDK),
+        _ => None,
+    }
+}
+
+/// Why the OpenHands V0 condensers are not checked.
+const OPENHANDS_V0: &str = "no driver yet; the condensers it cites are openhands-ai 0.x's (0.62.0: \
+                            openhands/memory/condenser/impl), which installs only into Python 3.12 or \
+                            newer (docs/presets.md)";
+
+/// Why the OpenHands SDK condenser is not checked.
+const OPENHANDS_SDK: &str = "no driver yet; openhands-sdk 1.58.2 installs only into Python 3.12 or newer, and \
+                             its default condenser is max_size=240, keep_first=2 with a token limit, not \
+                             these earlier defaults (docs/presets.md)";
 
 #[cfg(test)]
 mod tests {
@@ -137,7 +173,13 @@ mod tests {
             Some("langmem 0.0.30")
         );
         assert!(matches!(count("langmem_summary"), Count::Framework(_)));
-        assert_eq!(checked("adk_compaction"), None);
+        assert_eq!(
+            checked("adk_compaction").map(|c| c.release),
+            Some("google-adk 2.15.0")
+        );
+        assert!(matches!(count("adk_compaction"), Count::Framework(_)));
+        assert!(unchecked("openhands_sdk").is_some());
+        assert!(unchecked("adk_compaction").is_none());
         assert_eq!(checked("openhands_sdk"), None);
         assert_eq!(checked("openhands_recent"), None);
         assert_eq!(count("openhands_recent"), Count::Ctxbench);

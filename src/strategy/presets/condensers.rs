@@ -4,8 +4,8 @@
 use super::{condenser, masking, Preset, AGENTS_SDK_SHADOW_PROMPT, SWE_AGENT_PLACEHOLDER};
 use crate::history::Unit;
 use crate::strategy::{
-    CompactionConfig, CondenseAction, CondenserConfig, LangmemConfig, Measure, PipelineConfig,
-    SlidingWindowConfig, StrategyConfig,
+    AdkConfig, CompactionConfig, CondenseAction, CondenserConfig, LangmemConfig, Measure,
+    PipelineConfig, SlidingWindowConfig, StrategyConfig,
 };
 
 /// The presets of the context managers ctxbench first compared: OpenHands' condensers, the Complexity Trap's
@@ -116,10 +116,12 @@ pub(super) fn presets() -> Vec<Preset> {
         },
         Preset {
             name: "adk_compaction",
-            source: "Google ADK EventsCompactionConfig(compaction_interval=3, overlap_size=1)",
-            note: "when a 4th invocation starts, the 3 finished ones are summarized; the overlap of 1 is \
-                   modelled by folding the previous summary into the next",
-            config: S::Condenser(condenser(Unit::UserTurns, 3, 0, 1, Summarize)),
+            source: "google-adk 2.15.0 EventsCompactionConfig(compaction_interval=3, overlap_size=1), the \
+                     Runner's compaction after each invocation (google/adk/apps/compaction.py)",
+            note: "once 3 invocations are newer than the last summary, they and the one before them are \
+                   summarized; every summary no later one contains is sent, as the agent's turn at its \
+                   range's end",
+            config: S::Adk(AdkConfig::default()),
         },
         Preset {
             name: "openai_trimming_session",
@@ -329,7 +331,9 @@ mod tests {
         assert_unchanged("adk_compaction", &mut r, &st);
         let mut r = chat(4);
         apply("adk_compaction", &mut r, &st);
-        assert_eq!(r.contents[1].kind(), ItemKind::Summary);
+        // ADK's summary is the agent's own turn: the summary's text alone, as an assistant message.
+        assert!(r.contents[1].is_role(crate::history::Role::Assistant));
+        assert!(!r.contents[1].text().starts_with("question"));
         assert_eq!(texts(&r)[2..], ["question 3", "{}", "fact 3", "answer 3"]);
     }
 
