@@ -108,7 +108,11 @@ fn episode_row(r: &EpisodeUsage) -> Vec<String> {
 }
 
 /// What an episode's fit found, in a sentence.
-fn fit_sentence(f: &crate::replay::fit::Fit, leaves_out: Option<&str>) -> String {
+fn fit_sentence(
+    f: &crate::replay::fit::Fit,
+    leaves_out: Option<&str>,
+    changes_unshown: Option<&str>,
+) -> String {
     let k = if let Some(free) = f.k_held_from {
         format!(
             "k = {:.3} (the model's tokens per token counted, held at the end of {}–{}: least squares gave \
@@ -172,7 +176,12 @@ fn fit_sentence(f: &crate::replay::fit::Fit, leaves_out: Option<&str>) -> String
     let flag = if f.by_construction {
         "; as many parameters as calls: the residual is 0 by construction and says nothing"
     } else if f.flagged() {
-        "; flagged: more than 3% on a call"
+        &match changes_unshown {
+            Some(c) => format!(
+                "; flagged: more than 3% on a call (what can change without the trace showing it: {c})"
+            ),
+            None => "; flagged: more than 3% on a call".to_owned(),
+        }
     } else {
         ""
     };
@@ -236,7 +245,7 @@ fn write_gaps(stdout: &mut impl Write, rows: &[EpisodeUsage], counted_with: &str
             let line = format!(
                 "{}: {}",
                 r.episode,
-                fit_sentence(f, r.leaves_out.as_deref())
+                fit_sentence(f, r.leaves_out.as_deref(), r.changes_unshown.as_deref())
             );
             writeln!(stdout, "\n{}", hanging(&line, WIDTH, 2))?;
         }

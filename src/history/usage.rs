@@ -68,6 +68,11 @@ pub struct ProviderUsage {
     /// `None`: the trace holds every prompt whole, and a gap is the tokenizer's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaves_out: Option<String>,
+    /// What of that context can change without the trace showing it, when its importer knows (aider's repo
+    /// map, recomputed for each message, and its summary of older turns): the cause to name where the fit
+    /// ([`crate::replay::fit`]) leaves more than 3% on a call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_unshown: Option<String>,
     /// The call points from which the context the trace leaves out changes, as the trace shows (aider's
     /// `/add`, `/drop`, `/read-only`, files added on the model's mention): the fit of that context
     /// ([`crate::replay::fit`]) starts a segment at each.

@@ -60,6 +60,8 @@ pub struct EpisodeUsage {
     pub unrecorded_tokens: usize,
     /// What the trace leaves out of each prompt, as its importer says (`None`: it records every prompt whole).
     pub leaves_out: Option<String>,
+    /// What of that context can change without the trace showing it, as its importer says.
+    pub changes_unshown: Option<String>,
     /// The prompt tokens the provider counted, when the trace says.
     pub recorded_input_tokens: Option<u64>,
     /// replay / recorded, over the call points the trace records (all of them when it records only totals).
@@ -169,6 +171,7 @@ pub fn compare(
             replay_input_tokens,
             unrecorded_tokens,
             leaves_out: usage.leaves_out.clone(),
+            changes_unshown: usage.changes_unshown.clone(),
             recorded_input_tokens: usage.input_tokens,
             ratio,
             approximate: usage.approximate,

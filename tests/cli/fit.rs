@@ -82,3 +82,43 @@ fn usage_shows_the_fit_per_episode_and_per_call() {
         "{sentence}"
     );
 }
+
+/// An aider session the fit flags (session0288: −5.0% at call 5, with its applied edits sized) names what
+/// aider can change without the transcript showing it; skipped, saying why, without ../shared/traces.
+#[test]
+fn a_flagged_aider_session_names_what_its_transcript_does_not_show() {
+    let Some(files) = crate::shared_trace_files() else {
+        return;
+    };
+    let trace = files
+        .iter()
+        .find(|f| f.to_string_lossy().contains("session0288"))
+        .expect("session0288 among the shared traces");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.jsonl");
+    let out = ctxbench(
+        &[
+            "import",
+            "-o",
+            data.to_str().unwrap(),
+            trace.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = ctxbench(&["usage", data.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let flat = text(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains(
+            "growing by k × the sizes of the 5 applied edits the trace shows); its worst residual -5.0% \
+             at call 5; flagged: more than 3% on a call (what can change without the trace showing it: the \
+             repo map, which aider recomputes for each message from what it mentions, and the summary \
+             aider writes of older turns once they pass its chat-history budget)"
+        ),
+        "{flat}"
+    );
+}

@@ -525,6 +525,11 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                 usage.context_edits = ctx.edits;
                 usage.leaves_out =
                     Some("aider's system prompt, repo map and the files added to the chat".into());
+                usage.changes_unshown = Some(
+                    "the repo map, which aider recomputes for each message from what it mentions, and \
+                     the summary aider writes of older turns once they pass its chat-history budget"
+                        .into(),
+                );
                 usage.store(&mut ep);
             }
             ep

@@ -180,3 +180,58 @@ fn a_model_switch_is_a_switch_from_the_next_reply_on() {
     );
     assert_eq!(eps[1].models(), [("gpt-4o", 1)]);
 }
+
+/// By hand, the interrupted-reply rule (aider's `send_message` at v0.48–v0.72.1: the partial text, then
+/// `\n^C KeyboardInterrupt`, joins the history and goes with the next prompt; from v0.72.2 a note instead):
+/// the reply is a call point without usage, its complete SEARCH/REPLACE block is not applied (aider returns
+/// before applying edits), and the next prompt follows it.
+#[test]
+fn an_interrupted_reply_is_kept_as_aider_keeps_it() {
+    let session = |version: &str| {
+        format!(
+            "# aider chat started at 2024-08-09 19:32:47\n\n\
+             > Aider v{version}  \n\
+             > Models: claude-3-5-sonnet-20240620 with diff edit format, weak model x  \n\n\
+             #### first  \n\n\
+             >  \n\
+             >  \n\
+             > ^C again to exit  \n\n\
+             Sure.\n\na.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n\nAnd th\n\n\
+             #### second  \n\nTwo.\n\n> Tokens: 1,100 sent, 10 received.  \n"
+        )
+    };
+    for (version, kept) in [
+        (
+            "0.48.2-dev",
+            "Sure.\n\na.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n\nAnd th\n\
+             ^C KeyboardInterrupt",
+        ),
+        ("0.72.2", "I see that you interrupted my previous reply."),
+    ] {
+        let eps = import(&session(version), Path::new("h.md")).unwrap();
+        let ep = &eps[0];
+        let usage = ProviderUsage::of(ep).unwrap();
+        assert_eq!(usage.unrecorded.len(), 1, "{version}");
+        assert_eq!(usage.unrecorded[0].call_point, 0);
+        assert_eq!(usage.calls.len(), 1);
+        assert!(usage.context_edits.is_empty(), "{version}");
+        let texts: Vec<(Role, &str)> = ep
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                crate::history::Item::Message { role, content } => Some((*role, &content[..])),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                (Role::User, "first"),
+                (Role::Assistant, kept),
+                (Role::User, "second"),
+                (Role::Assistant, "Two.")
+            ],
+            "{version}"
+        );
+    }
+}
