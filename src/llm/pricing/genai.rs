@@ -232,6 +232,8 @@ mod tests {
         assert_eq!(dashed_date("m-20251211:1"), "m-2025-12-11:1");
         assert_eq!(dashed_date("m-20251211x"), "m-20251211x");
         assert_eq!(dashed_date("m-20250229"), "m-20250229");
+        // February of a common year has 28 days; of a leap year 29.
+        assert_eq!(dashed_date("m-20250228"), "m-2025-02-28");
         assert_eq!(dashed_date("m-20240229"), "m-2024-02-29");
         assert_eq!(dashed_date("m-20240431"), "m-20240431");
         assert_eq!(dashed_date("m-20240430"), "m-2024-04-30");
@@ -239,5 +241,26 @@ mod tests {
         assert_eq!(dashed_date("m-19990101"), "m-19990101");
         assert_eq!(dashed_date("plain"), "plain");
         assert!(!is_day(2100, 2, 29) && is_day(2400, 2, 29) && !is_day(2025, 13, 1));
+        assert!(is_day(2100, 2, 28) && is_day(2025, 2, 1) && !is_day(2025, 2, 0));
+    }
+
+    /// A name `p/rest` goes to the provider `p` names; an empty `p` names none, so `/rest` goes by the
+    /// providers' model rules, whole. Here a provider whose `provider_match` every id meets would otherwise
+    /// take it.
+    #[test]
+    fn a_prefix_names_its_provider_and_an_empty_one_names_none() {
+        let providers: Vec<Provider> = serde_json::from_str(
+            r#"[{"id": "any", "provider_match": {"starts_with": ""},
+                 "models": [{"id": "any-m", "match": {"contains": "m"}, "input": 1}]},
+                {"id": "slash", "model_match": {"starts_with": "/"},
+                 "models": [{"id": "slash-m", "match": {"starts_with": "/m"}, "input": 2}]}]"#,
+        )
+        .unwrap();
+        let ids = |name: &str| find(&providers, name).map(|(p, m)| (p.id.clone(), m.id.clone()));
+        let pair = |p: &str, m: &str| Some((p.to_owned(), m.to_owned()));
+        assert_eq!(ids("/m1"), pair("slash", "slash-m"));
+        assert_eq!(ids("whatever/m1"), pair("any", "any-m"));
+        assert_eq!(ids("any/x"), None);
+        assert_eq!(ids("m1"), None);
     }
 }

@@ -73,6 +73,19 @@ fn claude_opus_4_5_at_anthropics_list_prices_and_cache_rules() {
     );
 }
 
+/// LiteLLM strips a prefix only when it is one of LiteLLM's providers: `openai/gpt-4o` is `gpt-4o`, while a name
+/// behind a prefix LiteLLM does not know (a proxy's route) is not taken for the model after it: it is unpriced.
+#[test]
+fn only_a_litellm_provider_prefix_is_stripped() {
+    let q = quote("openai/gpt-4o");
+    assert!(
+        matches!(&q.source, PriceSource::LiteLlm { key, .. } if key == "gpt-4o"),
+        "{:?}",
+        q.source
+    );
+    assert!(PriceTable::builtin().quote("myproxy/gpt-4o").is_none());
+}
+
 #[test]
 fn deepseek_reads_at_its_hit_rate_writes_nothing_apart_and_caches_from_64_tokens() {
     for name in [
