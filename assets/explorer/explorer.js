@@ -120,6 +120,11 @@
     measure.font = `10px ${getComputedStyle(document.body).fontFamily}`;
     return measure.measureText(text).width;
   }
+  // A saving against the baseline in the reports' words: "9.5% fewer", "0.3% more" (never "-0.0%").
+  function fewerOrMore(saved) {
+    const p = (100 * Math.abs(saved)).toFixed(1);
+    return saved < 0 && p !== "0.0" ? `${p}% more` : `${p}% fewer`;
+  }
   // The largest part of a request strategy s could not reduce, over its call points.
   function floorOf(s) { return s.steps.reduce((a, x) => Math.max(a, x[11] || 0), 0); }
   function timeline(j, width) {
@@ -133,7 +138,7 @@
     const over = s.steps.filter((x) => x[0] > D.window).length;
     const overNote = over ? ` · ${over} request${over === 1 ? "" : "s"} over the window: failures, refused by a provider` : "";
     const note = (s.baseline ? `baseline · ${fmt(total)} input tokens · ${needs(s.ledger.length)}`
-      : `${fmt(total)} input tokens (${(100 * (1 - total / base)).toFixed(1)}% saved) · ${s.ledger.length - lost} of ${needs(s.ledger.length)} kept` +
+      : `${fmt(total)} input tokens (${fewerOrMore(1 - total / base)}) · ${s.ledger.length - lost} of ${needs(s.ledger.length)} kept` +
         (acted(s).length ? ` · acted at ${acted(s).length} of ${N} call points` : " · never changed a request") +
         (s.trigger ? ` · ${s.trigger.label} (${fmt(s.trigger.tokens)}${s.trigger.tokens > scaleMax ? ": above every request here, off the chart" : ""})` : "") +
         (s.trigger && s.trigger.tokens < floorOf(s) ? ` · its ${s.trigger.label.split(":")[0]} (${fmt(s.trigger.tokens)}) is below what no strategy may reduce (${fmt(floorOf(s))}): it cannot work here` : "") +

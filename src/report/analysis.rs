@@ -146,6 +146,8 @@ pub enum Activity {
         first: Option<f64>,
         /// Savings over every episode.
         savings_all: f64,
+        /// Cost saved over every episode (the comparison's `cost saved`).
+        cost_savings_all: Option<f64>,
         /// Retention at need over every episode.
         kept_all: Option<f64>,
     },

@@ -132,6 +132,7 @@ fn strategy_line(s: &StrategyFacts, analysis: &Analysis) -> String {
             interval,
             first,
             savings_all,
+            cost_savings_all,
             kept_all,
         } => {
             let there = match kept {
@@ -146,14 +147,13 @@ fn strategy_line(s: &StrategyFacts, analysis: &Analysis) -> String {
                 ),
                 None => "no finding the agent found was needed there".to_owned(),
             };
-            let all = match kept_all {
-                Some(k) => format!(
-                    "input tokens {}, {} kept",
-                    signed(Some(savings_all), "fewer", "more"),
-                    pct(Some(k))
-                ),
-                None => format!("input tokens {}", signed(Some(savings_all), "fewer", "more")),
-            };
+            // The comparison's figures, in the same words: a negative `cost saved` is a cost that is more.
+            let all = format!(
+                "input tokens {}, cost {}{}",
+                signed(Some(savings_all), "fewer", "more"),
+                signed(cost_savings_all, "less", "more"),
+                kept_all.map_or_else(String::new, |k| format!(", {} kept", pct(Some(k))))
+            );
             format!(
                 "`{name}` acted on {episodes} of {} episodes; from its first act on, input tokens {} and cost \
                  {}, and {there} (over all episodes: {all}).",
@@ -293,4 +293,68 @@ fn fidelity_lines(run: &RunReport) -> Vec<String> {
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::analysis::{Rule, Shown};
+
+    /// A strategy that costs more than no reduction reads "more" wherever its `cost saved` is negative: where
+    /// it acted (-8.2% there) and over all episodes (-0.1%, the comparison's column), never "-0.1% less".
+    #[test]
+    fn a_strategy_that_costs_more_says_more_in_both_scopes() {
+        let analysis = Analysis::empty(
+            Rule {
+                min_retention: 0.9,
+                min_needs: 5,
+                min_episodes: 5,
+                without_retention: false,
+            },
+            13_000,
+        );
+        let facts = StrategyFacts {
+            strategy: "compaction".into(),
+            of: 23,
+            below_floor: None,
+            failed: 0,
+            over_window: 0,
+            activity: Activity::Acted {
+                episodes: 1,
+                savings: Some(0.003),
+                cost_savings: Some(-0.082),
+                needs: 1,
+                kept: Some(1.0),
+                interval: Shown::TooFewEpisodes,
+                first: Some(1.0),
+                savings_all: 0.0,
+                cost_savings_all: Some(-0.001),
+                kept_all: Some(1.0),
+            },
+        };
+        let line = strategy_line(&facts, &analysis);
+        assert!(
+            line.contains("from its first act on, input tokens 0.3% fewer and cost 8.2% more")
+                && line.contains(
+                    "(over all episodes: input tokens 0.0% fewer, cost 0.1% more, 100.0% kept)"
+                ),
+            "{line}"
+        );
+        // A saving rounding to nothing is not "-0.0% more", and an unknown cost says so.
+        let mut facts = facts;
+        if let Activity::Acted {
+            cost_savings_all,
+            kept_all,
+            ..
+        } = &mut facts.activity
+        {
+            *cost_savings_all = Some(-0.000_04);
+            *kept_all = None;
+        }
+        let line = strategy_line(&facts, &analysis);
+        assert!(
+            line.contains("(over all episodes: input tokens 0.0% fewer, cost 0.0% less)."),
+            "{line}"
+        );
+    }
 }

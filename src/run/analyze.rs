@@ -309,6 +309,7 @@ fn strategy_facts(s: &Seen<'_>, a: &Assessment, window: &Window) -> StrategyFact
             interval: a.intervals.retention_acted,
             first: f.retention_first_need_acted,
             savings_all: f.savings,
+            cost_savings_all: f.cost_savings,
             kept_all: f.retention_at_need,
         }
     } else {
