@@ -570,21 +570,24 @@ mod tests {
     /// A catalog without the figures the analysis decides with is an error naming one, never a 0.
     #[test]
     fn results_without_a_figure_are_an_error() {
-        let catalog = Catalog::new(vec![Box::new(crate::metrics::tokens::Tokens)]);
         let config = RunConfig::default();
-        let totals: Vec<Totals> = config
-            .strategies
-            .iter()
-            .map(|s| {
-                (
-                    s.name.clone(),
-                    catalog.totals(),
-                    ComputeTimes::default(),
-                    ComputeTimes::default(),
-                )
-            })
-            .collect();
-        let e = analyze(&totals, &catalog, &config, "d", &[])
+        // Every strategy of the config with the catalog's empty totals.
+        let empty = |catalog: &Catalog| -> Vec<Totals> {
+            config
+                .strategies
+                .iter()
+                .map(|s| {
+                    (
+                        s.name.clone(),
+                        catalog.totals(),
+                        ComputeTimes::default(),
+                        ComputeTimes::default(),
+                    )
+                })
+                .collect()
+        };
+        let catalog = Catalog::new(vec![Box::new(crate::metrics::tokens::Tokens)]);
+        let e = analyze(&empty(&catalog), &catalog, &config, "d", &[])
             .unwrap_err()
             .to_string();
         assert!(
@@ -593,19 +596,7 @@ mod tests {
         );
         // The standard catalog's empty totals are analyzed: nothing acted, nothing picked.
         let catalog = Catalog::standard();
-        let totals: Vec<Totals> = config
-            .strategies
-            .iter()
-            .map(|s| {
-                (
-                    s.name.clone(),
-                    catalog.totals(),
-                    ComputeTimes::default(),
-                    ComputeTimes::default(),
-                )
-            })
-            .collect();
-        let a = analyze(&totals, &catalog, &config, "d", &[]).unwrap();
+        let a = analyze(&empty(&catalog), &catalog, &config, "d", &[]).unwrap();
         assert_eq!(a.recommendation.unwrap().strategy, None);
         assert!(a.comparisons.is_empty());
     }

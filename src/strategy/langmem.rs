@@ -310,22 +310,9 @@ mod tests {
     use super::*;
     use crate::strategy::testing::{mock, run, state};
 
-    /// A system message, a task and `n` call-and-result turns of `size` words.
+    /// A system message, a task and `n` call-and-result turns of `size` lines (the presets' history).
     fn agent(n: usize, size: usize) -> Vec<Item> {
-        let mut items = vec![Item::system("sys"), Item::user("task")];
-        for i in 0..n {
-            items.push(Item::tool_call(
-                format!("c{i}"),
-                "run",
-                format!("{{\"i\":{i}}}"),
-            ));
-            items.push(Item::tool_result(
-                format!("c{i}"),
-                "run",
-                format!("output {i} ").repeat(size),
-            ));
-        }
-        items
+        crate::strategy::presets::testing::agent_run(n, size).contents
     }
 
     fn config(max_tokens: usize) -> LangmemConfig {
