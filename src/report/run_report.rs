@@ -95,7 +95,8 @@ pub struct Settings {
     pub context_window: usize,
     /// The agent's model, as priced.
     pub agent_model: String,
-    /// The strategies' model, as priced, when the configuration names one (else the `[llm]`'s).
+    /// The strategies' model, as priced, when the configuration names one (`[pricing] strategy_model`, else
+    /// `[llm]`'s, else `[mock]`'s); `None`: each episode's own.
     pub strategy_model: Option<String>,
     /// Whether a real model answered (`[llm]`): else the mock's summaries and answers.
     pub real_llm: bool,
@@ -119,7 +120,8 @@ impl Settings {
             strategy_model: config["pricing"]["strategy_model"]
                 .as_str()
                 .map(str::to_owned)
-                .or(llm_model),
+                .or(llm_model)
+                .or_else(|| config["mock"]["model"].as_str().map(str::to_owned)),
             real_llm: !config.get("llm").is_none_or(serde_json::Value::is_null),
             strategies: serde_json::from_value(config["strategies"].clone()).unwrap_or_default(),
         }

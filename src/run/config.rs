@@ -108,7 +108,8 @@ impl UnrecordedMode {
 pub struct PricingConfig {
     /// The agent's model, priced for every call point.
     pub agent_model: String,
-    /// The model strategies call (summaries); the mock's model when absent.
+    /// The model strategies call (summaries), as priced; absent: `[llm]`'s model, else `[mock]`'s, else each
+    /// episode's own ([`RunConfig::strategy_model`]).
     pub strategy_model: Option<String>,
     /// Extra or overriding prices, USD per million tokens.
     pub models: BTreeMap<String, Price>,
@@ -259,11 +260,7 @@ impl RunConfig {
         crate::report::Settings {
             context_window: self.context_window,
             agent_model: self.pricing.agent_model.clone(),
-            strategy_model: self
-                .pricing
-                .strategy_model
-                .clone()
-                .or_else(|| self.llm.as_ref().map(|l| l.model.clone())),
+            strategy_model: self.strategy_model().map(str::to_owned),
             real_llm: self.llm.is_some(),
             strategies: self.strategies.clone(),
         }
@@ -464,14 +461,20 @@ impl RunConfig {
             },
             agent: table.get(&self.pricing.agent_model),
             agent_switches: Vec::new(),
-            strategy: table.get(
-                self.pricing
-                    .strategy_model
-                    .as_deref()
-                    .or(self.llm.as_ref().map(|l| l.model.as_str()))
-                    .unwrap_or(&self.mock.model),
-            ),
+            strategy: table.get(self.strategy_model().unwrap_or(&self.pricing.agent_model)),
         }
+    }
+
+    /// The model the strategies' own calls (summaries) are priced and labelled as, when the config names one:
+    /// `[pricing] strategy_model`, else the real `[llm]`'s model (which writes them), else `[mock] model`.
+    /// `None`: each episode's own model, as the agent that summarizes with the model it runs on.
+    #[must_use]
+    pub fn strategy_model(&self) -> Option<&str> {
+        self.pricing
+            .strategy_model
+            .as_deref()
+            .or(self.llm.as_ref().map(|l| l.model.as_str()))
+            .or(self.mock.model.as_deref())
     }
 
     /// What the metrics of this run need besides the records, for an episode whose trace names no model.
@@ -499,11 +502,18 @@ impl RunConfig {
     #[must_use]
     pub fn episode_context(&self, defaults: &Defaults, episode: &Episode) -> (Context, ModelUse) {
         let (calls, model) = defaults.resolve(episode);
+        let prices = self.prices();
         let context = Context {
             prices: Prices {
+                // Without a model named for them, the strategies' calls are the episode's model's.
+                strategy: if self.strategy_model().is_some() {
+                    prices.strategy
+                } else {
+                    calls.main
+                },
                 agent: calls.main,
                 agent_switches: calls.switches,
-                ..self.prices()
+                ..prices
             },
             context_window: model.window,
         };
@@ -562,4 +572,64 @@ pub fn has_recorded_compaction(path: &Path) -> Result<bool> {
         }
     }
     Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Item;
+    use crate::replay::StepRecord;
+    use crate::strategy::LlmCall;
+
+    fn episode(model: Option<&str>) -> Episode {
+        Episode {
+            items: vec![Item::user("a"), Item::assistant("1")],
+            stopped: true,
+            model: model.map(str::to_owned),
+            ..Episode::default()
+        }
+    }
+
+    /// What a strategy's summary call of 1,000 tokens in and 100 out costs in `episode` under `config`.
+    fn summary_cost(config: &RunConfig, episode: &Episode) -> f64 {
+        let (context, _) = config.episode_context(&config.model_defaults(), episode);
+        let step = StepRecord {
+            llm_calls: vec![LlmCall {
+                input_tokens: 1000,
+                output_tokens: 100,
+                latency_ms: 0.0,
+                error: None,
+            }],
+            ..StepRecord::default()
+        };
+        context.prices.strategy_cost(&step).unwrap()
+    }
+
+    /// The strategies' own calls are the model the config names for them (`[pricing] strategy_model`, else
+    /// `[mock] model`); without one, each episode's own model: per million tokens, claude-opus-4-5 $5 in and
+    /// $25 out, gpt-4o $2.50 and $10, gpt-4o-mini $0.15 and $0.60.
+    #[test]
+    fn summaries_are_priced_as_the_named_model_else_the_episodes_own() {
+        let opus = episode(Some("claude-opus-4-5-20251101"));
+        let unnamed = episode(None);
+        let mut config = RunConfig::default();
+        assert_eq!(config.strategy_model(), None);
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} ≠ {b}");
+        // 1,000 × $5 + 100 × $25, per million.
+        close(summary_cost(&config, &opus), 0.0075);
+        // An episode that names no model is the configuration's agent model, gpt-4o: 1,000 × $2.50 + 100 × $10.
+        close(summary_cost(&config, &unnamed), 0.0035);
+        config.mock.model = Some("gpt-4o".into());
+        assert_eq!(config.strategy_model(), Some("gpt-4o"));
+        close(summary_cost(&config, &opus), 0.0035);
+        config.pricing.strategy_model = Some("gpt-4o-mini".into());
+        assert_eq!(config.strategy_model(), Some("gpt-4o-mini"));
+        // 1,000 × $0.15 + 100 × $0.60.
+        close(summary_cost(&config, &opus), 0.00021);
+        close(summary_cost(&config, &unnamed), 0.00021);
+        assert_eq!(
+            config.report_settings().strategy_model.as_deref(),
+            Some("gpt-4o-mini")
+        );
+    }
 }

@@ -88,11 +88,19 @@ impl Session {
             Models::MockOnly => (None, None),
         };
         Ok(Self {
-            mock: MockLlm::new(config.mock.clone(), Arc::clone(&tokenizer)),
+            // The mock stands in for the strategies' model the config names (none: each episode's own, which
+            // the run's writer labels its calls with).
+            mock: MockLlm::new(
+                MockConfig {
+                    model: config.strategy_model().map(str::to_owned),
+                    ..config.mock.clone()
+                },
+                Arc::clone(&tokenizer),
+            ),
             // The stand-in is a mock of its own so that its calls are named as such in llm_calls.jsonl.
             stand_in: MockLlm::new(
                 MockConfig {
-                    model: crate::llm::judge::STAND_IN_MODEL.to_owned(),
+                    model: Some(crate::llm::judge::STAND_IN_MODEL.to_owned()),
                     ..config.mock.clone()
                 },
                 Arc::clone(&tokenizer),

@@ -360,7 +360,7 @@ impl Answers {
             model: config
                 .llm
                 .as_ref()
-                .map_or_else(|| config.mock.model.clone(), |l| l.model.clone()),
+                .map_or_else(|| crate::llm::mock::UNNAMED.to_owned(), |l| l.model.clone()),
         })
     }
 

@@ -97,7 +97,11 @@ fn empty_report(
         comparisons: Vec::new(),
         examples: Vec::new(),
         failed: Vec::new(),
-        notes: standard_notes(),
+        notes: {
+            let mut notes = standard_notes();
+            notes.push(strategy_model_note(config));
+            notes
+        },
         timings: Vec::new(),
         charts: ChartData::default(),
         pages: Vec::new(),
@@ -281,6 +285,10 @@ impl<'a> Writer<'a> {
             replayed.compared(episode),
             &context,
         );
+        // The mock stood in for the episode's own model where the config names none for the strategies.
+        if self.config.strategy_model().is_none() {
+            label_mock_calls(&mut result, &model.model);
+        }
         result.model = Some(model);
         result.recorded_cost = crate::llm::pricing::RecordedCost::of(
             episode,
@@ -355,5 +363,31 @@ impl<'a> Writer<'a> {
             }
         }
         Ok(self.report)
+    }
+}
+
+/// Labels the calls the mock answered without a model named ([`crate::llm::mock::UNNAMED`]), and the example
+/// summaries it wrote, with the model it stood in for: the episode's own.
+fn label_mock_calls(result: &mut crate::metrics::EpisodeResult, model: &str) {
+    let unnamed = crate::llm::mock::UNNAMED;
+    let calls = result.calls.iter_mut().flat_map(|(_, c)| c.iter_mut());
+    for c in calls.filter(|c| c.model == unnamed) {
+        model.clone_into(&mut c.model);
+    }
+    for e in result.examples.iter_mut().filter(|e| e.model == unnamed) {
+        model.clone_into(&mut e.model);
+    }
+}
+
+/// The report's note on what the strategies' own calls are priced as.
+fn strategy_model_note(config: &RunConfig) -> String {
+    match config.strategy_model() {
+        Some(m) if config.llm.is_none() => format!(
+            "The strategies' own calls (summaries) are priced as {m}, which the mock LLM stands in for."
+        ),
+        Some(m) => format!("The strategies' own calls (summaries) are priced as {m}."),
+        None => "The strategies' own calls (summaries) are priced as each episode's own model, which the mock \
+                 LLM stands in for (`[pricing] strategy_model` names another)."
+            .to_owned(),
     }
 }

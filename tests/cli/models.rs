@@ -233,3 +233,92 @@ fn claude_code_sessions_run_as_their_model_in_its_window() {
     assert_eq!(summary["models"][0]["window"], 8000);
     assert_eq!(summary["models"][0]["window_from"], "option");
 }
+
+/// The strategies' own calls (summaries) are the model the config names for them, else each episode's own:
+/// llm_calls.jsonl labels the mock's calls with it, the example summary names it and the report's note says
+/// which. The bundled dataset's first two episodes, the first said to be claude-opus-4-5 (the other names
+/// none: the config's agent model, gpt-4o).
+#[test]
+fn summaries_are_labelled_and_priced_as_the_episodes_model_unless_the_config_names_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundled = std::fs::read_to_string(crate::root().join("datasets/default.jsonl")).unwrap();
+    let mut lines: Vec<serde_json::Value> = bundled
+        .lines()
+        .take(2)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    lines[0]["model"] = "claude-opus-4-5-20251101".into();
+    let ids: Vec<String> = lines
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    let data = dir.path().join("two.jsonl");
+    let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    std::fs::write(&data, text.join("\n") + "\n").unwrap();
+    let strategy_calls = |run: &std::path::Path| -> Vec<(String, String)> {
+        std::fs::read_to_string(run.join("llm_calls.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|c| c["purpose"] == "strategy")
+            .map(|c| {
+                (
+                    c["episode"].as_str().unwrap().to_owned(),
+                    c["model"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    // An 8,000-token window makes summarization act on both episodes.
+    let args = [
+        "--strategies",
+        "none,summarization",
+        "--calls",
+        "all",
+        "--window",
+        "8000",
+    ];
+    let run = dir.path().join("own");
+    let out = crate::ctxbench_run(&data, None, &run, &args, None);
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let calls = strategy_calls(&run);
+    assert!(
+        ids.iter().all(|id| calls.iter().any(|(e, _)| e == id)),
+        "summarization made no call in an episode: {calls:?}"
+    );
+    for (episode, model) in &calls {
+        let want = if *episode == ids[0] {
+            "claude-opus-4-5-20251101"
+        } else {
+            "gpt-4o"
+        };
+        assert_eq!(model, want, "{episode}");
+    }
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains(
+            "The strategies' own calls (summaries) are priced as each episode's own model, which the mock LLM \
+             stands in for"
+        ),
+        "{report}"
+    );
+    assert!(!report.contains("gpt-4o-mini"), "{report}");
+    // A config that names the strategies' model: every call is it, and the report says so.
+    let cfg = dir.path().join("mini.toml");
+    std::fs::write(&cfg, "[pricing]\nstrategy_model = \"gpt-4o-mini\"\n").unwrap();
+    let run = dir.path().join("mini");
+    let out = crate::ctxbench_run(&data, Some(&cfg), &run, &args, None);
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let calls = strategy_calls(&run);
+    assert!(
+        !calls.is_empty() && calls.iter().all(|(_, m)| m == "gpt-4o-mini"),
+        "{calls:?}"
+    );
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains(
+            "The strategies' own calls (summaries) are priced as gpt-4o-mini, which the mock LLM stands in for."
+        ) && report.contains("(the mock LLM, priced as gpt-4o-mini)"),
+        "{report}"
+    );
+}

@@ -21,12 +21,18 @@ use super::{EpisodeHint, Llm, LlmRequest, LlmResponse, Usage};
 use crate::error::Result;
 use crate::tokens::Tokenizer;
 
+/// What the mock's calls are labelled until the run names the model they stand for (a config that names none).
+pub const UNNAMED: &str = "mock";
+
 /// The mock's parameters: its latency model and its summary budget.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MockConfig {
-    /// The model name the mock reports (and is priced as).
-    pub model: String,
+    /// The model the mock stands in for: its calls are labelled and priced as it. Absent, the strategies' model
+    /// is the one `[pricing] strategy_model` names, else each episode's own (the run labels the mock's calls
+    /// with it; [`UNNAMED`] until then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Time to first token, in milliseconds.
     pub ttft_ms: f64,
     /// Prefill time per input token, in milliseconds.
@@ -40,7 +46,7 @@ pub struct MockConfig {
 impl Default for MockConfig {
     fn default() -> Self {
         Self {
-            model: "gpt-4o-mini".into(),
+            model: None,
             ttft_ms: 350.0,
             ms_per_input_token: 0.02,
             ms_per_output_token: 12.0,
@@ -124,7 +130,7 @@ impl MockLlm {
 
 impl Llm for MockLlm {
     fn model(&self) -> &str {
-        &self.config.model
+        self.config.model.as_deref().unwrap_or(UNNAMED)
     }
 
     fn generate(&self, request: &LlmRequest) -> Result<LlmResponse> {
