@@ -32,7 +32,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::prompt::Prompt;
-use super::{Applied, CallPoint, Change, Strategy, StrategySpec};
+use super::{Applied, CallPoint, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 use crate::llm::transcript::Transcript;
@@ -284,20 +284,12 @@ impl Strategy for Langmem {
         let mut applied = if summarized == usize::MAX {
             // The summarizer's call failed: the request stays as it was.
             Applied::unchanged()
-        } else if out == req.contents {
-            Applied::unchanged()
         } else {
-            let kept_prefix = req
-                .contents
-                .iter()
-                .zip(&out)
-                .take_while(|(a, b)| a == b)
-                .count();
-            req.contents = out;
-            Applied {
-                summarized_items: summarized,
-                ..Applied::new(Change::Rewrote { kept_prefix })
+            let mut applied = Applied::replaced(req, out);
+            if applied.changed() {
+                applied.summarized_items = summarized;
             }
+            applied
         };
         applied.llm_calls.extend(call);
         self.sent.clone_from(&req.contents);

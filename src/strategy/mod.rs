@@ -204,6 +204,23 @@ impl Applied {
         Self::new(Change::Unchanged)
     }
 
+    /// The request replaced by `out`, a rewrite that kept the items the two share from the start; unchanged
+    /// where `out` is what the request already holds (the request is then left as it was).
+    #[must_use]
+    pub fn replaced(req: &mut LlmRequest, out: Vec<crate::history::Item>) -> Self {
+        if out == req.contents {
+            return Self::unchanged();
+        }
+        let kept_prefix = req
+            .contents
+            .iter()
+            .zip(&out)
+            .take_while(|(a, b)| a == b)
+            .count();
+        req.contents = out;
+        Self::new(Change::Rewrote { kept_prefix })
+    }
+
     /// The same, with one more LLM call recorded.
     #[must_use]
     pub fn with_call(mut self, call: LlmCall) -> Self {

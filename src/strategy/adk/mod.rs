@@ -34,7 +34,7 @@ mod events;
 use serde::{Deserialize, Serialize};
 
 use super::prompt::Prompt;
-use super::{Applied, CallPoint, Change, LlmCall, Strategy, StrategySpec};
+use super::{Applied, CallPoint, LlmCall, Strategy, StrategySpec};
 use crate::error::{Error, Result};
 use crate::history::{Item, Role};
 use crate::llm::transcript::Transcript;
@@ -382,21 +382,10 @@ impl Strategy for Adk {
         let mut calls = Vec::new();
         let summarized = self.receive(&req.contents, llm, &mut calls);
         let out = self.contents();
-        let mut applied = if out == req.contents {
-            Applied::unchanged()
-        } else {
-            let kept_prefix = req
-                .contents
-                .iter()
-                .zip(&out)
-                .take_while(|(a, b)| a == b)
-                .count();
-            req.contents = out;
-            Applied {
-                summarized_items: summarized,
-                ..Applied::new(Change::Rewrote { kept_prefix })
-            }
-        };
+        let mut applied = Applied::replaced(req, out);
+        if applied.changed() {
+            applied.summarized_items = summarized;
+        }
         applied.llm_calls = calls;
         self.sent.clone_from(&req.contents);
         Ok(applied)
