@@ -91,7 +91,8 @@
         (D.unrecorded.what ? ` (${D.unrecorded.what})` : "") +
         `: ${fmt(D.unrecorded.tokens)} tokens over ${N} call points, drawn as "unrecorded", sent by every strategy as the trace's usage says.` +
         (D.unrecorded.fit ? ` Replayed, each call equals its record by construction; fitted, recorded ≈ U + k × replayed (k ${D.unrecorded.fit.k.toFixed(3)}${D.unrecorded.fit.k_held_from != null ? `, held at its bound: least squares gave ${D.unrecorded.fit.k_held_from.toFixed(3)}` : D.unrecorded.fit.k_fitted ? ", fitted" : ""}) leaves at most ${(100 * (D.unrecorded.fit.worst || 0)).toFixed(1)}% on a call` +
-          (D.unrecorded.fit.by_construction ? " (0 by construction: as many parameters as calls, so it says nothing)." : D.unrecorded.fit.flagged ? " (flagged: past 3%)." : ".") : "")) : null,
+          (D.unrecorded.fit.by_construction ? " (0 by construction: as many parameters as calls, so it says nothing)." : D.unrecorded.fit.flagged ? " (flagged: past 3%)." : ".") +
+          (D.unrecorded.fit.counted_at != null ? ` Every count here is the model's tokens: each item and each text a strategy writes counted as ${D.unrecorded.fit.counted_at.toFixed(3)} × the tokenizer's count.` : "") : "")) : null,
       el("p", { class: "hint" },
         "A call point is a place where the recorded agent called its model: the strategy receives the request as it stands there and sends it, reduced or not. " +
         "Click a call point in a timeline (or use ← →; ↑ ↓ change the strategy) to see the request that strategy sent beside the baseline's. " +

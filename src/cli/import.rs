@@ -368,6 +368,13 @@ fn write_calibrated(
             count(c.call_points, "call point", "call points"),
             crate::replay::fit::what_is_left_out(&c.leaves_out, c.constant),
         );
+        if let Some(k) = c.k {
+            line += &format!(
+                "; the history and what strategies write counted in the model's tokens, at k = {k:.3} × {} \
+                 (fitted from the record)",
+                tokenizer.name()
+            );
+        }
         if c.estimated > 0 {
             line += &format!(
                 "; {} without usage took the nearest recorded call's block",

@@ -185,7 +185,13 @@ fn fit_sentence(
     } else {
         ""
     };
-    format!("recorded ≈ U + k × replayed with {k}, {u}{worst}{flag}")
+    let counted = f.counted_at.map_or_else(String::new, |at| {
+        format!(
+            "; replayed in the model's tokens: every item and every text a strategy writes counted as {at:.3} × \
+             the tokenizer's count (import's fit)"
+        )
+    });
+    format!("recorded ≈ U + k × replayed with {k}, {u}{worst}{flag}{counted}")
 }
 
 /// A residual as a signed percentage (`+0.4%`, `-3.1%`).
@@ -213,8 +219,9 @@ fn write_episodes(
     ];
     write!(stdout, "{}", markdown(2, &header, &table, WIDTH))?;
     let legend = format!(
-        "Input tokens: replayed, what the baseline replay sends ({counted_with}; where the agent compacted its \
-         own context, what it sent: as_recorded); unrecorded, the share of it that is context the trace left \
+        "Input tokens: replayed, what the baseline replay sends ({counted_with}, at k × its count where import \
+         fitted k: the model's tokens; where the agent compacted its own context, what it sent: as_recorded); \
+         unrecorded, the share of it that is context the trace left \
          out and import added (\"not added\": the trace leaves some out, imported with `--unrecorded ignore`); \
          recorded, the provider's prompt tokens as the trace records them \
          (~ rounded); ratio, replayed / recorded (* 1 by construction: the blocks of unrecorded context are sized \
@@ -379,7 +386,13 @@ fn write_per_call(stdout: &mut impl Write, r: &EpisodeUsage, counted_with: &str)
         stdout,
         "\n{}\n",
         hanging(
-            &format!("{} (counted with {counted_with})", r.episode),
+            &match r.fit.as_ref().and_then(|f| f.counted_at) {
+                Some(k) => format!(
+                    "{} (counted with {counted_with} at k = {k:.3}: the model's tokens)",
+                    r.episode
+                ),
+                None => format!("{} (counted with {counted_with})", r.episode),
+            },
             WIDTH,
             2
         )

@@ -94,6 +94,14 @@ pub struct ProviderUsage {
     /// ctxbench recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sized_with: Option<String>,
+    /// The model's tokens per token of `sized_with` (the fit's k, [`crate::replay::fit`]) at which the replay
+    /// counts the history and every text a strategy writes, and at which the blocks were sized (record less
+    /// k × the replay): the fitted k where the fit vouches for it ([`crate::replay::unrecorded::counted_at`]),
+    /// else 1 (the count is the model's own; k not fitted, held at a bound, 0 by construction, past 3% on a
+    /// call, or below 1). `None` on a dataset written before ctxbench counted at k: a run sizes its blocks
+    /// again ([`crate::replay::unrecorded::resize`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_at_k: Option<f64>,
     /// Where a replay re-sized the blocks for its own tokenizer, the one that had sized them (`"unrecorded"`
     /// when the dataset did not say); never written by import.
     #[serde(default, skip_serializing_if = "Option::is_none")]

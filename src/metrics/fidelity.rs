@@ -93,6 +93,9 @@ pub struct FitReading {
     /// recorded calls in a segment, and says nothing of the tokenizers.
     #[serde(default)]
     pub k_known: bool,
+    /// Whether the replay counted the history at k (the model's tokens: [`crate::replay::fit::Fit::counted_at`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counted: bool,
 }
 
 impl Fidelity {
@@ -122,6 +125,7 @@ impl Fidelity {
             constant: f.constant(),
             by_construction: f.by_construction,
             k_known: f.k_fitted || f.k_given,
+            counted: f.counted_at.is_some(),
         });
         let models = episode.models();
         out.stand_in = models.is_empty()
@@ -211,6 +215,9 @@ pub struct FormatFidelity {
     /// The smallest and largest k of the fits whose k is known (fitted or given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit_k: Option<(f64, f64)>,
+    /// Of the fitted episodes, those whose replay counted the history at their k (the model's tokens).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fit_counted: usize,
     /// Episodes whose blocks of unrecorded context were sized with another tokenizer and sized again, and
     /// the first such tokenizer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -246,6 +253,7 @@ impl FormatFidelity {
             self.fit_flagged += usize::from(fit.flagged);
             self.fit_varying += usize::from(!fit.constant);
             self.fit_by_construction += usize::from(fit.by_construction);
+            self.fit_counted += usize::from(fit.counted);
             let w = self.fit_worst.get_or_insert(fit.worst);
             if fit.worst.abs() > w.abs() {
                 *w = fit.worst;
@@ -299,6 +307,17 @@ impl FormatFidelity {
             out += &format!(
                 ", 0 by construction on {} (as many parameters as calls)",
                 self.fit_by_construction
+            );
+        }
+        if self.fit_counted > 0 {
+            out += &format!(
+                "; {} counted in the model's tokens at the fitted k (every item and every text a strategy \
+                 writes at k × the tokenizer's count)",
+                if self.fit_counted == self.fitted {
+                    "every episode fitted".to_owned()
+                } else {
+                    format!("{} of {} episodes", self.fit_counted, self.fitted)
+                },
             );
         }
         out

@@ -53,6 +53,10 @@ pub struct Fit {
     /// [`ProviderUsage::context_edits`]): where any, `U` is not one constant block.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub edits: usize,
+    /// Where the replay fitted counted the history at the k import fitted (`meta.usage.counted_at_k`, not 1),
+    /// that k: every count of the replay is the model's tokens at it ([`crate::tokens::Tokenizer::at`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_at: Option<f64>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -167,7 +171,19 @@ pub fn of_episode(episode: &Episode, steps: &[StepRecord]) -> Option<Fit> {
                 .saturating_sub(s.tokens_by_kind.get(ItemKind::Unrecorded))
         })
         .collect();
-    of_replayed(episode, &usage, &replayed, usage.sized_with.as_deref())
+    #[allow(clippy::float_cmp)]
+    let Some(at) = usage.counted_at_k.filter(|&k| k != 1.0) else {
+        return of_replayed(episode, &usage, &replayed, usage.sized_with.as_deref());
+    };
+    // A replay counted at the k import fitted (`counted_at_k`) is in the model's tokens: its fit takes that k
+    // as given (a count that is not an OpenAI encoding's is the model's own), so that its residuals are
+    // those of import's k on this replay, and it says k is import's fitted one.
+    let mut f = of_replayed(episode, &usage, &replayed, Some("the model's tokens at k"))?;
+    f.k = at;
+    f.k_fitted = true;
+    f.k_given = false;
+    f.counted_at = Some(at);
+    Some(f)
 }
 
 /// The fit of an episode from each call point's replayed input without unrecorded context (`replayed`),
@@ -311,6 +327,7 @@ pub fn fit_grown(
         residuals,
         by_construction: records <= parameters,
         edits: 0,
+        counted_at: None,
     })
 }
 

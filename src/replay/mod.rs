@@ -259,8 +259,8 @@ impl<'a> Replayer<'a> {
         turn: Range<usize>,
     ) -> usize {
         let (sent, tokens) = prepared.span(turn.start, turn.end);
-        tally.answer(live, sent, tokens, self.tokenizer.message_overhead())
-            + prepared.unsent_output(items, turn, &self.tokenizer)
+        tally.answer(live, sent, tokens, prepared.tokenizer.message_overhead())
+            + prepared.unsent_output(items, turn, &prepared.tokenizer)
     }
 
     /// Replays `episode` under one strategy up to the answers of its probes, which it does not wait for.
@@ -321,7 +321,9 @@ impl<'a> Replayer<'a> {
         (recorder, probes, live): (&Recorder<'_>, &mut Probes<'_>, &mut LlmRequest),
     ) -> Result<Vec<StepRecord>> {
         let (items, sent, keys) = (&episode.items, &prepared.sent, &prepared.keys);
-        let mut tally = Tally::new(evidence, prepared.tools, &self.tokenizer);
+        // The episode's counts: the run's tokenizer, at the k its record was fitted with where it was.
+        let tokenizer = &prepared.tokenizer;
+        let mut tally = Tally::new(evidence, prepared.tools, tokenizer);
         let window = self.window_of(episode);
         let mut steps = Vec::with_capacity(prepared.points.len());
         let mut next = 0;
@@ -332,7 +334,7 @@ impl<'a> Replayer<'a> {
                 live,
                 prepared.span(next, at),
                 prepared.blocks[step],
-                &self.tokenizer,
+                tokenizer,
                 evidence,
             );
             // 3. The strategy may reduce the request; what it does persists.
@@ -342,7 +344,7 @@ impl<'a> Replayer<'a> {
                 unrecorded_tokens: prepared.blocks[step].0,
                 input_tokens: Some(received.tokens),
                 content_tokens: Some(tally.content_tokens()),
-                ..CallPoint::new(Arc::clone(&self.tokenizer), window)
+                ..CallPoint::new(Arc::clone(tokenizer), window)
             };
             let (applied, compute_us) =
                 self.apply(name, episode, strategy, &point, live, recorder)?;
@@ -354,7 +356,7 @@ impl<'a> Replayer<'a> {
                 live,
                 &applied.change,
                 keys,
-                &self.tokenizer,
+                tokenizer,
                 evidence,
             );
             probes.ask_due(at, Some(step), live, recorder);
@@ -382,7 +384,7 @@ impl<'a> Replayer<'a> {
                 llm_calls: applied.llm_calls,
                 present: measured.present,
                 present_before: measured.present_before,
-                floor_tokens: prepared.floor(step, received.tool_tokens, &self.tokenizer),
+                floor_tokens: prepared.floor(step, received.tool_tokens, tokenizer),
                 budget_tokens: budget,
                 compute_us,
                 failure: applied.failure,
@@ -458,6 +460,9 @@ fn check(
 /// (reasoning it does not send back and blocks of unrecorded context left out), each one's hash and tokens, the
 /// call points, the tokens of its tool schemas, and the block of unrecorded context at each call point.
 struct Prepared<'e> {
+    /// What counts the episode: the run's tokenizer, at the k its record was fitted with where import fitted
+    /// one ([`unrecorded::counter`]).
+    tokenizer: Arc<Tokenizer>,
     sent: Cow<'e, [Item]>,
     /// For each recorded item index (and the end), how many sent items come before it; `None` when every item
     /// is sent.
@@ -495,7 +500,8 @@ pub(crate) fn blocks(items: &[Item], points: &[usize]) -> Vec<Block> {
 }
 
 impl<'e> Prepared<'e> {
-    fn new(episode: &'e Episode, tokenizer: &Tokenizer, unrecorded: bool) -> Self {
+    fn new(episode: &'e Episode, tokenizer: &Arc<Tokenizer>, unrecorded: bool) -> Self {
+        let tokenizer = unrecorded::counter(episode, tokenizer);
         let items = &episode.items;
         let (sent, positions) = if items.iter().all(Item::is_sent) {
             (Cow::Borrowed(&items[..]), None)
@@ -517,7 +523,7 @@ impl<'e> Prepared<'e> {
         } else {
             vec![(0, None); points.len()]
         };
-        let keys = ItemKeys::new(&sent, tokenizer);
+        let keys = ItemKeys::new(&sent, &tokenizer);
         let first_user = sent
             .iter()
             .position(|i| i.is_role(crate::history::Role::User));
@@ -539,6 +545,7 @@ impl<'e> Prepared<'e> {
             positions,
             points,
             tools: tokenizer.count_tools(&episode.tools),
+            tokenizer,
             blocks,
             heads,
         }

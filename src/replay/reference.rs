@@ -51,6 +51,8 @@ pub fn replay(
     strategy: &NamedStrategy,
 ) -> Result<EpisodeReplay> {
     start(llm, episode);
+    // The episode's counts: the tokenizer at the k its record was fitted with, where it was.
+    let tokenizer = &super::unrecorded::counter(episode, tokenizer);
     let recorder = Recorder::new(llm, llm);
     let mut reducer = strategy.config.build_for(episode);
     let mut probes: Vec<&Probe> = episode.probes.iter().collect();
@@ -497,6 +499,64 @@ mod tests {
         for window in [1_500, 4_000] {
             check(&facts_everywhere(), window);
         }
+    }
+
+    /// `episode` counted at `k`, as import leaves an episode whose record it fitted k from
+    /// ([`crate::replay::unrecorded::counter`]), with a block of unrecorded context before every call point.
+    fn at_k(episode: &Episode, k: f64) -> Episode {
+        let mut ep = episode.clone();
+        let mut usage = crate::history::usage::ProviderUsage::from_calls("by hand", Vec::new());
+        usage.sized_with = Some("o200k_base".into());
+        usage.counted_at_k = Some(k);
+        usage.store(&mut ep);
+        let mut items = Vec::new();
+        let points = ep.call_points();
+        for (i, item) in ep.items.iter().enumerate() {
+            if points.contains(&i) {
+                items.push(Item::unrecorded(1_000 + i, Some(900)));
+            }
+            items.push(item.clone());
+        }
+        // Findings and probes move past the blocks with their items.
+        let shift = |i: usize| i + points.partition_point(|&at| at <= i);
+        for f in &mut ep.findings {
+            f.introduced_at = shift(f.introduced_at);
+            for n in &mut f.needed_at {
+                *n = shift(*n);
+            }
+        }
+        for p in &mut ep.probes {
+            p.after_item = shift(p.after_item);
+        }
+        ep.items = items;
+        ep
+    }
+
+    /// Counted at a fitted k (every item, instruction, tool block and text a strategy writes at k × its
+    /// o200k_base count, rounded per item), the fast replay still equals the reference on every strategy, and
+    /// the counts differ from those at 1.
+    #[test]
+    fn fast_replay_equals_reference_at_k() {
+        for k in [1.5, 0.7] {
+            for window in [1_500, 4_000, 128_000] {
+                check(&at_k(&branches(), k), window);
+            }
+            check(&at_k(&with_findings(None), k), 1_500);
+            check(&at_k(&facts_everywhere(), k), 4_000);
+        }
+        let tokenizer = Tokenizer::shared_default().unwrap();
+        let llm = MockLlm::new(MockConfig::default(), Arc::clone(&tokenizer));
+        let none = NamedStrategy::new("none", StrategyConfig::None);
+        let sent = |ep: &Episode| -> Vec<usize> {
+            replay(&tokenizer, &llm, 128_000, ep, &none)
+                .unwrap()
+                .steps
+                .iter()
+                .map(|s| s.tokens_sent)
+                .collect()
+        };
+        let (one, at) = (sent(&at_k(&branches(), 1.0)), sent(&at_k(&branches(), 1.5)));
+        assert!(one.iter().zip(&at).all(|(a, b)| b > a), "{one:?} {at:?}");
     }
 
     #[test]

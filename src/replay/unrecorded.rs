@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::Replayer;
+use super::{Block, Replayer};
 use crate::error::Result;
 use crate::history::recorded::RecordedCompaction;
 use crate::history::usage::ProviderUsage;
@@ -22,7 +22,7 @@ use crate::llm::mock::{MockConfig, MockLlm};
 use crate::tokens::Tokenizer;
 
 /// What [`calibrate`] did to one episode.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Calibration {
     /// The episode.
     pub episode: String,
@@ -44,6 +44,9 @@ pub struct Calibration {
     /// Whether the fit of the blocks ([`super::fit`]) finds one constant block (no change the trace shows, no
     /// call past 3%): only then is it what the importer says the trace leaves out, alone.
     pub constant: bool,
+    /// The k the episode is counted at ([`counted_at`]), where the fit found one: the replayed tokens and the
+    /// blocks are the model's tokens at that k.
+    pub k: Option<f64>,
 }
 
 impl Calibration {
@@ -111,13 +114,20 @@ pub fn calibrate(
             calls: usage.calls.len() + usage.unrecorded.len(),
         }));
     };
+    // Counted with the tokenizer's own counts for the fit, then at the k it finds, if it finds one.
+    let tokenizer = &tokenizer.at(None);
     let sent = baseline(episode, tokenizer)?;
     let name = tokenizer.name();
     // The edits the trace shows applied to what it leaves out, sized with the tokenizer the blocks are.
     let mut usage = usage;
     super::fit::size_edits(&mut usage, |t| tokenizer.count_text(t));
-    let constant =
-        super::fit::of_replayed(episode, &usage, &sent, Some(&name)).is_some_and(|f| f.constant());
+    let fit = super::fit::of_replayed(episode, &usage, &sent, Some(&name));
+    let constant = fit.as_ref().is_some_and(super::fit::Fit::constant);
+    let k = fit.as_ref().and_then(counted_at);
+    let sent = match k {
+        Some(_) => baseline(episode, &tokenizer.at(k))?,
+        None => sent,
+    };
     // Each call point's block: the recorded prompt less the replay, and what of it the cache served.
     let mut blocks: Vec<Option<(usize, Option<usize>)>> = vec![None; points.len()];
     let mut over = 0;
@@ -130,30 +140,12 @@ pub fn calibrate(
             .map(|r| usize::try_from(r).unwrap_or(usize::MAX).min(gap));
         blocks[k] = Some((gap, read));
     }
-    // A call without a record of its own takes the nearest earlier block (else the nearest later one): the
-    // agent's own context seldom changes between two calls.
-    let mut estimated = 0;
-    let known: Vec<Option<usize>> = blocks.iter().map(|b| b.map(|(n, _)| n)).collect();
-    for k in 0..blocks.len() {
-        if blocks[k].is_none() {
-            let near = known[..k]
-                .iter()
-                .rev()
-                .flatten()
-                .next()
-                .or_else(|| known[k..].iter().flatten().next())
-                .copied()
-                .unwrap_or(0);
-            blocks[k] = Some((near, None));
-            estimated += 1;
-        }
-    }
-    let blocks: Vec<(usize, Option<usize>)> =
-        blocks.into_iter().map(Option::unwrap_or_default).collect();
+    let (blocks, estimated) = estimate(blocks);
     insert_blocks(episode, &points, &blocks);
     let unrecorded_tokens: usize = blocks.iter().map(|b| b.0).sum();
     usage.unrecorded_tokens = Some(unrecorded_tokens as u64);
     usage.sized_with = Some(tokenizer.name());
+    usage.counted_at_k = Some(k.unwrap_or(1.0));
     usage.store(episode);
     Ok(Ok(Calibration {
         episode: episode.id.clone(),
@@ -165,15 +157,101 @@ pub fn calibrate(
         estimated,
         over,
         constant,
+        k,
     }))
+}
+
+/// Every call point's block: its own where it has one; a call without a record of its own takes the nearest
+/// earlier block (else the nearest later one), the agent's own context seldom changing between two calls.
+/// With how many took another's.
+fn estimate(blocks: Vec<Option<Block>>) -> (Vec<Block>, usize) {
+    let known: Vec<Option<usize>> = blocks.iter().map(|b| b.map(|(n, _)| n)).collect();
+    let mut estimated = 0;
+    let blocks = blocks
+        .into_iter()
+        .enumerate()
+        .map(|(k, b)| {
+            b.unwrap_or_else(|| {
+                estimated += 1;
+                let near = known[..k]
+                    .iter()
+                    .rev()
+                    .flatten()
+                    .next()
+                    .or_else(|| known[k..].iter().flatten().next())
+                    .copied()
+                    .unwrap_or(0);
+                (near, None)
+            })
+        })
+        .collect();
+    (blocks, estimated)
+}
+
+/// The k an episode is counted at, from the fit of its record against the tokenizer's own count: the fitted
+/// k where the fit vouches for it, else none (the tokenizer's own counts). It vouches where k was fitted (not
+/// given: a count with the model's own tokenizer is the model's count) within [`super::fit::K_RANGE`], from
+/// more records than the fit has parameters, with no call past [`super::fit::FLAGGED`], and is at least 1.
+/// Not otherwise:
+/// - held at a bound, least squares having fallen outside the range: that says something the trace does not
+///   show changed, not what the model's tokenizer counts, and scaling every count by the bound would put
+///   that guess into every saving;
+/// - 0 by construction (two calls and a free k): k is then set by two records exactly, whatever changed
+///   between them, and nothing checks it;
+/// - a call past 3%: the fit does not explain the record, so neither does its k;
+/// - edits of known size modelled (aider's applied edits): their sizes are the tokenizer's own counts, which
+///   a replay at k would not scale; such an episode stays at 1 (no aider context was counted at k before the
+///   edits were modelled either);
+/// - below 1: the model's tokenizer would pack the same text tighter than the one counting. Claude counts
+///   1.48–1.60 × o200k_base on Claude Code's sessions; on the shared traces the only fits below 1 are
+///   OpenHands' (0.587 from two calls, 0.651 from four, Claude 3.5 Sonnet), whose unrecorded context changes
+///   between calls without the trace showing it. A model whose tokenizer does count less is then counted at
+///   1, what strategies remove overstated by at most 1/k.
+#[must_use]
+pub fn counted_at(fit: &super::fit::Fit) -> Option<f64> {
+    let vouched = fit.k_fitted
+        && fit.edits == 0
+        && fit.k_held_from.is_none()
+        && !fit.by_construction
+        && !fit.flagged()
+        && fit.k >= 1.0;
+    vouched.then_some(fit.k)
+}
+
+/// The k `episode` is counted at when replayed with `tokenizer`: the one import fitted and sized its blocks
+/// at (`meta.usage.counted_at_k`), where that tokenizer sized them; else none.
+#[must_use]
+pub fn k_of(episode: &Episode, tokenizer: &Tokenizer) -> Option<f64> {
+    // Read in place: the usage's per-call records need not be parsed for it.
+    let usage = episode.meta.get(crate::history::usage::META_KEY)?;
+    let k = usage.get("counted_at_k")?.as_f64()?;
+    let sized_with = usage.get("sized_with")?.as_str()?;
+    #[allow(clippy::float_cmp)]
+    (k != 1.0 && sized_with == tokenizer.name()).then_some(k)
+}
+
+/// What counts `episode`'s tokens: `tokenizer` at the k its blocks were sized at ([`k_of`]), so that every
+/// item, instruction and text a strategy writes is counted in the model's tokens; `tokenizer` itself where
+/// there is none (a dataset of ctxbench's own, a trace counted with the model's own tokenizer).
+#[must_use]
+pub fn counter(episode: &Episode, tokenizer: &Arc<Tokenizer>) -> Arc<Tokenizer> {
+    if episode.meta.is_empty() {
+        return Arc::clone(tokenizer);
+    }
+    match k_of(episode, tokenizer) {
+        Some(k) => tokenizer.at(Some(k)),
+        None => Arc::clone(tokenizer),
+    }
 }
 
 /// Re-sizes the blocks of unrecorded context import added to `episode` when another tokenizer than
 /// `tokenizer` sized them (a block is the record less the replay as that tokenizer counted it, so a replay
 /// counting with another would carry the first one's error in a block no strategy may reduce): the blocks are
 /// taken out and the episode calibrated again from its record, and the usage says which tokenizer had sized
-/// them (`resized_from`). Returns that tokenizer's name when it re-sized. Blocks the dataset carries of its
-/// own (no `unrecorded_tokens` in its usage) are left as they are.
+/// them (`resized_from`). Returns that tokenizer's name when it re-sized. Blocks sized with `tokenizer` by a
+/// ctxbench that did not count at k yet (no `counted_at_k`) are sized again too, at the k the fit finds, and
+/// `None` returned (the tokenizer is the same). Blocks the dataset carries of its own (no
+/// `unrecorded_tokens` in its usage) are left as they are.
 ///
 /// # Errors
 /// Refused, saying why and what to do, where the record no longer lines up with the episode's call points;
@@ -183,7 +261,10 @@ pub fn resize(episode: &mut Episode, tokenizer: &Arc<Tokenizer>) -> Result<Optio
         return Ok(None);
     };
     let name = tokenizer.name();
-    if usage.sized_with.as_deref() == Some(name.as_str())
+    let same = usage.sized_with.as_deref() == Some(name.as_str());
+    // Sized with this tokenizer at the k its fit found (or none): nothing to do. Sized with it before
+    // ctxbench counted at k (no `counted_at_k`): sized again, at the k the fit finds now.
+    if (same && usage.counted_at_k.is_some())
         || !episode
             .items
             .iter()
@@ -198,10 +279,15 @@ pub fn resize(episode: &mut Episode, tokenizer: &Arc<Tokenizer>) -> Result<Optio
     remove_blocks(episode);
     let id = episode.id.clone();
     let refused = |why: String| {
+        let sized = if same {
+            format!("were sized with {name} before ctxbench counted the history at the fitted k")
+        } else {
+            format!("were sized with {from} and this replay counts with {name}")
+        };
         crate::error::Error::Config(format!(
-            "episode '{id}': its blocks of unrecorded context were sized with {from} and this replay counts \
-             with {name}, but {why}, so they cannot be sized again; import the trace again with this \
-             tokenizer (`ctxbench import --tokenizer`), or replay with the one that sized them"
+            "episode '{id}': its blocks of unrecorded context {sized}, but {why}, so they cannot be sized \
+             again; import the trace again with this tokenizer (`ctxbench import --tokenizer`), or replay \
+             with the one that sized them"
         ))
     };
     match calibrate(episode, tokenizer)? {
@@ -212,6 +298,9 @@ pub fn resize(episode: &mut Episode, tokenizer: &Arc<Tokenizer>) -> Result<Optio
             )))
         }
         Err(_) => return Err(refused("its usage no longer records each call".to_owned())),
+    }
+    if same {
+        return Ok(None);
     }
     if let Some(mut usage) = ProviderUsage::of(episode) {
         usage.resized_from = Some(from.clone());
@@ -257,6 +346,14 @@ fn baseline(episode: &Episode, tokenizer: &Arc<Tokenizer>) -> Result<Vec<usize>>
     // Probes and findings do not change what the baseline sends.
     bare.probes.clear();
     bare.findings.clear();
+    // Counted with `tokenizer` as given, whatever k the blocks were sized at before.
+    if let Some(usage) = bare
+        .meta
+        .get_mut(crate::history::usage::META_KEY)
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        usage.remove("counted_at_k");
+    }
     let sent = crate::metrics::fidelity::compared_strategy(episode);
     let llm = MockLlm::new(MockConfig::default(), Arc::clone(tokenizer));
     let replay = Replayer::new(Arc::clone(tokenizer), &llm, usize::MAX).replay(&bare, &sent)?;
@@ -293,254 +390,5 @@ fn insert_blocks(episode: &mut Episode, points: &[usize], blocks: &[(usize, Opti
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::history::usage::CallUsage;
-    use crate::history::{Finding, Probe};
-
-    /// Two calls recorded at 1,000 and 1,500 prompt tokens (900 of them read from the cache each time): the
-    /// blocks are the differences, the baseline then replays exactly the records, and positions follow.
-    #[test]
-    fn blocks_close_the_gap_call_by_call_and_positions_follow() {
-        let tok = Tokenizer::shared_default().unwrap();
-        let mut ep = Episode {
-            id: "e".into(),
-            source: "import/claude-code".into(),
-            items: vec![
-                Item::user("list the files"),
-                Item::assistant("running ls"),
-                Item::tool_call("c1", "ls", "{}"),
-                Item::tool_result("c1", "ls", "a.txt b.txt"),
-                Item::assistant("two files: a.txt and b.txt"),
-            ],
-            findings: vec![Finding {
-                id: "f".into(),
-                text: "files".into(),
-                evidence: vec!["b.txt".into()],
-                introduced_at: 3,
-                needed_at: vec![4],
-                ..Finding::default()
-            }],
-            probes: vec![Probe {
-                id: "p".into(),
-                after_item: 3,
-                question: "which files?".into(),
-                answers: vec!["b.txt".into()],
-                ..Probe::default()
-            }],
-            stopped: true,
-            ..Episode::default()
-        };
-        let call = |n: u64| CallUsage {
-            input_tokens: n,
-            cache_read_tokens: Some(900),
-            ..CallUsage::default()
-        };
-        let mut usage = ProviderUsage::from_calls("message.usage", vec![call(1000), call(1500)]);
-        usage.leaves_out = Some("the system prompt".into());
-        usage.store(&mut ep);
-        let before = baseline(&ep, &tok).unwrap();
-        let cal = calibrate(&mut ep, &tok).unwrap().unwrap();
-        assert_eq!(cal.call_points, 2);
-        assert_eq!(cal.unrecorded_tokens, 2500 - before[0] - before[1]);
-        assert_eq!(cal.recorded_input_tokens, 2500);
-        // Blocks before items 1 and 4: the result (3) is now at 4, the second turn (4) at 6.
-        assert_eq!(ep.items[1], Item::unrecorded(1000 - before[0], Some(900)));
-        assert_eq!(
-            ep.items[5].unrecorded_tokens(),
-            Some((1500 - before[1], Some(900)))
-        );
-        assert_eq!(ep.findings[0].introduced_at, 4);
-        assert_eq!(ep.findings[0].needed_at, vec![6]);
-        assert_eq!(ep.probes[0].after_item, 4);
-        assert_eq!(ep.call_points(), vec![2, 6]);
-        assert_eq!(baseline(&ep, &tok).unwrap(), vec![1000, 1500]);
-        // Twice is once.
-        assert_eq!(
-            calibrate(&mut ep, &tok).unwrap(),
-            Err(NotCalibrated::AlreadyCalibrated)
-        );
-    }
-
-    /// Blocks sized with o200k_base, replayed with cl100k_base: taken out (positions back where they were) and
-    /// sized again as the record less cl100k's replay, the usage saying which tokenizer had sized them; with
-    /// the tokenizer that sized them, nothing to do. A dataset that did not say (written before ctxbench
-    /// recorded it) is re-sized too; blocks of the dataset's own (no `unrecorded_tokens`) are left alone;
-    /// a record that no longer lines up with the call points is refused, saying why and what to do.
-    #[test]
-    fn blocks_sized_with_another_tokenizer_are_sized_again() {
-        let o200k = Tokenizer::shared_default().unwrap();
-        let cl100k = Arc::new(
-            Tokenizer::new(
-                crate::tokens::Encoding::Cl100kBase,
-                crate::tokens::Backend::default(),
-            )
-            .unwrap(),
-        );
-        let mut ep = two_turns();
-        ep.items[2] = Item::user("again, with the résumé of 2024-11-03T10:22:01Z ünïcödé");
-        ep.probes = vec![Probe {
-            id: "p".into(),
-            after_item: 2,
-            question: "q".into(),
-            answers: vec!["a".into()],
-            ..Probe::default()
-        }];
-        let call = |n: u64| CallUsage {
-            input_tokens: n,
-            ..CallUsage::default()
-        };
-        let mut usage = ProviderUsage::from_calls("t", vec![call(1000), call(1600)]);
-        usage.leaves_out = Some("the system prompt".into());
-        usage.store(&mut ep);
-        let bare = ep.clone();
-        calibrate(&mut ep, &o200k).unwrap().unwrap();
-        assert_eq!(
-            ProviderUsage::of(&ep).unwrap().sized_with.as_deref(),
-            Some("o200k_base")
-        );
-        assert_eq!(resize(&mut ep, &o200k).unwrap(), None);
-        let sized = ep.clone();
-        let cl = baseline(&bare, &cl100k).unwrap();
-        assert_ne!(
-            cl,
-            baseline(&bare, &o200k).unwrap(),
-            "the tokenizers differ here"
-        );
-        assert_eq!(
-            resize(&mut ep, &cl100k).unwrap().as_deref(),
-            Some("o200k_base")
-        );
-        assert_eq!(ep.items[0], bare.items[0]);
-        assert_eq!(ep.items[1], Item::unrecorded(1000 - cl[0], None));
-        assert_eq!(ep.items[4], Item::unrecorded(1600 - cl[1], None));
-        assert_eq!(ep.probes[0].after_item, sized.probes[0].after_item);
-        assert_eq!(baseline(&ep, &cl100k).unwrap(), vec![1000, 1600]);
-        let usage = ProviderUsage::of(&ep).unwrap();
-        assert_eq!(usage.sized_with.as_deref(), Some("cl100k_base"));
-        assert_eq!(usage.resized_from.as_deref(), Some("o200k_base"));
-        // A dataset that did not say which tokenizer sized its blocks.
-        let mut old = sized.clone();
-        let mut u = ProviderUsage::of(&old).unwrap();
-        u.sized_with = None;
-        u.store(&mut old);
-        assert_eq!(
-            resize(&mut old, &o200k).unwrap().as_deref(),
-            Some("an unrecorded tokenizer")
-        );
-        assert_eq!(old.items, sized.items);
-        // The dataset's own blocks.
-        let mut own = sized.clone();
-        let mut u = ProviderUsage::of(&own).unwrap();
-        u.unrecorded_tokens = None;
-        u.store(&mut own);
-        assert_eq!(resize(&mut own, &cl100k).unwrap(), None);
-        assert_eq!(own.items, sized.items);
-        // A record of one call for two call points.
-        let mut edited = sized;
-        let mut u = ProviderUsage::of(&edited).unwrap();
-        u.calls.pop();
-        u.store(&mut edited);
-        let err = resize(&mut edited, &cl100k).unwrap_err().to_string();
-        assert!(
-            err.contains("episode 'e'")
-                && err.contains("sized with o200k_base")
-                && err.contains("records 1 calls where it has 2 call points")
-                && err.contains("ctxbench import --tokenizer"),
-            "{err}"
-        );
-    }
-
-    /// Two turns of a user and the assistant: two call points.
-    fn two_turns() -> Episode {
-        Episode {
-            id: "e".into(),
-            items: vec![
-                Item::user("hi"),
-                Item::assistant("hello"),
-                Item::user("again"),
-                Item::assistant("hello again"),
-            ],
-            stopped: true,
-            ..Episode::default()
-        }
-    }
-
-    /// The unrecorded share is of the calibrated input: the replay and the blocks added.
-    #[test]
-    fn the_unrecorded_share_is_of_the_replay_and_the_blocks() {
-        let cal = |replayed, unrecorded| Calibration {
-            replayed_input_tokens: replayed,
-            unrecorded_tokens: unrecorded,
-            ..Calibration::default()
-        };
-        assert!((cal(300, 100).unrecorded_share() - 0.25).abs() < 1e-12);
-        assert!((cal(0, 7).unrecorded_share() - 1.0).abs() < 1e-12);
-        assert_eq!(cal(0, 0).unrecorded_share(), 0.0);
-    }
-
-    /// A call point whose replay exceeds its record gets no block and is counted `over`; one that equals it is
-    /// not; calls that do not line up with the call points are counted with those without usage.
-    #[test]
-    fn a_replay_past_its_record_is_counted_over() {
-        let tok = Tokenizer::shared_default().unwrap();
-        let ep = two_turns();
-        let before = baseline(&ep, &tok).unwrap();
-        let with = |calls: Vec<std::result::Result<CallUsage, String>>| {
-            let mut ep = ep.clone();
-            let mut usage = ProviderUsage::from_call_points("t", calls);
-            usage.leaves_out = Some("the repo map".into());
-            usage.store(&mut ep);
-            calibrate(&mut ep, &tok).unwrap()
-        };
-        let call = |n: usize| {
-            Ok(CallUsage {
-                input_tokens: n as u64,
-                ..CallUsage::default()
-            })
-        };
-        let cal = with(vec![call(before[0] - 1), call(before[1])]).unwrap();
-        assert_eq!((cal.over, cal.unrecorded_tokens), (1, 0));
-        let cal = with(vec![call(before[0] - 1), call(before[1] + 5)]).unwrap();
-        assert_eq!((cal.over, cal.unrecorded_tokens), (1, 5));
-        assert_eq!(
-            with(vec![call(100), Err("cut".into()), call(200)]),
-            Err(NotCalibrated::CallsDiffer {
-                call_points: 2,
-                calls: 3
-            })
-        );
-    }
-
-    /// A call the trace shows without usage takes the block of the call before it; a trace that records the
-    /// whole prompt is left alone.
-    #[test]
-    fn a_call_without_usage_takes_its_neighbours_block() {
-        let tok = Tokenizer::shared_default().unwrap();
-        let mut ep = two_turns();
-        let mut whole = ep.clone();
-        let mut usage = ProviderUsage::from_call_points(
-            "Tokens: reports",
-            vec![
-                Ok(CallUsage {
-                    input_tokens: 5000,
-                    ..CallUsage::default()
-                }),
-                Err("interrupted".into()),
-            ],
-        );
-        usage.store(&mut whole);
-        assert_eq!(
-            calibrate(&mut whole, &tok).unwrap(),
-            Err(NotCalibrated::NothingToDo)
-        );
-        usage.leaves_out = Some("the repo map".into());
-        usage.store(&mut ep);
-        let before = baseline(&ep, &tok).unwrap();
-        let cal = calibrate(&mut ep, &tok).unwrap().unwrap();
-        assert_eq!(cal.estimated, 1);
-        let gap = 5000 - before[0];
-        assert_eq!(ep.items[4], Item::unrecorded(gap, None));
-        assert_eq!(baseline(&ep, &tok).unwrap(), vec![5000, before[1] + gap]);
-    }
-}
+#[path = "unrecorded_tests.rs"]
+mod tests;

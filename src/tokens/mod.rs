@@ -139,7 +139,21 @@ pub fn is_openai_model(model: &str) -> bool {
 /// Counts tokens of texts, chat items and requests, caching each item's count.
 ///
 /// Thread-safe: one tokenizer is shared by every episode and strategy of a run, so the cache serves them all.
+///
+/// A tokenizer may count *at k* ([`Tokenizer::at`]): in the tokens of a model whose tokenizer is not public,
+/// as k × this one's count, where k is the ratio the fit of an episode's record found
+/// ([`crate::replay::fit`]). Every count it gives is then scaled and rounded to the nearest token, once per
+/// item, instruction, text, tool block or reply priming (so a request is the sum of its parts' rounded counts,
+/// and the cache keeps the counting tokenizer's own counts, shared with the unscaled view); a block of
+/// unrecorded context ([`Item::Unrecorded`]) is the model's tokens already and is never scaled.
 pub struct Tokenizer {
+    core: Arc<Core>,
+    /// The model's tokens per token counted, where counting at k.
+    k: Option<f64>,
+}
+
+/// The counting itself, shared by a tokenizer and its views at k.
+struct Core {
     encoding: Encoding,
     backend: Backend,
     engine: Engine,
@@ -156,9 +170,10 @@ pub struct Tokenizer {
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tokenizer")
-            .field("encoding", &self.encoding)
-            .field("backend", &self.backend)
-            .field("cached_items", &self.cache.len())
+            .field("encoding", &self.core.encoding)
+            .field("backend", &self.core.backend)
+            .field("k", &self.k)
+            .field("cached_items", &self.core.cache.len())
             .finish_non_exhaustive()
     }
 }
@@ -222,14 +237,17 @@ impl Tokenizer {
 
     fn with_engine(encoding: Encoding, backend: Backend, engine: Engine) -> Self {
         Self {
-            encoding,
-            backend,
-            engine,
-            cache: DashMap::with_hasher(FxBuildHasher),
-            generation: AtomicU32::new(0),
-            stored: AtomicUsize::new(0),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
+            core: Arc::new(Core {
+                encoding,
+                backend,
+                engine,
+                cache: DashMap::with_hasher(FxBuildHasher),
+                generation: AtomicU32::new(0),
+                stored: AtomicUsize::new(0),
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+            }),
+            k: None,
         }
     }
 
@@ -244,10 +262,43 @@ impl Tokenizer {
         )?))
     }
 
+    /// The same tokenizer counting at `k` (`None`: its own counts): every count it gives is k × this one's,
+    /// rounded to the nearest token per item, instruction, text, tool block and reply priming. It shares this
+    /// one's engine and cache (which keep the unscaled counts).
+    #[must_use]
+    pub fn at(&self, k: Option<f64>) -> Arc<Self> {
+        #[allow(clippy::float_cmp)]
+        let k = k.filter(|&k| k != 1.0 && k.is_finite() && k > 0.0);
+        Arc::new(Self {
+            core: Arc::clone(&self.core),
+            k,
+        })
+    }
+
+    /// The ratio it counts at ([`Tokenizer::at`]), where it scales its counts.
+    #[must_use]
+    pub fn k(&self) -> Option<f64> {
+        self.k
+    }
+
+    /// `n` of this tokenizer's own tokens at its k, rounded to the nearest token.
+    #[inline]
+    fn scaled(&self, n: usize) -> usize {
+        match self.k {
+            None => n,
+            #[allow(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss
+            )]
+            Some(k) => (n as f64 * k).round() as usize,
+        }
+    }
+
     /// The model tokenizer it counts with, when it is one.
     #[must_use]
     pub fn model(&self) -> Option<&model::ModelTokenizer> {
-        match &self.engine {
+        match &self.core.engine {
             Engine::Model(m) => Some(m),
             _ => None,
         }
@@ -265,15 +316,16 @@ impl Tokenizer {
     /// The encoding.
     #[must_use]
     pub fn encoding(&self) -> Encoding {
-        self.encoding
+        self.core.encoding
     }
 
-    /// What counts, as reports name it (`o200k_base`, or a model's `tokenizer.json with its template`).
+    /// What counts, as reports name it (`o200k_base`, or a model's `tokenizer.json with its template`); the
+    /// same at any k.
     #[must_use]
     pub fn name(&self) -> String {
-        match &self.engine {
+        match &self.core.engine {
             Engine::Model(m) => m.name().to_owned(),
-            _ => self.encoding.as_str().to_owned(),
+            _ => self.core.encoding.as_str().to_owned(),
         }
     }
 
@@ -281,44 +333,65 @@ impl Tokenizer {
     /// ([`TOKENS_PER_REPLY`]), or a chat template's beginning and generation prompt.
     #[must_use]
     pub fn reply_tokens(&self) -> usize {
-        match &self.engine {
+        self.scaled(match &self.core.engine {
             Engine::Model(m) => m.reply_tokens(),
             _ => TOKENS_PER_REPLY,
-        }
+        })
     }
 
     /// Tokens a message costs besides its content ([`TOKENS_PER_MESSAGE`] for OpenAI's models).
     #[must_use]
     pub fn message_overhead(&self) -> usize {
-        match &self.engine {
+        self.scaled(match &self.core.engine {
             Engine::Model(m) => m.message_overhead(),
             _ => TOKENS_PER_MESSAGE,
-        }
+        })
     }
 
     /// The backend.
     #[must_use]
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.core.backend
     }
 
     /// Tokens in `text`, special-token text counted as ordinary text; not cached.
     #[must_use]
     pub fn count_text(&self, text: &str) -> usize {
-        self.count_text_within(text, usize::MAX)
-            .unwrap_or(usize::MAX)
+        self.scaled(self.own_text(text))
     }
 
     /// Tokens in `text` if they are at most `limit`, else `None`; stops counting once past `limit`, so a long
     /// text that cannot fit costs little.
     #[must_use]
     pub fn count_text_within(&self, text: &str, limit: usize) -> Option<usize> {
+        let Some(k) = self.k else {
+            return self.own_text_within(text, limit);
+        };
+        // round(k × n) ≤ limit exactly where k × n < limit + ½: count on to the first n past that.
+        #[allow(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss
+        )]
+        let own = ((limit as f64 + 0.5) / k).ceil() as usize;
+        self.own_text_within(text, own)
+            .map(|n| self.scaled(n))
+            .filter(|&n| n <= limit)
+    }
+
+    /// [`Tokenizer::count_text`] in this tokenizer's own tokens.
+    fn own_text(&self, text: &str) -> usize {
+        self.own_text_within(text, usize::MAX).unwrap_or(usize::MAX)
+    }
+
+    /// [`Tokenizer::count_text_within`] in this tokenizer's own tokens.
+    fn own_text_within(&self, text: &str, limit: usize) -> Option<usize> {
         if text.is_empty() {
             return Some(0);
         }
-        let n = match &self.engine {
+        let n = match &self.core.engine {
             Engine::Bpe(vocab, pre) => {
-                builtin::count_while(vocab, pre, self.encoding.slot(), text, limit)
+                builtin::count_while(vocab, pre, self.core.encoding.slot(), text, limit)
             }
             Engine::Tiktoken(t) => t.encode_ordinary(text).len(),
             Engine::Model(m) => m.count_text(text),
@@ -329,7 +402,7 @@ impl Tokenizer {
     /// Token ids of `text` (for tests and tools); special-token text is encoded as ordinary text.
     #[must_use]
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        match &self.engine {
+        match &self.core.engine {
             Engine::Bpe(vocab, pre) => {
                 let mut ids = Vec::new();
                 pre.pieces_while(text, |piece: &str| {
@@ -346,13 +419,19 @@ impl Tokenizer {
     /// Tokens of one chat message as OpenAI accounts it: overhead, role, content and optional name.
     #[must_use]
     pub fn count_chat_message(&self, role: &str, content: &str, name: Option<&str>) -> usize {
-        if let Engine::Model(m) = &self.engine {
+        self.scaled(self.own_chat_message(role, content, name))
+    }
+
+    /// [`Tokenizer::count_chat_message`] in this tokenizer's own tokens.
+    fn own_chat_message(&self, role: &str, content: &str, name: Option<&str>) -> usize {
+        if let Engine::Model(m) = &self.core.engine {
             return m.count_message(role, content);
         }
+        let text = |t: &str| self.own_text(t);
         TOKENS_PER_MESSAGE
-            + self.count_text(role)
-            + self.count_text(content)
-            + name.map_or(0, |n| TOKENS_PER_NAME + self.count_text(n))
+            + text(role)
+            + text(content)
+            + name.map_or(0, |n| TOKENS_PER_NAME + text(n))
     }
 
     /// Tokens of one item, cached by content.
@@ -368,7 +447,11 @@ impl Tokenizer {
     /// [`Tokenizer::count_item`] for a caller that already has the item's [`item_hash`].
     #[must_use]
     pub fn count_item_hashed(&self, key: u128, item: &Item) -> usize {
-        self.cached(key, || self.count_item_uncached(item))
+        let n = self.cached(key, || self.own_item(item));
+        match item {
+            Item::Unrecorded { .. } => n,
+            _ => self.scaled(n),
+        }
     }
 
     /// Tokens of one instruction, sent as a system message; cached by content.
@@ -380,7 +463,7 @@ impl Tokenizer {
     /// [`Tokenizer::count_instruction`] for a caller that already has the [`instruction_hash`].
     #[must_use]
     pub fn count_instruction_hashed(&self, key: u128, text: &str) -> usize {
-        self.cached(key, || self.count_chat_message("system", text, None))
+        self.scaled(self.cached(key, || self.own_chat_message("system", text, None)))
     }
 
     /// Tokens of a whole request: instructions, contents and the reply priming.
@@ -398,56 +481,66 @@ impl Tokenizer {
     #[must_use]
     pub fn cache_stats(&self) -> CacheStats {
         CacheStats {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
+            hits: self.core.hits.load(Ordering::Relaxed),
+            misses: self.core.misses.load(Ordering::Relaxed),
         }
     }
 
     fn cached(&self, key: u128, count: impl FnOnce() -> usize) -> usize {
-        if let Some(n) = self.cache.get(&key) {
-            self.hits.fetch_add(1, Ordering::Relaxed);
+        let core = &*self.core;
+        if let Some(n) = core.cache.get(&key) {
+            core.hits.fetch_add(1, Ordering::Relaxed);
             return n.0 as usize;
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
+        core.misses.fetch_add(1, Ordering::Relaxed);
         let n = count();
-        let generation = self.generation.load(Ordering::Relaxed);
-        self.cache
+        let generation = core.generation.load(Ordering::Relaxed);
+        core.cache
             .insert(key, (u32::try_from(n).unwrap_or(u32::MAX), generation));
         // The one thread that fills the generation starts the next and drops the one before the full one. Races
         // with other threads' stores cost at most a count kept a generation longer or recounted.
-        if self.stored.fetch_add(1, Ordering::Relaxed) + 1 == GENERATION {
-            self.stored.store(0, Ordering::Relaxed);
-            self.generation
+        if core.stored.fetch_add(1, Ordering::Relaxed) + 1 == GENERATION {
+            core.stored.store(0, Ordering::Relaxed);
+            core.generation
                 .store(generation.wrapping_add(1), Ordering::Relaxed);
-            self.cache
+            core.cache
                 .retain(|_, &mut (_, g)| g.wrapping_sub(generation) <= 1);
         }
         n
     }
 
-    /// Tokens of one item, counted afresh (no cache): what [`Tokenizer::count_item`] caches.
+    /// Tokens of one item, counted afresh (no cache): what [`Tokenizer::count_item`] caches, at this
+    /// tokenizer's k.
     #[must_use]
     pub fn count_item_uncached(&self, item: &Item) -> usize {
-        if let Engine::Model(m) = &self.engine {
+        let n = self.own_item(item);
+        match item {
+            Item::Unrecorded { .. } => n,
+            _ => self.scaled(n),
+        }
+    }
+
+    /// Tokens of one item in this tokenizer's own tokens, counted afresh.
+    fn own_item(&self, item: &Item) -> usize {
+        if let Engine::Model(m) = &self.core.engine {
             return m.count_item(item);
         }
+        let text = |t: &str| self.own_text(t);
         match item {
-            Item::Message { role, content } => {
-                self.count_chat_message(role.as_str(), content, None)
-            }
+            Item::Message { role, content } => self.own_chat_message(role.as_str(), content, None),
             // A call is a message of its own: its name and arguments and 3 tokens of the call's own (the
             // function-call accounting of hmarr/openai-chat-tokens, checked against the API).
             Item::ToolCall {
                 name, arguments, ..
             } => {
-                self.count_chat_message(Role::Assistant.as_str(), arguments, None)
-                    + self.count_text(name)
+                self.own_chat_message(Role::Assistant.as_str(), arguments, None)
+                    + text(name)
                     + TOKENS_PER_CALL
             }
-            Item::ToolResult { content, .. } => self.count_chat_message("tool", content, None),
+            Item::ToolResult { content, .. } => self.own_chat_message("tool", content, None),
             // An observation is sent as a user message; reasoning is counted as assistant text.
             Item::Observation { content, .. } | Item::Reasoning { content, .. } => {
-                self.count_chat_message(item.wire_role(), content, None)
+                self.own_chat_message(item.wire_role(), content, None)
             }
             // A block of what the trace left out is its recorded size, overhead included.
             Item::Unrecorded { tokens, .. } => *tokens,
@@ -550,11 +643,11 @@ mod tests {
         }
         // Bounded: generation 0 went when generation 1 filled, generation 1 when generation 2 did.
         assert!(
-            t.cache.len() <= 2 * GENERATION,
+            t.core.cache.len() <= 2 * GENERATION,
             "{} counts kept",
-            t.cache.len()
+            t.core.cache.len()
         );
-        assert_eq!(t.cache.len(), GENERATION + 10);
+        assert_eq!(t.core.cache.len(), GENERATION + 10);
         // The counts of the generation before the current one are still there; older ones are counted again.
         let before = t.cache_stats();
         let _ = t.count_instruction(&text(2 * GENERATION));

@@ -127,21 +127,22 @@ fn type_of(param: &Value, indent: usize) -> String {
 
 impl Tokenizer {
     /// Tokens `tools` add to a request without a system message: the rendered block and its overhead (0
-    /// without tools).
+    /// without tools); at the tokenizer's k, scaled as one block.
     #[must_use]
     pub fn count_tools(&self, tools: &[Value]) -> usize {
-        if let Some(m) = self.model() {
-            return m.count_tools(tools);
-        }
-        if tools.is_empty() {
+        let own = if let Some(m) = self.model() {
+            m.count_tools(tools)
+        } else if tools.is_empty() {
             0
         } else {
-            self.count_text(&render(tools)) + TOOLS_OVERHEAD
-        }
+            self.own_text(&render(tools)) + TOOLS_OVERHEAD
+        };
+        self.scaled(own)
     }
 
     /// Tokens tools of [`Tokenizer::count_tools`] `tools` add to a request whose first system message is
-    /// `first_system` (`None`: it has none).
+    /// `first_system` (`None`: it has none); at the tokenizer's k, what the system message changes of them is
+    /// scaled as one figure.
     #[must_use]
     pub fn tools_in_request(&self, tools: usize, first_system: Option<&str>) -> usize {
         match first_system {
@@ -150,8 +151,15 @@ impl Tokenizer {
             _ if self.model().is_some() => tools,
             None => tools,
             Some(text) => {
-                let padded = self.count_text(&format!("{text}\n"));
-                (tools + padded).saturating_sub(SYSTEM_DISCOUNT + self.count_text(text))
+                let padded = self.own_text(&format!("{text}\n"));
+                let less = SYSTEM_DISCOUNT + self.own_text(text);
+                if self.k().is_none() {
+                    (tools + padded).saturating_sub(less)
+                } else if padded >= less {
+                    tools + self.scaled(padded - less)
+                } else {
+                    tools.saturating_sub(self.scaled(less - padded))
+                }
             }
         }
     }

@@ -25,7 +25,8 @@ fn usage_shows_the_fit_per_episode_and_per_call() {
     let flat = stdout.replace("\n  ", " ").replace('\n', " ");
     assert!(stdout.contains("| ratio | fit |"), "{stdout}");
     // Claude Code, three calls, no change shown: k fitted, one constant block named as the importer names it,
-    // the worst call 0.4% over its record; the ratio is 1 by construction.
+    // the worst call 0.4% over its record; the ratio is 1 by construction. Counted at that k, the replay's U
+    // is the blocks' mean, 3,166 (3,165 on o200k_base's own counts: the rounding of each item at k).
     let row = stdout
         .lines()
         .find(|l| l.starts_with("| claude_code_parallel.jsonl"))
@@ -34,9 +35,15 @@ fn usage_shows_the_fit_per_episode_and_per_call() {
     assert!(
         flat.contains(
             "claude_code_parallel.jsonl: recorded ≈ U + k × replayed with k = 1.715 (the model's tokens per \
-             token counted, fitted), U = 3165 tokens, constant: Claude Code's system prompt and tool schemas; \
+             token counted, fitted), U = 3166 tokens, constant: Claude Code's system prompt and tool schemas; \
              its worst residual +0.4% at call 1"
         ),
+        "{flat}"
+    );
+    assert!(
+        flat.contains(
+            "claude_code_parallel.jsonl (counted with o200k_base at k = 1.715: the model's tokens)"
+        ) && flat.contains("every item and every text a strategy writes counted as 1.715 ×"),
         "{flat}"
     );
     for call in [

@@ -5,6 +5,7 @@ mod anywhere;
 mod bad_inputs;
 mod compaction;
 mod console;
+mod counted_at_k;
 mod fit;
 mod import;
 mod import_fidelity;

@@ -27,7 +27,7 @@ pub(crate) fn imported() -> Option<Vec<(String, Vec<Episode>)>> {
 }
 
 /// `ctxbench usage` over every shared trace that records its usage, by episode id.
-fn usage(traces: &[(String, Vec<Episode>)]) -> BTreeMap<String, EpisodeUsage> {
+pub(crate) fn usage(traces: &[(String, Vec<Episode>)]) -> BTreeMap<String, EpisodeUsage> {
     usage_with(traces, &Tokenizer::shared_default().unwrap())
 }
 

@@ -185,7 +185,8 @@ impl<'e> Capture<'e> {
         }
         Self {
             episode,
-            tokenizer,
+            // Counted as the replay counts: at the k the episode's record was fitted with, where it was.
+            tokenizer: crate::replay::unrecorded::counter(episode, &tokenizer),
             inner: Mutex::new((texts, HashMap::new())),
         }
     }

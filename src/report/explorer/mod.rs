@@ -380,6 +380,8 @@ fn data(
     replays: &[Replayed<'_>],
     texts: &Texts,
 ) -> Value {
+    // Counted as the replay counted: at the k the episode's record was fitted with, where it was.
+    let tokenizer = &*tokenizer.at(crate::replay::unrecorded::k_of(episode, tokenizer));
     let items: Vec<Value> = episode
         .items
         .iter()
@@ -524,6 +526,7 @@ fn unrecorded_json(episode: &Episode, replays: &[Replayed<'_>]) -> Option<Value>
             "flagged": f.flagged(),
             "constant": f.constant(),
             "by_construction": f.by_construction,
+            "counted_at": f.counted_at,
         })
     });
     Some(json!({"tokens": blocks, "input": sent, "what": what, "fit": fit}))
