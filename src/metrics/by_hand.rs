@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 use crate::llm::mock::{MockConfig, MockLlm};
 use crate::llm::pricing::Price;
-use crate::metrics::{fields as field, Catalog, Context, Prices};
-use crate::replay::Replayer;
+use crate::metrics::{fields as field, Catalog, Context, EpisodeResult, Prices, StrategyMetrics};
+use crate::replay::{EpisodeReplay, Replayer};
 use crate::strategy::sliding_window::SlidingWindowConfig;
 use crate::strategy::{NamedStrategy, StrategyConfig};
 use crate::{Episode, Finding, FindingKind, Item, Probe, Tokenizer};
@@ -164,21 +164,8 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     };
     assert_eq!((no_cache(0), no_cache(1)), (137.0, 103.0));
 
-    let catalog = Catalog::standard();
-    let result = catalog.episode_result(&ep, &out, &out[0], &out[0], &context);
-    let mut totals = catalog.totals();
-    totals.add(&result.strategies[1], &result.baseline);
-    let s = catalog.strategy("window", &totals);
-    let close = |field: &str, want: f64| {
-        let got = s
-            .named(field)
-            .as_f64()
-            .unwrap_or_else(|| panic!("{field} is null"));
-        assert!(
-            (got - want).abs() < 1e-12,
-            "{field}: {got} against {want} by hand"
-        );
-    };
+    let (catalog, result, s) = window_over(&ep, &out, &context);
+    let close = |field: &str, want: f64| close_to(&s, field, want);
     // Input: baseline 13 + 25 + 35 + 46 = 119, window 13 + 25 + 23 + 24 = 85.
     assert_eq!(s.count(field::INPUT_TOKENS), Some(85));
     close("savings", 1.0 - 85.0 / 119.0);
@@ -433,21 +420,8 @@ fn a_strategy_s_own_call_before_its_first_act_is_paid_once() {
         },
         context_window: 128_000,
     };
-    let catalog = Catalog::standard();
-    let result = catalog.episode_result(&ep, &out, &out[0], &out[0], &context);
-    let mut totals = catalog.totals();
-    totals.add(&result.strategies[1], &result.baseline);
-    let s = catalog.strategy("window", &totals);
-    let close = |field: &str, want: f64| {
-        let got = s
-            .named(field)
-            .as_f64()
-            .unwrap_or_else(|| panic!("{field} is null"));
-        assert!(
-            (got - want).abs() < 1e-12,
-            "{field}: {got} against {want} by hand"
-        );
-    };
+    let (_, _, s) = window_over(&ep, &out, &context);
+    let close = |field: &str, want: f64| close_to(&s, field, want);
     // Its own calls at $1 in, $2 out: 10 + 6 = 16 at call point 0, 20 + 10 = 30 at call point 3. The agent's
     // call at 3: (34 - 10) + 10 × 0.5 + 2 × 2 = 33. Every call point: 17 + 16, 24, 30, 33 + 30 = 150.
     close("cost_usd", 150.0);
@@ -594,5 +568,32 @@ fn the_published_columns_and_fields_are_pinned() {
             "judge_cost_usd",
             "token_share",
         ]
+    );
+}
+
+/// The standard catalog's result for `ep` replayed as `out` (the baseline first, the window second) and the
+/// window's figures pooled over that one episode.
+fn window_over(
+    ep: &Episode,
+    out: &[EpisodeReplay],
+    context: &Context,
+) -> (Catalog, EpisodeResult, StrategyMetrics) {
+    let catalog = Catalog::standard();
+    let result = catalog.episode_result(ep, out, &out[0], &out[0], context);
+    let mut totals = catalog.totals();
+    totals.add(&result.strategies[1], &result.baseline);
+    let s = catalog.strategy("window", &totals);
+    (catalog, result, s)
+}
+
+/// `field` of `s` equals `want`, the figure worked out by hand, to 1e-12.
+fn close_to(s: &StrategyMetrics, field: &str, want: f64) {
+    let got = s
+        .named(field)
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} is null"));
+    assert!(
+        (got - want).abs() < 1e-12,
+        "{field}: {got} against {want} by hand"
     );
 }

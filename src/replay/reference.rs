@@ -509,26 +509,9 @@ mod tests {
         usage.sized_with = Some("o200k_base".into());
         usage.counted_at_k = Some(k);
         usage.store(&mut ep);
-        let mut items = Vec::new();
         let points = ep.call_points();
-        for (i, item) in ep.items.iter().enumerate() {
-            if points.contains(&i) {
-                items.push(Item::unrecorded(1_000 + i, Some(900)));
-            }
-            items.push(item.clone());
-        }
-        // Findings and probes move past the blocks with their items.
-        let shift = |i: usize| i + points.partition_point(|&at| at <= i);
-        for f in &mut ep.findings {
-            f.introduced_at = shift(f.introduced_at);
-            for n in &mut f.needed_at {
-                *n = shift(*n);
-            }
-        }
-        for p in &mut ep.probes {
-            p.after_item = shift(p.after_item);
-        }
-        ep.items = items;
+        let blocks: Vec<_> = points.iter().map(|&i| (1_000 + i, Some(900))).collect();
+        crate::replay::unrecorded::insert_blocks(&mut ep, &points, &blocks);
         ep
     }
 

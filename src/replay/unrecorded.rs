@@ -362,7 +362,11 @@ fn baseline(episode: &Episode, tokenizer: &Arc<Tokenizer>) -> Result<Vec<usize>>
 
 /// Inserts `blocks[k]` just before call point `points[k]` (at the end for a call point there), moving every
 /// finding, need and probe position past an insertion with the item it points at.
-fn insert_blocks(episode: &mut Episode, points: &[usize], blocks: &[(usize, Option<usize>)]) {
+pub(crate) fn insert_blocks(
+    episode: &mut Episode,
+    points: &[usize],
+    blocks: &[(usize, Option<usize>)],
+) {
     let mut items = Vec::with_capacity(episode.items.len() + points.len());
     let mut next = 0;
     for (&at, &(tokens, cached)) in points.iter().zip(blocks) {

@@ -25,6 +25,22 @@ use crate::strategy::StrategyConfig;
 /// and its LLM calls' times.
 pub type Totals = (String, StrategyTotals, ComputeTimes, ComputeTimes);
 
+/// Every strategy of `config` with `catalog`'s empty totals and no time yet, in the config's order.
+pub fn empty_totals(config: &RunConfig, catalog: &Catalog) -> Vec<Totals> {
+    config
+        .strategies
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                catalog.totals(),
+                ComputeTimes::default(),
+                ComputeTimes::default(),
+            )
+        })
+        .collect()
+}
+
 /// What the report renders of the totals so far.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Analysis {
@@ -571,21 +587,7 @@ mod tests {
     #[test]
     fn results_without_a_figure_are_an_error() {
         let config = RunConfig::default();
-        // Every strategy of the config with the catalog's empty totals.
-        let empty = |catalog: &Catalog| -> Vec<Totals> {
-            config
-                .strategies
-                .iter()
-                .map(|s| {
-                    (
-                        s.name.clone(),
-                        catalog.totals(),
-                        ComputeTimes::default(),
-                        ComputeTimes::default(),
-                    )
-                })
-                .collect()
-        };
+        let empty = |catalog: &Catalog| empty_totals(&config, catalog);
         let catalog = Catalog::new(vec![Box::new(crate::metrics::tokens::Tokens)]);
         let e = analyze(&empty(&catalog), &catalog, &config, "d", &[])
             .unwrap_err()

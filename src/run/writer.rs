@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::analyze::Totals;
+use super::analyze::{empty_totals, Totals};
 use super::config::{RunConfig, SUMMARY_VERSION};
 use super::journal::{read_journal, Finished, Journal, JournalHead, JOURNAL};
 use super::pipeline::Replays;
@@ -12,7 +12,6 @@ use super::CallLog;
 use crate::error::{Error, Result};
 use crate::history::Episode;
 use crate::metrics::series::ChartData;
-use crate::metrics::timing::ComputeTimes;
 use crate::metrics::{Catalog, EpisodeResult};
 use crate::report::{standard_notes, DatasetInfo, ExportManager, RunReport, Tables};
 
@@ -146,18 +145,7 @@ impl<'a> Writer<'a> {
             config,
             config_json,
             defaults: config.model_defaults(),
-            totals: config
-                .strategies
-                .iter()
-                .map(|s| {
-                    (
-                        s.name.clone(),
-                        catalog.totals(),
-                        ComputeTimes::default(),
-                        ComputeTimes::default(),
-                    )
-                })
-                .collect(),
+            totals: empty_totals(config, &catalog),
             catalog,
             report: empty_report(config, config_json, name, dataset, &sha256),
             sha256,
