@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The presets against the frameworks' own code, call point by call point (docs/presets.md).
 #
-# usage: scripts/conformance/run.sh [FRAMEWORK...]     (inspect strands langchain langmem adk; default: all)
+# usage: scripts/conformance/run.sh [FRAMEWORK...]     (inspect strands langchain langmem adk openhands; default: all)
 #
 # Each framework's pinned release is installed from PyPI into its own venv under
 # ~/.cache/ctxbench/venv-conformance/ (kept between runs; the installs run side by side), its driver replays the
@@ -11,11 +11,15 @@
 # coding-08, research-06, research-07, support-05, support-07 and support-09 at windows of 8k, 16k and 32k; and
 # the real traces of ../shared/traces at 8k and 16k when that folder is there (skipped, saying so, when it is not);
 # for ADK also the two episodes adk_edge.py writes, at 8k.
+#
+# OpenHands installs only into Python 3.12 or newer: run.sh takes python3.12 or python3.13 from PATH, else one of
+# pyenv's, else asks uv (installed from PyPI into the cache) for one (`uv python install`, which downloads
+# python-build-standalone from GitHub); where none is found it skips OpenHands, saying so.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=scripts/conformance
 frameworks=("$@")
-[ ${#frameworks[@]} -gt 0 ] || frameworks=(inspect strands langchain langmem adk)
+[ ${#frameworks[@]} -gt 0 ] || frameworks=(inspect strands langchain langmem adk openhands)
 work=target/conformance
 venvs=${CTXBENCH_CACHE:-$HOME/.cache/ctxbench}/venv-conformance
 mkdir -p "$work" "$venvs"
@@ -28,6 +32,7 @@ declare -A pins=(
   [langchain]="langchain-core==1.8.1 tiktoken==0.12.0"
   [langmem]="langmem==0.0.30 langchain-core==1.8.1 langgraph==1.2.24 tiktoken==0.12.0"
   [adk]="google-adk==2.15.0 tiktoken==0.12.0"
+  [openhands]="openhands-sdk==1.58.2 tiktoken==0.12.0"
 )
 declare -A presets=(
   [inspect]="inspect_compaction_summary,inspect_compaction_trim,inspect_compaction_edit,inspect_compaction_native"
@@ -35,15 +40,52 @@ declare -A presets=(
   [langchain]="langchain_trim"
   [langmem]="langmem_summary"
   [adk]="adk_compaction"
+  [openhands]="openhands_sdk"
 )
+# The Python each framework's venv is made with (python3 unless it needs a newer one).
+declare -A python=()
+declare -A drivers=([openhands]=openhands_sdk)
 for fw in "${frameworks[@]}"; do
   [ -n "${pins[$fw]:-}" ] || { echo "unknown framework '$fw' (known: ${!pins[*]})" >&2; exit 2; }
 done
 venv_of() { echo "$venvs/$1-$(printf '%s' "${pins[$1]}" | sha1sum | cut -c1-10)"; }
+
+# A Python of 3.12 or newer: PATH's, pyenv's, or uv's (which it may have to download).
+py312() {
+  local p
+  for p in python3.13 python3.12 python3; do
+    if command -v "$p" > /dev/null && "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2> /dev/null; then
+      command -v "$p"; return 0
+    fi
+  done
+  for p in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3 2> /dev/null | sort -rV); do
+    "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2> /dev/null && { echo "$p"; return 0; }
+  done
+  local uv=$venvs/uv
+  [ -x "$uv/bin/uv" ] || { python3 -m venv "$uv" && "$uv/bin/pip" install --quiet --disable-pip-version-check uv; } \
+    > "$work/install-uv.log" 2>&1 || return 1
+  export UV_PYTHON_INSTALL_DIR=$venvs/uv-python
+  p=$("$uv/bin/uv" python find 3.12 2> /dev/null) \
+    || { timeout 300 "$uv/bin/uv" python install 3.12 >> "$work/install-uv.log" 2>&1 \
+         && p=$("$uv/bin/uv" python find 3.12 2> /dev/null); } || return 1
+  echo "$p"
+}
+if [[ " ${frameworks[*]} " == *" openhands "* ]]; then
+  if p=$(py312); then
+    python[openhands]=$p
+  else
+    echo "skipping OpenHands (openhands_sdk): openhands-sdk installs only into Python 3.12 or newer, and none was found (not python3.12/3.13 on PATH, not pyenv's, and uv could not install one: $(tail -1 "$work/install-uv.log" 2> /dev/null))" >&2
+    rest=()
+    for fw in "${frameworks[@]}"; do [ "$fw" = openhands ] || rest+=("$fw"); done
+    frameworks=("${rest[@]}")
+    [ ${#frameworks[@]} -gt 0 ] || exit 0
+  fi
+fi
 for fw in "${frameworks[@]}"; do
   v=$(venv_of "$fw")
   if [ ! -f "$v/.installed" ]; then
-    (rm -rf "$v" && python3 -m venv "$v" && "$v/bin/pip" install --quiet --disable-pip-version-check ${pins[$fw]} \
+    (rm -rf "$v" && "${python[$fw]:-python3}" -m venv "$v" \
+      && "$v/bin/pip" install --quiet --disable-pip-version-check ${pins[$fw]} \
       && touch "$v/.installed") > "$work/install-$fw.log" 2>&1 &
   fi
 done
@@ -80,7 +122,7 @@ if [ -d ../shared/traces ]; then
 else
   echo "skipping the real traces: ../shared/traces is absent (they are not part of the repository)" >&2
 fi
-echo "not checked: the OpenHands condensers (openhands-sdk and openhands-ai install only into Python 3.12 or newer, and no driver drives them yet: docs/presets.md)" >&2
+echo "not checked: the OpenHands V0 condensers (openhands_recent, openhands_observation_masking, openhands_amortized, openhands_llm: docs/presets.md says why)" >&2
 # ADK's compaction on the shapes the episodes above do not have (scripts/conformance/adk_edge.py).
 if [[ " ${frameworks[*]} " == *" adk "* ]]; then
   python3 "$here/adk_edge.py" "$work/adk_edge.jsonl"
@@ -108,7 +150,7 @@ for set in "${sets[@]}"; do
   theirs=$work/frameworks-$name-$w.jsonl
   "$bin" sends --dataset "$data" --strategies "${all%,}" --window "$w" > "$ours"
   for fw in "${fws[@]}"; do
-    "$(venv_of "$fw")/bin/python" "$here/${fw}_driver.py" "$data" "$ours" "$w" "$work/$fw-$name-$w.jsonl" &
+    "$(venv_of "$fw")/bin/python" "$here/${drivers[$fw]:-$fw}_driver.py" "$data" "$ours" "$w" "$work/$fw-$name-$w.jsonl" &
   done
   wait
   for fw in "${fws[@]}"; do cat "$work/$fw-$name-$w.jsonl"; done > "$theirs"

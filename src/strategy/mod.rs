@@ -26,6 +26,7 @@ pub mod condenser;
 pub mod external;
 pub mod inspect;
 pub mod langmem;
+pub mod openhands_sdk;
 pub mod pairing;
 pub mod pipeline;
 pub mod presets;
@@ -47,6 +48,7 @@ pub use condenser::{CondenseAction, Condenser, CondenserConfig};
 pub use external::{External, ExternalConfig};
 pub use inspect::{Inspect, InspectCompaction, InspectConfig};
 pub use langmem::{Langmem, LangmemConfig};
+pub use openhands_sdk::{OpenhandsSdk, OpenhandsSdkConfig};
 pub use pairing::{paired, retain_paired};
 pub use pipeline::{Measure, Pipeline, PipelineConfig};
 pub use prompt::Prompt;
@@ -389,6 +391,8 @@ registry! {
     Langmem(LangmemConfig),
     /// See [`Adk`].
     Adk(AdkConfig),
+    /// See [`OpenhandsSdk`].
+    OpenhandsSdk(OpenhandsSdkConfig),
 }
 
 /// A strategy configuration with the name it is reported under.

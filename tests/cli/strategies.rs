@@ -32,12 +32,18 @@ fn strategies_name_the_checked_release_or_why_a_preset_is_not_checked() {
     );
     let sdk = entry(&stdout, "openhands_sdk");
     assert!(
-        sdk.contains(
-            "not checked: no driver yet; openhands-sdk 1.58.2 installs only into Python 3.12"
-        ),
+        sdk.contains("checked: openhands-sdk 1.58.2 on ")
+            && sdk.contains("max_size=240, keep_first=2")
+            && !sdk.contains("not checked"),
         "openhands_sdk: {sdk}"
     );
-    assert!(!sdk.contains("checked: openhands"), "openhands_sdk: {sdk}");
+    let verbose = ctxbench(&["strategies", "-v"], None);
+    assert!(verbose.status.success(), "{}", text(&verbose.stderr));
+    let sdk = entry(&text(&verbose.stdout), "openhands_sdk");
+    assert!(
+        sdk.contains("count: the OpenHands SDK's own: the agent LLM's get_token_count"),
+        "openhands_sdk -v: {sdk}"
+    );
     let recent = entry(&stdout, "openhands_recent");
     assert!(
         recent.contains("not checked: "),

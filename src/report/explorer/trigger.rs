@@ -36,6 +36,9 @@ pub fn trigger(config: &StrategyConfig, window: usize) -> Option<(usize, String)
                 format!("trigger: at it by Strands' own estimate, {}", doing(config)),
             )
         }),
+        StrategyConfig::OpenhandsSdk(_) => config
+            .budget(window)
+            .map(|b| (b, format!("trigger: over it, {}", doing(config)))),
         StrategyConfig::Langmem(_) => config.budget(window).map(|b| {
             (
                 b,
@@ -118,6 +121,9 @@ fn doing(config: &StrategyConfig) -> String {
         StrategyConfig::Strands(_) => "Strands summarizes older messages".to_owned(),
         StrategyConfig::Langmem(_) => "LangMem extends its running summary".to_owned(),
         StrategyConfig::Adk(_) => "ADK summarizes the newest invocations".to_owned(),
+        StrategyConfig::OpenhandsSdk(_) => {
+            "the OpenHands SDK summarizes all but the first and newest events".to_owned()
+        }
     }
 }
 

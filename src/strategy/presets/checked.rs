@@ -79,6 +79,18 @@ const ADK_COUNT: &str =
     "none: ADK's sliding window counts invocations (a summary once 3 are newer than the \
                          last one), not tokens";
 
+const OPENHANDS_SDK: Checked = Checked {
+    release: "openhands-sdk 1.58.2",
+    date: "2026-12-07",
+};
+
+/// The OpenHands SDK's count (`context/condenser/utils.py` `get_total_token_count`).
+const OPENHANDS_SDK_COUNT: &str = "the OpenHands SDK's own: the agent LLM's get_token_count of the view's \
+                                   messages and tool schemas (litellm's token_counter with the model's \
+                                   tokenizer, made locally, not the recorded usage), against the window; \
+                                   ctxbench's count of the request (the run's tokenizer, unrecorded context \
+                                   included) stands for it";
+
 const INSPECT: Checked = Checked {
     release: "inspect-ai 0.3.285",
     date: "2026-12-07",
@@ -95,6 +107,7 @@ pub fn count(name: &str) -> Count {
         "strands_auto" => Count::Framework(STRANDS_COUNT),
         "langmem_summary" => Count::Framework(LANGMEM_COUNT),
         "adk_compaction" => Count::Framework(ADK_COUNT),
+        "openhands_sdk" => Count::Framework(OPENHANDS_SDK_COUNT),
         _ => Count::Ctxbench,
     }
 }
@@ -114,6 +127,7 @@ pub fn checked(name: &str) -> Option<Checked> {
         // The same: the `token_counter` passed to its `SummarizationNode`.
         "langmem_summary" => Some(LANGMEM),
         "adk_compaction" => Some(ADK),
+        "openhands_sdk" => Some(OPENHANDS_SDK),
         _ => None,
     }
 }
@@ -127,7 +141,6 @@ pub fn unchecked(name: &str) -> Option<&'static str> {
         | "openhands_observation_masking"
         | "openhands_amortized"
         | "openhands_llm" => Some(OPENHANDS_V0),
-        "openhands_sdk" => Some(OPENHANDS_SDK),
         _ => None,
     }
 }
@@ -136,11 +149,6 @@ pub fn unchecked(name: &str) -> Option<&'static str> {
 const OPENHANDS_V0: &str = "no driver yet; the condensers it cites are openhands-ai 0.x's (0.62.0: \
                             openhands/memory/condenser/impl), which installs only into Python 3.12 or \
                             newer (docs/presets.md)";
-
-/// Why the OpenHands SDK condenser is not checked.
-const OPENHANDS_SDK: &str = "no driver yet; openhands-sdk 1.58.2 installs only into Python 3.12 or newer, and \
-                             its default condenser is max_size=240, keep_first=2 with a token limit, not \
-                             these earlier defaults (docs/presets.md)";
 
 #[cfg(test)]
 mod tests {
@@ -178,9 +186,13 @@ mod tests {
             Some("google-adk 2.15.0")
         );
         assert!(matches!(count("adk_compaction"), Count::Framework(_)));
-        assert!(unchecked("openhands_sdk").is_some());
+        assert_eq!(
+            checked("openhands_sdk").map(|c| c.release),
+            Some("openhands-sdk 1.58.2")
+        );
+        assert!(matches!(count("openhands_sdk"), Count::Framework(_)));
+        assert!(unchecked("openhands_sdk").is_none());
         assert!(unchecked("adk_compaction").is_none());
-        assert_eq!(checked("openhands_sdk"), None);
         assert_eq!(checked("openhands_recent"), None);
         assert_eq!(count("openhands_recent"), Count::Ctxbench);
     }

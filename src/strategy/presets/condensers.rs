@@ -5,7 +5,7 @@ use super::{condenser, masking, Preset, AGENTS_SDK_SHADOW_PROMPT, SWE_AGENT_PLAC
 use crate::history::Unit;
 use crate::strategy::{
     AdkConfig, CompactionConfig, CondenseAction, CondenserConfig, LangmemConfig, Measure,
-    PipelineConfig, SlidingWindowConfig, StrategyConfig,
+    OpenhandsSdkConfig, PipelineConfig, SlidingWindowConfig, StrategyConfig,
 };
 
 /// The presets of the context managers ctxbench first compared: OpenHands' condensers, the Complexity Trap's
@@ -45,9 +45,13 @@ pub(super) fn presets() -> Vec<Preset> {
         },
         Preset {
             name: "openhands_sdk",
-            source: "OpenHands software-agent-sdk default LLMSummarizingCondenser(max_size=120, keep_first=4)",
-            note: "over 120 events, keeps the first 4, a summary and the newest 55 (max_size/2)",
-            config: S::Condenser(condenser(Unit::Items, 120, 4, 55, Summarize)),
+            source: "openhands-sdk 1.58.2 default condenser: LLMSummarizingCondenser(max_size=240, keep_first=2, \
+                     max_tokens=the agent LLM's input limit) as the agent's step runs it \
+                     (openhands/sdk/settings/model.py build_condenser)",
+            note: "over 240 events keeps the first 2 and the newest 117; over the window's tokens keeps the \
+                   newest events within half of it; what goes is summarized into a user message at its place, \
+                   itself forgotten and summarized at the next condensation",
+            config: S::OpenhandsSdk(OpenhandsSdkConfig::default()),
         },
         Preset {
             name: "complexity_trap_masking",
@@ -178,7 +182,7 @@ mod tests {
     }
 
     #[test]
-    fn openhands_llm_and_sdk_summarize_to_half() {
+    fn openhands_llm_summarizes_to_half() {
         let st = state(1_000_000);
         let mut r = agent_run(50, 1);
         let a = apply("openhands_llm", &mut r, &st);
@@ -186,13 +190,23 @@ mod tests {
         assert_eq!(r.contents[1].text(), "task");
         assert_eq!(r.contents[2].kind(), ItemKind::Summary);
         assert_eq!(r.contents.len(), 1 + 1 + 1 + 48);
-        let mut r = agent_run(60, 1); // 121 events
-        apply("openhands_sdk", &mut r, &st);
-        // The first 4 events are task, c0, r0, c1; r1 is forgotten, so its call c1 goes too, and so does the
-        // tail's first event r32, whose call is forgotten.
-        assert_eq!(texts(&r)[1..4], ["task", "{\"i\":0}", "output 0\n"]);
-        assert_eq!(r.contents[4].kind(), ItemKind::Summary);
-        assert_eq!(r.contents.len(), 1 + 3 + 1 + 54);
+    }
+
+    #[test]
+    fn openhands_sdk_keeps_system_task_summary_and_newest_117_over_240_events() {
+        let st = state(1_000_000);
+        // The system prompt, the task and 2 × 119 events: 240 events, not over.
+        let mut r = agent_run(119, 1);
+        assert_unchanged("openhands_sdk", &mut r, &st);
+        let mut r = agent_run(120, 1); // 242 events
+        let a = apply("openhands_sdk", &mut r, &st);
+        assert_eq!(a.llm_calls.len(), 1);
+        // 240 / 2 - 2 - 1 = 117 newest events; the tail would start at r61, whose call c61 is
+        // forgotten, so the cut moves forward past it and 116 stay: c62..r119.
+        assert_eq!(texts(&r)[..2], ["sys", "task"]);
+        assert!(r.contents[2].is_role(crate::history::Role::User));
+        assert_eq!(r.contents[3].text(), "{\"i\":62}");
+        assert_eq!(r.contents.len(), 2 + 1 + 116);
     }
 
     #[test]
