@@ -107,6 +107,26 @@ fn episode_row(r: &EpisodeUsage) -> Vec<String> {
     ]
 }
 
+/// Where the agent sent summaries of older turns that the trace does not hold (aider's): a clause of the fit
+/// sentence's U, or nothing.
+fn summaries_phrase(at: &[usize]) -> String {
+    match at {
+        [] => String::new(),
+        [at] => format!(
+            ", holding from call {at} on the summary of older turns the agent sent in their place, which \
+             the trace does not hold"
+        ),
+        many => format!(
+            ", holding from each of calls {} on the summary of older turns the agent sent in their place, \
+             which the trace does not hold",
+            many.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// What an episode's fit found, in a sentence.
 fn fit_sentence(
     f: &crate::replay::fit::Fit,
@@ -158,8 +178,9 @@ fn fit_sentence(
             1 => ", growing by k × the size of the 1 applied edit the trace shows".to_owned(),
             n => format!(", growing by k × the sizes of the {n} applied edits the trace shows"),
         };
+        let summaries = summaries_phrase(&f.unseen_summaries);
         format!(
-            "U = {} tokens (the context the trace left out{}{grows})",
+            "U = {} tokens (the context the trace left out{}{grows}{summaries})",
             parts.join(", "),
             if f.segments.len() > 1 {
                 ", changing where the trace shows it does"

@@ -33,6 +33,11 @@ pub struct Compaction {
     /// The completion tokens of that call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_output_tokens: Option<u64>,
+    /// Whether the summary the agent sent from here on is not in the trace (aider's summary of older turns):
+    /// the recorded request leaves it out, and its size is part of the context the trace left out, which
+    /// changes here.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unseen_summary: bool,
 }
 
 /// A part of a recorded request: a range of the episode's items, or an item the history does not hold.

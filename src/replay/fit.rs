@@ -1,7 +1,8 @@
 //! The context a trace did not record, fitted rather than assumed: per episode, recorded ≈ U + k × replayed,
 //! where `replayed` is what the replay counts of the history the trace holds, `U` the context it left out
 //! (constant between the changes the trace shows: aider's `/add`, `/drop`, `/read-only`, another chat mode, a
-//! model switch, a compaction, an edit of unknown size; an edit whose text the trace holds — aider's
+//! model switch, a compaction — aider's summary of older turns among them, whose size only `U` holds —, an
+//! edit of unknown size; an edit whose text the trace holds — aider's
 //! SEARCH/REPLACE blocks applied, and `/undo` of them — is no change point: from its call point on, `U` grows
 //! by k × its size, `replayed` + the edits' sizes being what the model counts) and `k` the ratio of the
 //! model's tokenizer to the
@@ -57,6 +58,11 @@ pub struct Fit {
     /// that k: every count of the replay is the model's tokens at it ([`crate::tokens::Tokenizer::at`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_at: Option<f64>,
+    /// The call points from which the agent sent a summary of older turns that the trace does not hold
+    /// (aider's, [`crate::history::recorded::Compaction::unseen_summary`]): change points of `U`, which holds the
+    /// summary's size from there on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unseen_summaries: Vec<usize>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -224,6 +230,15 @@ pub fn of_replayed(
         given_k,
     )?;
     f.edits = edits;
+    f.unseen_summaries = RecordedCompaction::of(episode)
+        .map(|r| {
+            r.compactions
+                .iter()
+                .filter(|c| c.unseen_summary && c.call_point < replayed.len())
+                .map(|c| c.call_point)
+                .collect()
+        })
+        .unwrap_or_default();
     Some(f)
 }
 
@@ -328,6 +343,7 @@ pub fn fit_grown(
         by_construction: records <= parameters,
         edits: 0,
         counted_at: None,
+        unseen_summaries: Vec::new(),
     })
 }
 

@@ -90,8 +90,10 @@ fn usage_shows_the_fit_per_episode_and_per_call() {
     );
 }
 
-/// An aider session the fit flags (session0288: −5.0% at call 5, with its applied edits sized) names what
-/// aider can change without the transcript showing it; skipped, saying why, without ../shared/traces.
+/// An aider session the fit flags (session0288: +3.9% at call 4, with its applied edits sized and aider's
+/// summaries of older turns at calls 2 and 6 placed by aider's rule) says where the summaries replace older
+/// turns and names what aider can change without the transcript showing it; skipped, saying why, without
+/// ../shared/traces.
 #[test]
 fn a_flagged_aider_session_names_what_its_transcript_does_not_show() {
     let Some(files) = crate::shared_trace_files() else {
@@ -121,10 +123,12 @@ fn a_flagged_aider_session_names_what_its_transcript_does_not_show() {
         .join(" ");
     assert!(
         flat.contains(
-            "growing by k × the sizes of the 5 applied edits the trace shows); its worst residual -5.0% \
-             at call 5; flagged: more than 3% on a call (what can change without the trace showing it: the \
-             repo map, which aider recomputes for each message from what it mentions, and the summary \
-             aider writes of older turns once they pass its chat-history budget)"
+            "growing by k × the sizes of the 5 applied edits the trace shows, holding from each of calls 2, \
+             6 on the summary of older turns the agent sent in their place, which the trace does not hold); \
+             its worst residual +3.9% at call 4; flagged: more than 3% on a call (what can change without \
+             the trace showing it: the repo map, which aider recomputes for each message from what it \
+             mentions, and where aider's count of its chat history differed from the one its rule is \
+             reproduced with here, when it summarized older turns)"
         ),
         "{flat}"
     );

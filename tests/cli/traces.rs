@@ -122,9 +122,10 @@ fn calibrated_traces_replay_their_recorded_input_call_by_call() {
 /// the changes the trace shows): a fit said to be 0 by construction is 0 at every call (a k held at its bound
 /// is not a parameter); every fit that is not by construction leaves at most 3% on a call — Claude Code within
 /// 0.3% with k 1.48–1.60 (Claude's tokens per o200k token), OpenHands within 1.2%, aider's one session without
-/// a change shown (gpt-4o: k 1, given) within 0.6%. aider's other contexts change what aider sends at nearly every call (an applied
-/// edit, `/add`, `/undo`, `/ask`), so their fits are by construction and say nothing: the transcript cannot
-/// check them. The figures are printed for the record.
+/// a change shown (gpt-4o: k 1, given) within 0.6%, session0343 within 0.1% once aider's summaries of older
+/// turns are placed by its rule; session0288 stays past 3% (docs/trace-fidelity.md). aider's other contexts
+/// change what aider sends at nearly every call (`/add`, `/undo`, `/ask`, a summary), so their fits are by
+/// construction and say nothing: the transcript cannot check them. The figures are printed for the record.
 #[test]
 fn the_fit_leaves_at_most_3_percent_where_it_can_say_anything() {
     let Some(mut traces) = imported() else { return };
@@ -170,6 +171,15 @@ fn the_fit_leaves_at_most_3_percent_where_it_can_say_anything() {
         if u.episode == "runtime-trajs__basic_gui_mode.json" {
             assert!((1.0..=1.5).contains(&f.k) && worst.abs() < 0.01, "{f:?}");
         }
+        // aider's summaries of older turns placed by its rule: session0343's k reads Claude 3.5 Sonnet's
+        // ratio (1.114; 0.244 held at 0.5 while the replay sent the summarized turns), within 0.1%.
+        if u.episode == "chat-history__session0343__2024-08-09T19-32-47.md" {
+            assert!(
+                (1.0..=1.3).contains(&f.k) && f.k_held_from.is_none() && worst.abs() < 0.001,
+                "{f:?}"
+            );
+            assert_eq!(f.unseen_summaries, [3, 6, 9], "{f:?}");
+        }
         let source = &by_source[&u.episode];
         eprintln!(
             "{source} {}: k {:.3}{}, {} segment(s), worst {:+.2}%{}",
@@ -213,18 +223,16 @@ fn the_fit_leaves_at_most_3_percent_where_it_can_say_anything() {
             }
         }
     }
-    // (episodes fitted, of which not by construction): Claude Code 5 (3), aider 16 (5: an applied edit whose
-    // blocks the reply holds grows U by its size rather than starting a segment), OpenHands 4 (2).
+    // (episodes fitted, of which not by construction): Claude Code 5 (3), aider 16 (4: an applied edit whose
+    // blocks the reply holds grows U by its size rather than starting a segment; aider's summary of older
+    // turns starts one, which leaves session0919's first context a segment per call), OpenHands 4 (2).
     assert_eq!(fitted["import/claude-code"], (5, 3), "{fitted:?}");
-    assert_eq!(fitted["import/aider"], (16, 5), "{fitted:?}");
+    assert_eq!(fitted["import/aider"], (16, 4), "{fitted:?}");
     assert_eq!(fitted["import/openhands"], (4, 2), "{fitted:?}");
 }
 
 /// The episodes whose fit leaves more than 3% on a call, each explained in docs/trace-fidelity.md.
-const FLAGGED_BY_THE_FIT: [&str; 2] = [
-    "chat-history__session0288__2024-08-09T16-16-42.md",
-    "chat-history__session0919__2024-08-19T15-30-56.md#context1",
-];
+const FLAGGED_BY_THE_FIT: [&str; 1] = ["chat-history__session0288__2024-08-09T16-16-42.md"];
 
 /// Call points the traces show without usage (interrupted aider replies, OpenHands messages without
 /// `tool_call_metadata`) and failed calls (aider's `Unexpected error` and retried requests), by episode: named

@@ -19,8 +19,11 @@
 //!   after each applied edit aider adds the commit note ("I committed the changes with git hash …") and an
 //!   "Ok." of its own — the note is kept, the "Ok." is not (it would be a call point that was never a call);
 //! - not in the transcript, so not replayed: the system prompt, the repository map, the files in the chat,
-//!   and the summary aider writes of older turns once they pass its chat-history budget. Replayed tokens are
-//!   well below what aider reports, and never above it. Where the transcript shows that part change — `/add`,
+//!   and the text of the summary aider writes of older turns once they pass its chat-history budget. Where
+//!   aider replaced them, and which, follows from its rule ([`summary`]): the episode keeps the whole history
+//!   and what aider sent is kept as a recorded compaction (`meta.recorded_compaction`, replayed by
+//!   `as_recorded`), a change point of the unrecorded context. What aider sent replays well below what aider
+//!   reports, and never above it. Where the transcript shows that part change — `/add`,
 //!   `/drop`, `/read-only`, files added on the model's mention, `/undo`, another chat mode's system prompt
 //!   (`/ask`, `/code`, `/architect`, `/chat-mode`), a file aider must commit again before applying edits (it
 //!   changed outside aider), a lint commit — the call point it changes from is recorded
@@ -30,12 +33,12 @@
 //!   file grows by its size from the next call on; `/undo` of that edit's commit reverts it by the same. An
 //!   applied edit without blocks (the `whole` format: the file's old text is not in the transcript) stays a
 //!   change point. Not shown, so none: the repo map aider recomputes for each message (ranked by the files
-//!   and identifiers it mentions) and the summary of older turns it writes once they pass its chat-history
-//!   budget (2,048 tokens of its count for a model with a 32k window or more).
+//!   and identifiers it mentions).
 
 mod console;
 mod edits;
 mod lines;
+mod summary;
 
 use std::path::Path;
 
@@ -43,7 +46,7 @@ use regex::Regex;
 
 use self::console::Command;
 use self::lines::Block;
-use super::{episode, sure, Conversation, Importer, Sniff};
+use super::{compacted, episode, sure, Conversation, Importer, Sniff};
 use crate::error::Result;
 use crate::history::usage::{CallUsage, ContextEdit, ProviderUsage};
 use crate::history::{Episode, Role};
@@ -187,6 +190,9 @@ struct Context {
     changes: Vec<usize>,
     /// The edits applied to files in the chat whose size the transcript holds (SEARCH/REPLACE blocks).
     edits: Vec<ContextEdit>,
+    /// The items that are aider's note after an applied edit: where it moved the turns before into its
+    /// `done_messages`, which it summarizes past its budget ([`summary`]).
+    notes: Vec<usize>,
 }
 
 /// Reads one session's blocks into its contexts.
@@ -280,6 +286,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// aider's note after an applied edit (the commit it made, if any): the turns before it move back.
+    fn edit_note(&mut self, commit: Option<&str>) {
+        self.ctx.notes.push(self.ctx.conv.len());
+        self.ctx
+            .conv
+            .observation("aider", console::edit_note(commit));
+    }
+
     /// What aider sends besides the history changes from the next call point on.
     fn change(&mut self) {
         let at = self.ctx.points.len();
@@ -295,9 +309,7 @@ impl<'a> Reader<'a> {
             self.call("", true);
         }
         if let Some(commit) = self.edit.take().filter(|_| goes_on) {
-            self.ctx
-                .conv
-                .observation("aider", console::edit_note(commit.as_deref()));
+            self.edit_note(commit.as_deref());
         }
         self.since.clear();
         self.report_open = false;
@@ -445,9 +457,7 @@ impl<'a> Reader<'a> {
     fn reply(&mut self, lines: &[&str]) {
         self.blocks = edits::blocks(lines);
         if let Some(commit) = self.edit.take() {
-            self.ctx
-                .conv
-                .observation("aider", console::edit_note(commit.as_deref()));
+            self.edit_note(commit.as_deref());
         }
         if !self.awaiting {
             if let Some((name, text)) = console::sent(&self.since, self.command.as_ref()) {
@@ -500,6 +510,7 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                 (Some(s), true) => Some(format!("{s} context{}", n + 1)),
             };
             let marks = ctx.conv.model_marks().to_vec();
+            let notes = ctx.notes;
             let mut ep = episode(origin, suffix, "aider", ctx.conv.into_items());
             // A context ends waiting for its user, or cleared: no call follows the last reply.
             ep.stopped = true;
@@ -527,10 +538,16 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                     Some("aider's system prompt, repo map and the files added to the chat".into());
                 usage.changes_unshown = Some(
                     "the repo map, which aider recomputes for each message from what it mentions, and \
-                     the summary aider writes of older turns once they pass its chat-history budget"
+                     where aider's count of its chat history differed from the one its rule is \
+                     reproduced with here, when it summarized older turns"
                         .into(),
                 );
                 usage.store(&mut ep);
+                // Where aider summarized older turns, what it sent instead ([`summary`]).
+                let (sent, compactions) = summary::replay(&ep, &notes);
+                if !compactions.is_empty() {
+                    compacted::store("aider summary of older turns", compactions, &mut ep, &sent);
+                }
             }
             ep
         })

@@ -282,6 +282,7 @@ fn record_compactions(
             // holds the call; its size here at 4 bytes a token).
             llm_input_tokens: n("preTokens"),
             llm_output_tokens: Some(summary.len().div_ceil(4) as u64),
+            unseen_summary: false,
         });
     }
     compacted::store("claude-code compaction", compactions, ep, &sent);

@@ -392,6 +392,7 @@ fn compaction(event: &Value, summarizer: Option<CallUsage>) -> Compaction {
         tokens_after: n("tokens_after"),
         llm_input_tokens: summarizer.map(|u| u.input_tokens),
         llm_output_tokens: summarizer.map(|u| u.output_tokens),
+        unseen_summary: false,
     }
 }
 

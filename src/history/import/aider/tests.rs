@@ -235,3 +235,61 @@ fn an_interrupted_reply_is_kept_as_aider_keeps_it() {
         );
     }
 }
+
+/// aider's summary of older turns, by its rule: two applied edits whose turns pass 2,048 of aider's tokens
+/// (Claude 3.5 Sonnet's budget: its window is 200k) are summarized, and the next call sends the summary (not
+/// in the transcript), the commit note and the prompt: the as-recorded request drops the older turns from
+/// call point 2 on, which is a change point of the unrecorded context. Each reply is `x` repeated, 1,000 or
+/// 900 tokens of cl100k_base; with 900 the turns stay under the budget and nothing is summarized.
+#[test]
+fn older_turns_are_summarized_past_aiders_budget() {
+    use crate::history::recorded::RecordedCompaction;
+    use crate::history::Item;
+    let transcript = |words: usize| {
+        let reply = vec!["x"; words].join(" ");
+        format!(
+            "# aider chat started at 2024-08-09 16:16:42\n\n\
+             > Aider v0.48.2-dev  \n\
+             > Models: claude-3-5-sonnet-20240620 with diff edit format, weak model claude-3-haiku-20240307  \n\n\
+             #### first  \n\n{reply}\n\n> Tokens: 3,000 sent, 1,000 received.  \n\
+             > Applied edit to a.py  \n\
+             > Commit aaa1111 fix: one  \n\n\
+             #### second  \n\n{reply}\n\n> Tokens: 4,000 sent, 1,000 received.  \n\
+             > Applied edit to a.py  \n\
+             > Commit bbb2222 fix: two  \n\n\
+             #### third  \n\nThree.\n\n> Tokens: 2,500 sent, 10 received.  \n"
+        )
+    };
+    let eps = import(&transcript(1000), Path::new("h.md")).unwrap();
+    let ep = &eps[0];
+    // aider's counts: each reply 1,000 tokens of text and 11 of its JSON; done_messages after the second
+    // edit hold both prompts, replies, the first commit note and "Ok.": 2,087 (Python's tiktoken of
+    // `json.dumps`), past 2,048.
+    assert_eq!(
+        summary::aider_tokens("assistant", &vec!["x"; 1000].join(" ")),
+        1011
+    );
+    let recorded = RecordedCompaction::of(ep).expect("a summary");
+    assert_eq!(recorded.compactions.len(), 1);
+    assert_eq!(recorded.compactions[0].call_point, 2);
+    assert!(recorded.compactions[0].unseen_summary);
+    let points = ep.call_points();
+    // Before the summary, the history as recorded.
+    assert_eq!(recorded.request(&ep.items, 1), None);
+    // From call point 2: the last commit note (aider's tail, under half the budget) and the prompt; the
+    // summary is no item (its size is the unrecorded context's).
+    let sent = recorded.request(&ep.items, 2).unwrap();
+    assert_eq!(
+        sent.iter().map(Item::text).collect::<Vec<_>>(),
+        [
+            "I committed the changes with git hash bbb2222 & commit msg: fix: two",
+            "third"
+        ]
+    );
+    assert_eq!(points.len(), 3);
+    let usage = ProviderUsage::of(ep).unwrap();
+    assert!(crate::replay::fit::changes(ep, &usage).contains(&2));
+    // 900 tokens a reply: 1,887 of aider's tokens (Python's tiktoken of `json.dumps`), under the budget.
+    let eps = import(&transcript(900), Path::new("h.md")).unwrap();
+    assert!(RecordedCompaction::of(&eps[0]).is_none());
+}
