@@ -46,7 +46,8 @@ fn strategies_name_the_checked_release_or_why_a_preset_is_not_checked() {
     );
     let recent = entry(&stdout, "openhands_recent");
     assert!(
-        recent.contains("not checked: "),
+        recent.contains("not checked: not driven yet: ")
+            && recent.contains("counts the system prompt as an event"),
         "openhands_recent: {recent}"
     );
     // A preset with neither says nothing of a check.

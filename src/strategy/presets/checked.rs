@@ -146,9 +146,11 @@ pub fn unchecked(name: &str) -> Option<&'static str> {
 }
 
 /// Why the OpenHands V0 condensers are not checked.
-const OPENHANDS_V0: &str = "no driver yet; the condensers it cites are openhands-ai 0.x's (0.62.0: \
-                            openhands/memory/condenser/impl), which installs only into Python 3.12 or \
-                            newer (docs/presets.md)";
+const OPENHANDS_V0: &str = "not driven yet: the condensers it cites are openhands-ai 0.x's (0.62.0: \
+                            openhands/memory/condenser/impl), whose install is the whole app's (Python 3.12 \
+                            or newer, 84 dependencies); read against them, V0 counts the system prompt as an \
+                            event and sends a masked or summarized observation as a user message \
+                            (docs/presets.md)";
 
 #[cfg(test)]
 mod tests {
