@@ -10,11 +10,18 @@
 //! - the run's peak memory.
 //!
 //! Then the same run with a share of 429s (every call answered, the retries counted, the same figures), and
-//! peak memory over 100 and 1,000 generated episodes.
+//! peak memory over 100, 200, 400 and 1,000 generated episodes at 64 and 16. Every run is measured through a
+//! fresh copy of this bench ([`measure`]): the peak memory is ctxbench's own, not this process's.
 //!
-//! `cargo bench --bench endpoint` runs it all (a few minutes); `cargo bench --bench endpoint -- --test` (what
-//! `cargo bench -- --test` runs in CI) one short run. Parts: `-- concurrency`, `-- refusals`, `-- memory`.
+//! `cargo bench --bench endpoint` runs it all (about 15 minutes); `cargo bench --bench endpoint -- --test`
+//! (what `cargo bench -- --test` runs in CI) one short run. Parts: `-- concurrency`, `-- refusals`,
+//! `-- control` (what the memory measurement reads of a child touching a known amount), `-- memory`, and, not
+//! in the whole, `-- at256` (one run at 256 and the same run answered at once). Environment:
+//! `ENDPOINT_BENCH_BIN` (another ctxbench, to compare builds), `ENDPOINT_BENCH_WRAP` (a command the run is
+//! started under, e.g. `perf record -g -o FILE --`), `ENDPOINT_BENCH_EPISODES` and `ENDPOINT_BENCH_CONCURRENCY`
+//! (the memory part's sizes and levels, comma-separated).
 
+mod measure;
 mod stand_in;
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,15 +30,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use measure::{allocate, control, measure_child, own_cpu, spawn_measured};
 use stand_in::{occupancy, Settings, StandIn};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ctxbench");
+const BUILT: &str = env!("CARGO_BIN_EXE_ctxbench");
+
+/// The ctxbench measured: the one built with the bench, or `ENDPOINT_BENCH_BIN` (to compare two builds).
+fn bin() -> String {
+    std::env::var("ENDPOINT_BENCH_BIN").unwrap_or_else(|_| BUILT.to_owned())
+}
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// One run of ctxbench against a stand-in.
 struct Run {
     wall: Duration,
+    /// The run's own peak resident memory (`wait4`'s `ru_maxrss` through a fresh process), and the highest
+    /// `VmHWM` polled while it ran.
     peak_rss_kib: Option<u64>,
+    polled_hwm_kib: Option<u64>,
+    /// Its resident memory over time: (ms since it started, KiB).
+    rss: Vec<(u64, u64)>,
     /// The run's CPU time (user and system), and the stand-in's (this process's, over the run).
     cpu: Option<Duration>,
     stand_in_cpu: Option<Duration>,
@@ -44,6 +62,11 @@ struct Run {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--measure-child") => measure_child(&args[1..]),
+        Some("--allocate") => allocate(args[1].parse().expect("MB")),
+        _ => {}
+    }
     let work = Path::new(ROOT).join("target/endpoint-bench");
     std::fs::create_dir_all(&work).expect("target/endpoint-bench is writable");
     if args.iter().any(|a| a == "--test") {
@@ -88,9 +111,38 @@ fn main() {
             "use_cache = false\n",
         );
         print_time_row("256, use_cache = false", &private);
+        // The floor: the same run with every answer at once, the run's own work and nothing waited for.
+        let instant = run_with(
+            &work,
+            &bundled,
+            256,
+            stand_in(Duration::ZERO, 0.0),
+            "# answered at once\n",
+        );
+        print_time_row("256, answered at once", &instant);
+    }
+    if parts.contains(&"at256") {
+        // One run at 256 (`-- at256`, not part of the whole): to profile, or to compare two builds.
+        print_header();
+        let run = run(&work, &bundled, 256, stand_in(latency, 0.0));
+        print_row(256, latency, &run);
+        // The floor: the same run with every answer at once, the run's own work and nothing waited for.
+        let instant = run_with(
+            &work,
+            &bundled,
+            256,
+            stand_in(Duration::ZERO, 0.0),
+            "# answered at once\n",
+        );
+        print_time_header();
+        print_time_row("256", &run);
+        print_time_row("256, answered at once", &instant);
     }
     if wants("refusals") {
         refusals(&work, &bundled, latency);
+    }
+    if wants("control") {
+        control(200);
     }
     if wants("memory") {
         memory(&work, latency);
@@ -133,9 +185,10 @@ fn run_with(
 ) -> Run {
     let endpoint = StandIn::start(settings).expect("the stand-in starts");
     let name = format!(
-        "c{concurrency}-{}-r{}{}",
+        "c{concurrency}-{}-r{}-l{}{}",
         data.file_stem().unwrap().to_string_lossy(),
         (settings.refused * 100.0).round(),
+        settings.latency.as_millis(),
         if llm_extra.is_empty() { "" } else { "-x" }
     );
     let cache = work.join(format!("cache-{name}"));
@@ -154,28 +207,39 @@ fn run_with(
     )
     .expect("writes the config");
     let out = work.join(format!("out-{name}"));
+    // What an interrupted earlier bench left would make the run refuse to start.
+    let _ = std::fs::remove_dir_all(work.join(format!("out-{name}.partial")));
     let stdout_path = work.join(format!("{name}.txt"));
     let stand_in_before = own_cpu();
     let spawned = Instant::now();
-    let (wall, peak_rss_kib, cpu) = spawn_measured(
-        Command::new(BIN)
-            .args(["run", "--strategies", "none,summarization", "--dataset"])
-            .arg(data)
-            .arg("--config")
-            .arg(&config)
-            .arg("--out")
-            .arg(&out)
-            .stdout(std::fs::File::create(&stdout_path).expect("stdout file"))
-            .stderr(Stdio::inherit()),
+    let args: Vec<std::ffi::OsString> = vec![
+        "run".into(),
+        "--strategies".into(),
+        "none,summarization".into(),
+        "--dataset".into(),
+        data.into(),
+        "--config".into(),
+        config.clone().into(),
+        "--out".into(),
+        out.clone().into(),
+    ];
+    let measured = spawn_measured(
+        &bin(),
+        &args,
+        std::fs::File::create(&stdout_path)
+            .expect("stdout file")
+            .into(),
     );
     let stand_in_cpu = own_cpu()
         .zip(stand_in_before)
         .map(|(after, before)| after.saturating_sub(before));
     let _ = std::fs::remove_dir_all(&cache);
     Run {
-        wall,
-        peak_rss_kib,
-        cpu,
+        wall: measured.wall,
+        peak_rss_kib: measured.peak_rss_kib,
+        polled_hwm_kib: measured.polled_hwm_kib,
+        rss: measured.rss,
+        cpu: measured.cpu,
         stand_in_cpu,
         spawned,
         stdout: std::fs::read_to_string(&stdout_path).unwrap_or_default(),
@@ -187,80 +251,21 @@ fn run_with(
 /// The wall time of the same run with the mock LLM (no `[llm]`): the run's own work, no call waited for.
 fn mock_wall(work: &Path, data: &Path) -> Duration {
     let out = work.join("out-mock");
-    spawn_measured(
-        Command::new(BIN)
-            .args(["run", "--strategies", "none,summarization", "--dataset"])
-            .arg(data)
-            .arg("--out")
-            .arg(&out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit()),
-    )
-    .0
-}
-
-/// This process's CPU time so far (user and system, every thread: the stand-in's), where `getrusage` has it.
-fn own_cpu() -> Option<Duration> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: an all-zero rusage is a valid value, written by the kernel.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: the pointer is to a live local.
-        (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0).then(|| cpu_time(&usage))
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    None
-}
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn cpu_time(usage: &libc::rusage) -> Duration {
-    let time = |t: libc::timeval| {
-        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
-            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
-}
-
-/// Runs `command` to its end: its wall time, peak resident memory and CPU time (`wait4`'s, where there is
-/// one).
-// The child is waited for by `wait4`, which clippy does not see.
-#[allow(clippy::zombie_processes)]
-fn spawn_measured(command: &mut Command) -> (Duration, Option<u64>, Option<Duration>) {
-    let started = Instant::now();
-    let child = command.spawn().expect("ctxbench starts");
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value, and the pointers are to live locals.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
-        // SAFETY: waits for our own child; status and usage are written by the kernel.
-        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        assert_eq!(waited, pid, "wait4 on ctxbench");
-        assert!(
-            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            "ctxbench failed ({status})"
-        );
-        (
-            started.elapsed(),
-            u64::try_from(usage.ru_maxrss).ok(),
-            Some(cpu_time(&usage)),
-        )
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        let mut child = child;
-        assert!(
-            child.wait().expect("ctxbench ends").success(),
-            "ctxbench failed"
-        );
-        (started.elapsed(), None, None)
-    }
+    let args: Vec<std::ffi::OsString> = vec![
+        "run".into(),
+        "--strategies".into(),
+        "none,summarization".into(),
+        "--dataset".into(),
+        data.into(),
+        "--out".into(),
+        out.into(),
+    ];
+    spawn_measured(&bin(), &args, Stdio::null()).wall
 }
 
 fn print_header() {
     println!(
-        "| max_concurrency | calls | 429s | in flight at the endpoint | console | calls × latency / C | critical path | span of the calls | wall time | peak RSS |"
+        "| max_concurrency | calls | 429s | in flight at the endpoint | console | calls × latency / C | critical path | span of the calls | wall time | peak RSS (VmHWM polled) |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 }
@@ -291,9 +296,28 @@ fn print_row(concurrency: usize, latency: Duration, run: &Run) {
         f64::from(chain) * latency.as_secs_f64(),
         span.as_secs_f64(),
         run.wall.as_secs_f64(),
-        run.peak_rss_kib
-            .map_or_else(|| "–".to_owned(), |k| format!("{:.0} MB", k as f64 / 1024.0)),
+        mb(run.peak_rss_kib, run.polled_hwm_kib),
     );
+}
+
+/// A peak and its polled high-water mark, in MB.
+#[allow(clippy::cast_precision_loss)]
+fn mb(peak: Option<u64>, polled: Option<u64>) -> String {
+    let mb =
+        |k: Option<u64>| k.map_or_else(|| "–".to_owned(), |k| format!("{:.0}", k as f64 / 1024.0));
+    format!("{} MB ({})", mb(peak), mb(polled))
+}
+
+/// A run's resident memory over time, a sample every few seconds: `s: MB`.
+#[allow(clippy::cast_precision_loss)]
+fn rss_line(run: &Run) -> String {
+    let every = (run.rss.len() / 12).max(1);
+    run.rss
+        .iter()
+        .step_by(every)
+        .map(|(ms, k)| format!("{:.0} s: {:.0}", *ms as f64 / 1e3, *k as f64 / 1024.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn print_time_header() {
@@ -465,7 +489,7 @@ fn memory(work: &Path, latency: Duration) {
         let mut lines = String::new();
         for seed in 1..=24 {
             let path = work.join(format!("seed{seed}.jsonl"));
-            let ok = Command::new(BIN)
+            let ok = Command::new(bin())
                 .args(["gen", "--seed", &seed.to_string(), "--out"])
                 .arg(&path)
                 .stdout(Stdio::null())
@@ -485,27 +509,38 @@ fn memory(work: &Path, latency: Duration) {
     }
     let text = std::fs::read_to_string(&all).expect("the generated dataset");
     // At 64, 100 episodes are fewer than the run may hold at once (a window of 2 × 64 episodes between the
-    // reader and the writer); 200 and 400 show where the peak stops growing. At 16 (a window of 32) both
-    // sizes are past it: what still grows there grows with the dataset.
+    // reader and the writer); 200 and 400 show where the peak stops growing. At 16 (a window of 32) every
+    // size is past it: what still grows there grows with the dataset.
     let mut peaks = BTreeMap::new();
-    for concurrency in [64, 16] {
+    // ENDPOINT_BENCH_CONCURRENCY="64": only that concurrency.
+    let levels: Vec<usize> = std::env::var("ENDPOINT_BENCH_CONCURRENCY").map_or_else(
+        |_| vec![64, 16],
+        |v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+    );
+    for concurrency in levels {
         println!("\nGenerated episodes, max_concurrency {concurrency}:\n");
         print_header();
-        let sizes: &[usize] = if concurrency == 64 {
-            &[100, 200, 400, 1000]
-        } else {
-            &[100, 400]
-        };
-        for &n in sizes {
+        // ENDPOINT_BENCH_EPISODES="200": only those sizes (to profile one).
+        let sizes: Vec<usize> = std::env::var("ENDPOINT_BENCH_EPISODES").map_or_else(
+            |_| vec![100, 200, 400, 1000],
+            |v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+        );
+        for &n in &sizes {
             let data = work.join(format!("generated-{n}.jsonl"));
             let lines: Vec<&str> = text.lines().take(n).collect();
             std::fs::write(&data, lines.join("\n") + "\n").expect("writes the dataset");
             let run = run(work, &data, concurrency, stand_in(latency, 0.0));
             print_row(concurrency, latency, &run);
+            eprintln!("  RSS (MB) over the run: {}", rss_line(&run));
             peaks.insert((concurrency, n), run.peak_rss_kib);
         }
     }
-    for (concurrency, small, large) in [(64, 100, 1000), (64, 200, 1000), (16, 100, 400)] {
+    for (concurrency, small, large) in [
+        (64, 100, 1000),
+        (64, 200, 1000),
+        (16, 100, 1000),
+        (16, 200, 1000),
+    ] {
         if let (Some(Some(a)), Some(Some(b))) = (
             peaks.get(&(concurrency, small)),
             peaks.get(&(concurrency, large)),

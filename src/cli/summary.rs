@@ -155,7 +155,8 @@ fn client(s: &LlmStats) -> String {
         #[allow(clippy::cast_precision_loss)]
         let share = 100.0 * m / s.max_concurrency as f64;
         line += &format!(
-            "; {m:.2} of {} in flight on average ({share:.0}%)",
+            "; {m:.2} of {} in flight on average ({share:.0}%, counted at the client, from a request's first \
+             byte sent to its last byte read: at or above the endpoint's count)",
             s.max_concurrency
         );
     }
@@ -187,8 +188,9 @@ mod tests {
         assert_eq!(
             client(&s),
             "10 calls, 8 distinct requests: 3 from the cache, 2 shared with an identical one; 4 HTTP requests \
-             sent (1 retries), 0 failed, 0 without usage (counted); 1.50 of 4 in flight on average (38%); \
-             $0.0125 spent"
+             sent (1 retries), 0 failed, 0 without usage (counted); 1.50 of 4 in flight on average (38%, \
+             counted at the client, from a request's first byte sent to its last byte read: at or above the \
+             endpoint's count); $0.0125 spent"
         );
         let bare = LlmStats::default();
         assert!(!client(&bare).contains("in flight"));

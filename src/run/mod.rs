@@ -212,6 +212,25 @@ fn worker_pool(config: &RunConfig) -> Result<(rayon::ThreadPool, usize)> {
     Ok((pool, threads))
 }
 
+/// How many episodes the reader may run ahead of the writer ([`Window`]): what a run holds at most (each
+/// episode parsed, replayed, or finished and waiting for the ones before it to be written).
+///
+/// With the mock, two per worker: a worker finds the next episode parsed while the writer still holds the one
+/// before, and parsed episodes do not weigh on memory (eight per worker, the earlier window, peaked 2.5 MB
+/// higher on the bundled run). With a real model there are as many workers as requests may be in flight, and
+/// an episode holds its replays until it is written: one per worker and a quarter more (at least 2), for the
+/// episodes that finish while an earlier one still waits for its answers. Two per worker held 1.28× more at
+/// 1,000 generated episodes than at 100 (`max_concurrency` 64: 100 episodes are fewer than 128); the
+/// requests in flight stay the same (docs/performance-history.md).
+fn window_size(config: &RunConfig, threads: usize) -> usize {
+    let threads = threads.max(1);
+    if config.llm.is_some() || config.judge.is_some() {
+        threads + (threads / 4).max(2)
+    } else {
+        threads * 2
+    }
+}
+
 /// How results are written: the reader's window to advance, whether a failed LLM call leaves its episode out
 /// (`--keep-going`), the progress, and how many episodes between checkpoints.
 struct Order<'a> {
@@ -290,10 +309,7 @@ fn run_in(
     let (pool, threads) = worker_pool(config)?;
     // A shard reads and hashes its own episodes' lines; the others' are counted, neither parsed nor hashed.
     let episodes = stream_every(dataset, options.shard.map(|s| (s.index, s.count)))?;
-    // Two episodes per worker: a worker finds the next episode parsed while the writer still holds the one
-    // before, and parsed episodes do not weigh on memory (eight per worker, the earlier window, peaked 2.5 MB
-    // higher on the bundled run).
-    let window = Window::new(threads.max(1) * 2);
+    let window = Window::new(window_size(config, threads));
     // With a real LLM every episode costs calls: each is journaled as soon as it is written.
     let checkpoint_every = if config.llm.is_some() {
         1

@@ -11,7 +11,8 @@
 //!   and no other call is sent until every refused call waiting to go again has its answer. A per-minute limit
 //!   (LiteLLM's `rpm`) admits its first requests of the next minute; a refused call that went after newer
 //!   calls would find that minute spent by them and be refused again, to its last retry.
-//! - The backlog ([`Backlog`]): calls started and not yet answered that hold their request body; the thread
+//! - The backlog ([`Backlog`]): calls started and not yet answered that hold their request (its items, whose
+//!   texts are shared; the body is written when it is sent); the thread
 //!   that starts one waits while there are `4 × max_concurrency`, so that memory follows the concurrency, not
 //!   the dataset, and the endpoint always has a full queue to draw from.
 //! - Occupancy is measured on the wire, from a request's first byte sent to its last byte read, as the
@@ -266,7 +267,7 @@ impl Limits {
     }
 }
 
-/// Calls started and not yet answered that hold their request body, at most `max`; see the module docs.
+/// Calls started and not yet answered that hold their request, at most `max`; see the module docs.
 pub(super) struct Backlog {
     held: Mutex<usize>,
     freed: Condvar,

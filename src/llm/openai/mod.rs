@@ -10,8 +10,10 @@
 //!   the calls whose answer it needs ([`Llm::generate`]: a strategy's summary); probes and the judge's grades
 //!   are started ([`Llm::start`]) and read when the episode ends. At most `max_concurrency` requests are in
 //!   flight, a freed place going first to a call a replay waits for, and at most `requests_per_minute` start
-//!   per minute; a thread that starts a call waits while `4 × max_concurrency` started calls hold their body
-//!   (`limits`). The body, its hash and the cache read are the calling thread's work.
+//!   per minute; a thread that starts a call waits while `4 × max_concurrency` started calls hold their
+//!   request (`limits`). The body, its hash and the cache read are the calling thread's work; a call the cache
+//!   cannot answer keeps its request's items (shared texts), not the body, until it is sent, and its body is
+//!   written again, on the runtime, for each attempt (the same bytes).
 //! - The key's variable must be set, unless `api_key_env = ""` (a key-less local server): an unset one is an
 //!   error before any request.
 //! - [`OpenAiLlm::preflight`] checks endpoint, model and key with one small request before the first request
@@ -91,7 +93,7 @@ pub struct LlmStats {
     pub spent_usd: Option<f64>,
 }
 
-/// Started calls that may hold their request body per place in flight ([`limits::Backlog`]).
+/// Started calls that may hold their request per place in flight ([`limits::Backlog`]).
 const BACKLOG_PER_PLACE: usize = 4;
 
 /// The runtime every client's calls run on: two worker threads, whatever the concurrency (they wait on
