@@ -16,10 +16,12 @@
 //! `cargo bench --bench endpoint` runs it all (about 15 minutes); `cargo bench --bench endpoint -- --test`
 //! (what `cargo bench -- --test` runs in CI) one short run. Parts: `-- concurrency`, `-- refusals`,
 //! `-- control` (what the memory measurement reads of a child touching a known amount), `-- memory`, and, not
-//! in the whole, `-- at256` (one run at 256 and the same run answered at once). Environment:
+//! in the whole, `-- at256` (rounds of one run at 256 and the same run answered at once, against the run's lower
+//! bounds; `ENDPOINT_BENCH_ROUNDS`, 3). Environment:
 //! `ENDPOINT_BENCH_BIN` (another ctxbench, to compare builds), `ENDPOINT_BENCH_WRAP` (a command the run is
 //! started under, e.g. `perf record -g -o FILE --`), `ENDPOINT_BENCH_EPISODES` and `ENDPOINT_BENCH_CONCURRENCY`
-//! (the memory part's sizes and levels, comma-separated).
+//! (the memory part's sizes and levels, comma-separated), `ENDPOINT_BENCH_DATASETS` (more datasets the memory
+//! part runs at each level, comma-separated paths).
 
 mod measure;
 mod stand_in;
@@ -122,21 +124,8 @@ fn main() {
         print_time_row("256, answered at once", &instant);
     }
     if parts.contains(&"at256") {
-        // One run at 256 (`-- at256`, not part of the whole): to profile, or to compare two builds.
-        print_header();
-        let run = run(&work, &bundled, 256, stand_in(latency, 0.0));
-        print_row(256, latency, &run);
-        // The floor: the same run with every answer at once, the run's own work and nothing waited for.
-        let instant = run_with(
-            &work,
-            &bundled,
-            256,
-            stand_in(Duration::ZERO, 0.0),
-            "# answered at once\n",
-        );
-        print_time_header();
-        print_time_row("256", &run);
-        print_time_row("256, answered at once", &instant);
+        // At 256 against its lower bounds (`-- at256`, not part of the whole): to profile, or to compare builds.
+        at256(&work, &bundled, latency);
     }
     if wants("refusals") {
         refusals(&work, &bundled, latency);
@@ -146,6 +135,94 @@ fn main() {
     }
     if wants("memory") {
         memory(&work, latency);
+    }
+}
+
+/// The one-minute load average (/proc/loadavg), or `–`.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "–".to_owned())
+}
+
+/// The run at 256 against the two things it cannot finish before, in rounds (`ENDPOINT_BENCH_ROUNDS`, 3), the
+/// two runs of a round in alternating order with the load average read before each:
+/// - its longest chain of dependent calls, in latencies: the preflight check (no call starts before its
+///   answer), then the longest chain of one replay (its summaries in order, a question after the last);
+/// - its own work on these cores: the same run with every answer at once (the wall time of a run that waits
+///   for nothing: the process, the dataset, every body written and hashed, every answer parsed and cached,
+///   the tables written, spread over the cores as the run spreads it, under the load of the moment).
+///
+/// The wall time is given against the larger of the two (a bound no schedule can beat) and against their sum
+/// (the run if none of its work overlapped a wait).
+fn at256(work: &Path, bundled: &Path, latency: Duration) {
+    let rounds: usize = std::env::var("ENDPOINT_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let mut rows = Vec::new();
+    for round in 0..rounds {
+        let mut pair: [Option<(String, Run)>; 2] = [None, None];
+        for k in 0..2 {
+            // Alternating which goes first: both see the same machine.
+            let instant = (round + k) % 2 == 1;
+            let before = load();
+            let run = if instant {
+                run_with(
+                    work,
+                    bundled,
+                    256,
+                    stand_in(Duration::ZERO, 0.0),
+                    "# answered at once\n",
+                )
+            } else {
+                run(work, bundled, 256, stand_in(latency, 0.0))
+            };
+            pair[usize::from(instant)] = Some((before, run));
+        }
+        let [Some((load_run, run)), Some((load_floor, floor))] = pair else {
+            unreachable!("both runs of a round ran")
+        };
+        let chain = 1 + critical_path(&run.out);
+        let waits = latency * chain;
+        let work_floor = floor.wall;
+        let bound = waits.max(work_floor);
+        let sum = waits + work_floor;
+        let secs = |d: Duration| format!("{:.2} s", d.as_secs_f64());
+        let cpu = |d: Option<Duration>| d.map_or_else(|| "–".to_owned(), secs);
+        rows.push(format!(
+            "| {} | {load_run} / {load_floor} | {} | {chain} × {} ms = {} | {} ({} CPU) | {} | {:.2}× | {} | {:.2}× | {} |",
+            round + 1,
+            secs(run.wall),
+            latency.as_millis(),
+            secs(waits),
+            secs(work_floor),
+            cpu(floor.cpu),
+            secs(bound),
+            run.wall.as_secs_f64() / bound.as_secs_f64(),
+            secs(sum),
+            run.wall.as_secs_f64() / sum.as_secs_f64(),
+            cpu(run.cpu),
+        ));
+        // Read now: the next round's runs write the same folders.
+        println!("\nRound {}:\n", round + 1);
+        print_header();
+        print_row(256, latency, &run);
+        print_time_header();
+        print_time_row("256", &run);
+        print_time_row("256, answered at once", &floor);
+    }
+    println!(
+        "\nmax_concurrency 256, the stand-in at {} ms, against what the run cannot finish before:\n",
+        latency.as_millis()
+    );
+    println!(
+        "| round | load before (run / floor) | wall time | chain of dependent calls (preflight + longest replay chain) | the run answered at once (its own work) | the larger | wall / larger | sum | wall / sum | ctxbench CPU |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in &rows {
+        println!("{row}");
     }
 }
 
@@ -533,6 +610,18 @@ fn memory(work: &Path, latency: Duration) {
             print_row(concurrency, latency, &run);
             eprintln!("  RSS (MB) over the run: {}", rss_line(&run));
             peaks.insert((concurrency, n), run.peak_rss_kib);
+        }
+        // ENDPOINT_BENCH_DATASETS="a.jsonl,b.jsonl": other datasets at the same concurrency (e.g. the 100
+        // largest of the 1,000 episodes: is the peak the number of episodes or the size of the largest?).
+        for path in std::env::var("ENDPOINT_BENCH_DATASETS")
+            .unwrap_or_default()
+            .split(',')
+            .filter(|p| !p.is_empty())
+        {
+            let run = run(work, Path::new(path), concurrency, stand_in(latency, 0.0));
+            println!("{path}:");
+            print_row(concurrency, latency, &run);
+            eprintln!("  RSS (MB) over the run: {}", rss_line(&run));
         }
     }
     for (concurrency, small, large) in [
