@@ -289,20 +289,9 @@ fn run_with(
     let stdout_path = work.join(format!("{name}.txt"));
     let stand_in_before = own_cpu();
     let spawned = Instant::now();
-    let args: Vec<std::ffi::OsString> = vec![
-        "run".into(),
-        "--strategies".into(),
-        "none,summarization".into(),
-        "--dataset".into(),
-        data.into(),
-        "--config".into(),
-        config.clone().into(),
-        "--out".into(),
-        out.clone().into(),
-    ];
     let measured = spawn_measured(
         &bin(),
-        &args,
+        &run_args(data, Some(&config), &out),
         std::fs::File::create(&stdout_path)
             .expect("stdout file")
             .into(),
@@ -325,19 +314,26 @@ fn run_with(
     }
 }
 
-/// The wall time of the same run with the mock LLM (no `[llm]`): the run's own work, no call waited for.
-fn mock_wall(work: &Path, data: &Path) -> Duration {
-    let out = work.join("out-mock");
-    let args: Vec<std::ffi::OsString> = vec![
+/// `ctxbench run` of `none,summarization` on `data` into `out`, with `config` (else the bundled one).
+fn run_args(data: &Path, config: Option<&Path>, out: &Path) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = vec![
         "run".into(),
         "--strategies".into(),
         "none,summarization".into(),
         "--dataset".into(),
         data.into(),
-        "--out".into(),
-        out.into(),
     ];
-    spawn_measured(&bin(), &args, Stdio::null()).wall
+    if let Some(config) = config {
+        args.extend(["--config".into(), config.into()]);
+    }
+    args.extend(["--out".into(), out.into()]);
+    args
+}
+
+/// The wall time of the same run with the mock LLM (no `[llm]`): the run's own work, no call waited for.
+fn mock_wall(work: &Path, data: &Path) -> Duration {
+    let out = work.join("out-mock");
+    spawn_measured(&bin(), &run_args(data, None, &out), Stdio::null()).wall
 }
 
 fn print_header() {

@@ -527,6 +527,19 @@ mod tests {
         }
     }
 
+    /// The default preset at one call point of `items` in a window of `window`: what it did, and the request
+    /// it sent.
+    fn default_at(window: usize, items: Vec<Item>) -> (Applied, LlmRequest) {
+        let mut req = LlmRequest::from_contents(items);
+        let a = run(
+            &mut OpenhandsSdk::new(OpenhandsSdkConfig::default()),
+            &state(window),
+            &mut req,
+            &mock(),
+        );
+        (a, req)
+    }
+
     fn texts(r: &LlmRequest) -> Vec<String> {
         r.contents.iter().map(|i| i.text().to_owned()).collect()
     }
@@ -591,14 +604,7 @@ mod tests {
         if matches!(items[from], Item::ToolResult { .. }) {
             from += 1;
         }
-        let st = state(window);
-        let mut req = LlmRequest::from_contents(items.clone());
-        let a = run(
-            &mut OpenhandsSdk::new(OpenhandsSdkConfig::default()),
-            &st,
-            &mut req,
-            &mock(),
-        );
+        let (a, req) = default_at(window, items.clone());
         assert_eq!(a.llm_calls.len(), 1);
         assert_eq!(req.contents[..2], items[..2]);
         assert_eq!(req.contents[3..], items[from..]);
@@ -610,14 +616,7 @@ mod tests {
     #[test]
     fn a_task_over_the_limit_is_reset_into_a_summary() {
         let items = vec![Item::system("sys"), Item::user("word ".repeat(400))];
-        let st = state(300);
-        let mut req = LlmRequest::from_contents(items);
-        let a = run(
-            &mut OpenhandsSdk::new(OpenhandsSdkConfig::default()),
-            &st,
-            &mut req,
-            &mock(),
-        );
+        let (a, req) = default_at(300, items);
         assert_eq!(a.llm_calls.len(), 1);
         assert_eq!(req.contents.len(), 2);
         assert_eq!(req.contents[0].text(), "sys");
