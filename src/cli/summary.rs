@@ -93,10 +93,14 @@ pub(super) fn run(out: &mut impl Write, outcome: &RunOutcome, view: View) -> io:
     let named: usize = r.models.iter().map(|g| g.episodes.len()).sum();
     if named < r.dataset.episodes {
         let some = if named == 0 { "" } else { " for the others" };
+        let model = r.settings.agent_model.as_deref().map_or_else(
+            || "no model named (unpriced)".to_owned(),
+            |m| format!("agent model {m}"),
+        );
         writeln!(
             out,
-            "{} episodes, {} items, window {} tokens, agent model {}{some}",
-            r.dataset.episodes, r.dataset.items, r.settings.context_window, r.settings.agent_model
+            "{} episodes, {} items, window {} tokens, {model}{some}",
+            r.dataset.episodes, r.dataset.items, r.settings.context_window
         )?;
     } else {
         writeln!(

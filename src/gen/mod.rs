@@ -20,6 +20,9 @@ pub mod support;
 
 use crate::history::{Episode, Finding, FindingKind, Item, Probe};
 
+/// The model every generated episode names: the bundled comparison's agent.
+pub const GENERATED_MODEL: &str = "gpt-4o";
+
 /// SplitMix64: a tiny, well-known generator whose stream never changes.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
@@ -97,6 +100,8 @@ impl Builder {
                 findings: Vec::new(),
                 probes: Vec::new(),
                 meta: serde_json::Map::new(),
+                // The synthetic agent is gpt-4o: priced, windowed and counted as it (o200k_base is its own).
+                model: Some(GENERATED_MODEL.to_owned()),
                 ..Episode::default()
             },
             calls: 0,

@@ -206,6 +206,8 @@ pub enum Fact {
     Unpriced {
         /// The models, as the config names them.
         models: Vec<String>,
+        /// Episodes whose trace names no model where the configuration names no `agent_model` either.
+        unnamed: usize,
     },
 }
 

@@ -79,20 +79,35 @@ pub fn sentence(fact: &Fact, analysis: &Analysis) -> String {
                 None => "none kept".to_owned(),
             }
         ),
-        Fact::Unpriced { models } => format!(
-            "Cost is unknown where a model is in neither price table (LiteLLM's, genai-prices'; \
-             docs/pricing.md): add {} to the config, with `input`, `cached_input` and `output` in USD per \
-             million tokens.",
-            if models.is_empty() {
-                "`[pricing.models.\"MODEL\"]`".to_owned()
-            } else {
-                models
-                    .iter()
-                    .map(|m| format!("`[pricing.models.\"{m}\"]`"))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
+        Fact::Unpriced { models, unnamed } => {
+            let unnamed = match unnamed {
+                0 => String::new(),
+                n => format!(
+                    "{n} {} whose trace names no model {} unpriced, never priced as another: name the \
+                     model in the config (`[pricing] agent_model`), or import again a dataset imported before \
+                     import recorded each call's model. ",
+                    if *n == 1 { "episode" } else { "episodes" },
+                    if *n == 1 { "is" } else { "are" },
+                ),
+            };
+            if models.is_empty() && !unnamed.is_empty() {
+                return unnamed.trim_end().to_owned();
             }
-        ),
+            format!(
+                "{unnamed}Cost is unknown where a model is in neither price table (LiteLLM's, genai-prices'; \
+                 docs/pricing.md): add {} to the config, with `input`, `cached_input` and `output` in USD per \
+                 million tokens.",
+                if models.is_empty() {
+                    "`[pricing.models.\"MODEL\"]`".to_owned()
+                } else {
+                    models
+                        .iter()
+                        .map(|m| format!("`[pricing.models.\"{m}\"]`"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                }
+            )
+        }
     }
 }
 

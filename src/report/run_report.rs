@@ -93,8 +93,8 @@ impl RunReport {
 pub struct Settings {
     /// The agent model's context window, in tokens.
     pub context_window: usize,
-    /// The agent's model, as priced.
-    pub agent_model: String,
+    /// The model of episodes whose trace names none (`[pricing] agent_model`); `None`: they are unpriced.
+    pub agent_model: Option<String>,
     /// The strategies' model, as priced, when the configuration names one (`[pricing] strategy_model`, else
     /// `[llm]`'s, else `[mock]`'s); `None`: each episode's own.
     pub strategy_model: Option<String>,
@@ -113,10 +113,7 @@ impl Settings {
             context_window: config["context_window"]
                 .as_u64()
                 .map_or(0, |w| usize::try_from(w).unwrap_or(usize::MAX)),
-            agent_model: config["pricing"]["agent_model"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
+            agent_model: config["pricing"]["agent_model"].as_str().map(str::to_owned),
             strategy_model: config["pricing"]["strategy_model"]
                 .as_str()
                 .map(str::to_owned)

@@ -295,7 +295,10 @@ fn facts(
         // The agent model where an episode names none, and each model the traces name that has no price.
         let named: usize = models.iter().map(|g| g.episodes.len()).sum();
         let episodes = seen.first().map_or(0, |s| s.metrics.episodes);
-        let agent = (named < episodes || models.is_empty()).then_some(settings.agent_model);
+        let unnamed = episodes.saturating_sub(named);
+        let agent = (unnamed > 0 || models.is_empty())
+            .then_some(settings.agent_model.clone())
+            .flatten();
         let unpriced = models
             .iter()
             .filter(|g| g.model.price.is_none())
@@ -307,7 +310,12 @@ fn facts(
             .filter(|m| !m.is_empty())
             .collect();
         models.dedup();
-        out.push(Fact::Unpriced { models });
+        let unnamed = if settings.agent_model.is_none() {
+            unnamed
+        } else {
+            0
+        };
+        out.push(Fact::Unpriced { models, unnamed });
     }
     out
 }

@@ -103,26 +103,17 @@ impl UnrecordedMode {
 }
 
 /// Pricing settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PricingConfig {
-    /// The agent's model, priced for every call point.
-    pub agent_model: String,
+    /// The model of an episode whose trace names none (a generated one names its own); absent: such an
+    /// episode is unpriced, with a hint, never priced as another model.
+    pub agent_model: Option<String>,
     /// The model strategies call (summaries), as priced; absent: `[llm]`'s model, else `[mock]`'s, else each
     /// episode's own ([`RunConfig::strategy_model`]).
     pub strategy_model: Option<String>,
     /// Extra or overriding prices, USD per million tokens.
     pub models: BTreeMap<String, Price>,
-}
-
-impl Default for PricingConfig {
-    fn default() -> Self {
-        Self {
-            agent_model: "gpt-4o".into(),
-            strategy_model: None,
-            models: BTreeMap::new(),
-        }
-    }
 }
 
 /// The retention at need a recommended strategy keeps unless the config or `--min-retention` says otherwise.
@@ -241,7 +232,11 @@ impl RunConfig {
     #[must_use]
     pub fn tokenizer_info(&self) -> crate::report::TokenizerInfo {
         crate::report::TokenizerInfo {
-            stands_in_for: self.stand_in_for(&self.pricing.agent_model),
+            stands_in_for: self
+                .pricing
+                .agent_model
+                .as_deref()
+                .and_then(|m| self.stand_in_for(m)),
             model_own: self.tokenizer.is_model_own(),
             name: self.tokenizer.describe(),
         }
@@ -459,9 +454,16 @@ impl RunConfig {
                 Some(j) => table.get(&j.model),
                 None => Some(crate::llm::pricing::Price::new(0.0, 0.0, 0.0)),
             },
-            agent: table.get(&self.pricing.agent_model),
+            agent: self
+                .pricing
+                .agent_model
+                .as_deref()
+                .and_then(|m| table.get(m)),
             agent_switches: Vec::new(),
-            strategy: table.get(self.strategy_model().unwrap_or(&self.pricing.agent_model)),
+            strategy: self
+                .strategy_model()
+                .or(self.pricing.agent_model.as_deref())
+                .and_then(|m| table.get(m)),
         }
     }
 
@@ -617,7 +619,11 @@ mod tests {
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} ≠ {b}");
         // 1,000 × $5 + 100 × $25, per million.
         close(summary_cost(&config, &opus), 0.0075);
-        // An episode that names no model is the configuration's agent model, gpt-4o: 1,000 × $2.50 + 100 × $10.
+        // An episode that names no model is unpriced where the configuration names no agent model, and is
+        // the configuration's agent model where it does, gpt-4o: 1,000 × $2.50 + 100 × $10.
+        let (context, _) = config.episode_context(&config.model_defaults(), &unnamed);
+        assert_eq!(context.prices.strategy, None);
+        config.pricing.agent_model = Some("gpt-4o".into());
         close(summary_cost(&config, &unnamed), 0.0035);
         config.mock.model = Some("gpt-4o".into());
         assert_eq!(config.strategy_model(), Some("gpt-4o"));

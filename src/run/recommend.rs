@@ -79,12 +79,21 @@ pub fn reason(c: &Candidate<'_>, at: &Setting<'_>) -> Reason {
     if f.episodes_acted == 0 {
         return Reason::ActedNowhere;
     }
-    let dearer = matches!((f.cost_usd, f.baseline_cost_usd), (Some(c), Some(b)) if c >= b);
+    // Where some episode is unpriced the run's whole cost is unknown: the episodes it acted on decide, from
+    // its first act on, where they are priced.
+    let (dearer, acted) = match (f.cost_usd, f.baseline_cost_usd) {
+        (Some(c), Some(b)) => (c >= b, None),
+        _ => (
+            f.cost_savings_acted.is_some_and(|s| s <= 0.0),
+            f.cost_savings_acted,
+        ),
+    };
     if dearer || f.input_tokens >= f.baseline_input_tokens {
         return Reason::Costlier {
             cost: f.cost_usd,
             baseline_cost: f.baseline_cost_usd,
             savings: f.savings,
+            cost_savings_acted: acted,
         };
     }
     if f.needs == 0 {
@@ -345,13 +354,40 @@ mod tests {
             };
             assert_eq!(standing(f, &r), Standing::Costlier, "{cost:?} {input}");
         }
-        // A cost unknown on either side leaves the tokens to decide.
+        // A cost unknown on either side leaves the tokens to decide, and the cost from its first act on
+        // where the episodes it acted on are priced.
         let unpriced = Figures {
             cost_usd: None,
             baseline_cost_usd: None,
             ..good()
         };
-        assert_eq!(standing(unpriced, &r), Standing::Qualifies);
+        assert_eq!(standing(unpriced.clone(), &r), Standing::Qualifies);
+        for (acted, standing_) in [
+            (Some(-0.01), Standing::Costlier),
+            (Some(0.0), Standing::Costlier),
+            (Some(0.01), Standing::Qualifies),
+            (None, Standing::Qualifies),
+        ] {
+            let f = Figures {
+                cost_savings_acted: acted,
+                ..unpriced.clone()
+            };
+            assert_eq!(standing(f, &r), standing_, "{acted:?}");
+        }
+        let f = Figures {
+            cost_savings_acted: Some(-0.25),
+            baseline_cost_usd: Some(2.0),
+            ..unpriced
+        };
+        assert_eq!(
+            reason(&candidate("s", &f), &at(&r)),
+            Reason::Costlier {
+                cost: None,
+                baseline_cost: Some(2.0),
+                savings: f.savings,
+                cost_savings_acted: Some(-0.25)
+            }
+        );
         let unmeasured = Figures { needs: 0, ..good() };
         assert_eq!(standing(unmeasured, &r), Standing::Unmeasured);
         let few = |episodes, needs| Figures {
@@ -446,7 +482,8 @@ mod tests {
             Reason::Costlier {
                 cost: Some(20.363),
                 baseline_cost: Some(20.358),
-                savings: 0.033
+                savings: 0.033,
+                cost_savings_acted: None
             }
         );
     }

@@ -24,7 +24,7 @@ pub(crate) fn llm_config(
     std::fs::write(
         &path,
         format!(
-            "context_window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"\"\n\
+            "window = 4000\n[llm]\nbase_url = \"{url}\"\nmodel = \"test-model\"\napi_key_env = \"\"\n\
              cache_dir = \"{}\"\n{llm_extra}\
              [[strategies]]\nname = \"none\"\ntype = \"none\"\n[[strategies]]\nname = \"summarize\"\ntype = \"pipeline\"\n\
              threshold = 0.5\n[[strategies.stages]]\ntype = \"summarization\"\n",

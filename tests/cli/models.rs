@@ -132,7 +132,7 @@ fn every_model_of_the_shared_traces_is_priced_and_windowed_as_itself() {
     };
     let defaults = Defaults {
         table: PriceTable::builtin(),
-        agent_model: "gpt-4o".into(),
+        agent_model: None,
         context_window: 128_000,
         window: None,
     };
@@ -203,17 +203,33 @@ fn claude_code_sessions_run_as_their_model_in_its_window() {
     assert_eq!(models[0]["window"], 200_000);
     assert_eq!(models[0]["window_from"], "table");
     assert_eq!(models[0]["episodes"].as_array().unwrap().len(), 5);
-    // The report's verbatim configuration keeps the agent model of episodes that name none.
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
-    let report = report.split("## Configuration").next().unwrap().to_owned();
     for text in [&console, &report] {
         assert!(text.contains("claude-opus-4-5-20251101"), "{text}");
         assert!(
             text.contains("window 200,000 tokens (the model's input limit)"),
             "{text}"
         );
-        assert!(!text.contains("gpt-4o"), "{text}");
     }
+    // No file of the run, nor the explorer's pages, names gpt-4o: not the configuration's echo either (no
+    // agent model is configured for episodes naming none).
+    let show = crate::ctxbench(&["show", run.to_str().unwrap()], None);
+    assert!(show.status.success(), "{}", crate::text(&show.stderr));
+    let mut files = vec![run.join("report.md")];
+    for dir in [run.clone(), run.join("episodes")] {
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_file() {
+                files.push(f);
+            }
+        }
+    }
+    assert!(files.iter().any(|f| f.starts_with(run.join("episodes"))));
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(!text.contains("gpt-4o"), "{} names gpt-4o", f.display());
+    }
+    assert!(!console.contains("gpt-4o"), "{console}");
     // Every call point in the model's window: none over it.
     let steps = std::fs::read_to_string(run.join("steps.csv")).unwrap();
     assert!(!steps.contains(",true,"), "a call point over the window");
@@ -237,24 +253,17 @@ fn claude_code_sessions_run_as_their_model_in_its_window() {
 /// The strategies' own calls (summaries) are the model the config names for them, else each episode's own:
 /// llm_calls.jsonl labels the mock's calls with it, the example summary names it and the report's note says
 /// which. The bundled dataset's first two episodes, the first said to be claude-opus-4-5 (the other names
-/// none: the config's agent model, gpt-4o).
+/// its own, gpt-4o).
 #[test]
 fn summaries_are_labelled_and_priced_as_the_episodes_model_unless_the_config_names_one() {
     let dir = tempfile::tempdir().unwrap();
-    let bundled = std::fs::read_to_string(crate::root().join("datasets/default.jsonl")).unwrap();
-    let mut lines: Vec<serde_json::Value> = bundled
-        .lines()
-        .take(2)
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    lines[0]["model"] = "claude-opus-4-5-20251101".into();
+    let (data, lines) = two_bundled(dir.path(), |lines| {
+        lines[0]["model"] = "claude-opus-4-5-20251101".into();
+    });
     let ids: Vec<String> = lines
         .iter()
         .map(|e| e["id"].as_str().unwrap().to_owned())
         .collect();
-    let data = dir.path().join("two.jsonl");
-    let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
-    std::fs::write(&data, text.join("\n") + "\n").unwrap();
     let strategy_calls = |run: &std::path::Path| -> Vec<(String, String)> {
         std::fs::read_to_string(run.join("llm_calls.jsonl"))
             .unwrap()
@@ -321,4 +330,89 @@ fn summaries_are_labelled_and_priced_as_the_episodes_model_unless_the_config_nam
         ) && report.contains("(the mock LLM, priced as gpt-4o-mini)"),
         "{report}"
     );
+}
+
+/// An episode whose trace names no model is priced as the config's `[pricing] agent_model`, and without one is
+/// unpriced, with the reading saying how to give it one — never priced as another model; the bundled episodes
+/// name gpt-4o themselves.
+#[test]
+fn an_episode_naming_no_model_is_unpriced_unless_the_config_names_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, lines) = two_bundled(dir.path(), |lines| {
+        assert_eq!(
+            lines[0]["model"], "gpt-4o",
+            "the bundled episodes name their model"
+        );
+        lines[1].as_object_mut().unwrap().remove("model");
+    });
+    assert!(lines[1].get("model").is_none());
+    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let run = dir.path().join("bare");
+    let out = crate::ctxbench_run(&data, None, &run, &["--strategies", "none"], None);
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let console = flat(&crate::text(&out.stdout));
+    assert!(
+        console.contains("1 episode whose trace names no model is unpriced, never priced as another: name the model in the config"),
+        "{console}"
+    );
+    assert!(
+        console.contains("no model named (unpriced) for the others"),
+        "{console}"
+    );
+    let cost = |run: &std::path::Path| -> Vec<String> {
+        let episodes = std::fs::read_to_string(run.join("episodes.csv")).unwrap();
+        let mut rows = csv::Reader::from_reader(episodes.as_bytes());
+        let at = rows
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "cost_usd")
+            .unwrap();
+        rows.records().map(|r| r.unwrap()[at].to_owned()).collect()
+    };
+    let bare = cost(&run);
+    assert!(!bare[0].is_empty() && bare[1].is_empty(), "{bare:?}");
+    // Named in the config, it is priced as that model.
+    let config = dir.path().join("agent.toml");
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(crate::root().join("configs/default.toml"))
+            .unwrap()
+            .replace("# agent_model = \"gpt-4o\"", "agent_model = \"gpt-4o\""),
+    )
+    .unwrap();
+    let named = dir.path().join("named");
+    let out = crate::ctxbench_run(
+        &data,
+        Some(&config),
+        &named,
+        &["--strategies", "none"],
+        None,
+    );
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let console = flat(&crate::text(&out.stdout));
+    assert!(
+        console.contains("agent model gpt-4o for the others"),
+        "{console}"
+    );
+    let priced = cost(&named);
+    assert!(priced.iter().all(|c| !c.is_empty()), "{priced:?}");
+}
+
+/// The bundled dataset's first two episodes, changed by `edit`, written to `DIR/two.jsonl`: its path and them.
+fn two_bundled(
+    dir: &std::path::Path,
+    edit: impl FnOnce(&mut [serde_json::Value]),
+) -> (std::path::PathBuf, Vec<serde_json::Value>) {
+    let bundled = std::fs::read_to_string(crate::root().join("datasets/default.jsonl")).unwrap();
+    let mut lines: Vec<serde_json::Value> = bundled
+        .lines()
+        .take(2)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    edit(&mut lines);
+    let data = dir.join("two.jsonl");
+    let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    std::fs::write(&data, text.join("\n") + "\n").unwrap();
+    (data, lines)
 }

@@ -206,13 +206,18 @@ impl ModelGroup {
     }
 }
 
+/// The model of an episode whose trace names none, where the configuration names no `agent_model` either:
+/// unpriced, its window the configuration's `context_window`.
+pub const NO_MODEL: &str = "no model named";
+
 /// How a run takes each episode's model: the price table and the configuration's defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Defaults {
     /// The prices.
     pub table: PriceTable,
-    /// The model of episodes whose trace names none (the config's `agent_model`).
-    pub agent_model: String,
+    /// The model of episodes whose trace names none (the config's `agent_model`); `None`: they are
+    /// [`NO_MODEL`], unpriced.
+    pub agent_model: Option<String>,
     /// Their window, and that of a model the table gives no input limit (the config's `context_window`).
     pub context_window: usize,
     /// Every episode's window, whatever its model (`--window`).
@@ -267,11 +272,14 @@ impl Defaults {
     /// The model, prices and window of `episode`.
     #[must_use]
     pub fn resolve(&self, episode: &Episode) -> (CallPrices, ModelUse) {
-        let (model, recorded) = match episode.model.as_deref() {
-            Some(m) => (m, true),
-            None => (self.agent_model.as_str(), false),
+        let (model, recorded) = match (episode.model.as_deref(), self.agent_model.as_deref()) {
+            (Some(m), _) => (m, true),
+            (None, Some(m)) => (m, false),
+            (None, None) => (NO_MODEL, false),
         };
-        let quote: Option<Quote> = self.table.quote(model);
+        let quote: Option<Quote> = (model != NO_MODEL)
+            .then(|| self.table.quote(model))
+            .flatten();
         let (window, window_from) = match (self.window, quote.as_ref().and_then(|q| q.window)) {
             (Some(w), _) => (w, WindowFrom::Option),
             (None, Some(w)) if recorded => (w, WindowFrom::Table),
@@ -353,7 +361,7 @@ mod tests {
     fn defaults(window: Option<usize>) -> Defaults {
         Defaults {
             table: PriceTable::builtin(),
-            agent_model: "gpt-4o".into(),
+            agent_model: Some("gpt-4o".into()),
             context_window: 128_000,
             window,
         }
@@ -396,6 +404,23 @@ mod tests {
             ("gpt-4o", false, 128_000, WindowFrom::Config)
         );
         assert_eq!(prices.main.map(|p| p.input), Some(2.5));
+        // No model, and none in the configuration: unpriced, never priced as another; the configuration's
+        // window.
+        let bare = Defaults {
+            agent_model: None,
+            ..defaults(None)
+        };
+        let (prices, none) = bare.resolve(&episode(None));
+        assert_eq!(
+            (
+                none.model.as_str(),
+                none.recorded,
+                none.price.clone(),
+                none.window,
+                prices.main
+            ),
+            (NO_MODEL, false, None, 128_000, None)
+        );
         // An unknown model: unpriced, the configuration's window.
         let (prices, unknown) = d.resolve(&episode(Some("my-local")));
         assert_eq!(
