@@ -127,13 +127,9 @@ fn summaries_phrase(at: &[usize]) -> String {
     }
 }
 
-/// What an episode's fit found, in a sentence.
-fn fit_sentence(
-    f: &crate::replay::fit::Fit,
-    leaves_out: Option<&str>,
-    changes_unshown: Option<&str>,
-) -> String {
-    let k = if let Some(free) = f.k_held_from {
+/// How the fit's k was found, in words.
+fn k_phrase(f: &crate::replay::fit::Fit) -> String {
+    if let Some(free) = f.k_held_from {
         format!(
             "k = {:.3} (the model's tokens per token counted, held at the end of {}–{}: least squares gave \
              {free:.3})",
@@ -146,6 +142,11 @@ fn fit_sentence(
             "k = {:.3} (the model's tokens per token counted, fitted)",
             f.k
         )
+    } else if let Some(by) = &f.record_counted_by {
+        format!(
+            "k = {} (given: the record is the agent's own count with {by}, the tokenizer counting here)",
+            f.k
+        )
     } else if f.k_given {
         format!(
             "k = {} (given: counted with the model's own tokenizer)",
@@ -153,7 +154,16 @@ fn fit_sentence(
         )
     } else {
         "k = 1 (not fitted: no segment has two recorded calls to fit it from)".to_owned()
-    };
+    }
+}
+
+/// What an episode's fit found, in a sentence.
+fn fit_sentence(
+    f: &crate::replay::fit::Fit,
+    leaves_out: Option<&str>,
+    changes_unshown: Option<&str>,
+) -> String {
+    let k = k_phrase(f);
     #[allow(clippy::cast_possible_truncation)]
     let tokens = |u: Option<f64>| {
         u.map_or_else(

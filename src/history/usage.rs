@@ -102,6 +102,13 @@ pub struct ProviderUsage {
     /// again ([`crate::replay::unrecorded::resize`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_at_k: Option<f64>,
+    /// The tokenizer the trace's own record was counted with, where the record is not the provider's count
+    /// but the agent's (aider until it read usage from the stream: its `Tokens:` report is litellm's count of
+    /// the messages it sent, `cl100k_base` for Claude, `o200k_base` for the gpt-4o family): a replay counted
+    /// with it is in the record's own tokens, so the fit's k is 1, given ([`crate::replay::fit`]), and any
+    /// other tokenizer's k is fitted. `None`: the record is the provider's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_by: Option<String>,
     /// Where a replay re-sized the blocks for its own tokenizer, the one that had sized them (`"unrecorded"`
     /// when the dataset did not say); never written by import.
     #[serde(default, skip_serializing_if = "Option::is_none")]

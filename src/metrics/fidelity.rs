@@ -89,7 +89,8 @@ pub struct FitReading {
     pub constant: bool,
     /// Whether the residuals are 0 by construction (as many parameters as calls).
     pub by_construction: bool,
-    /// Whether `k` is known: fitted, or given (the model's own tokenizer); else it is 1 for want of two
+    /// Whether `k` is known: fitted, or given (the model's own tokenizer, or the one the agent counted its
+    /// record with); else it is 1 for want of two
     /// recorded calls in a segment, and says nothing of the tokenizers.
     #[serde(default)]
     pub k_known: bool,

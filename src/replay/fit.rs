@@ -7,7 +7,9 @@
 //! by k × its size, `replayed` + the edits' sizes being what the model counts) and `k` the ratio of the
 //! model's tokenizer to the
 //! one counting (given as 1 where it is the model's own: a tokenizer.json, or an OpenAI encoding for an
-//! OpenAI model; else fitted, as for Claude and Gemini, whose tokenizers are not public).
+//! OpenAI model; else fitted, as for Claude and Gemini, whose tokenizers are not public). Where the record is
+//! the agent's own count rather than the provider's (`meta.usage.counted_by`: aider's `Tokens:` reports), the
+//! record's tokens are that tokenizer's, and k is given as 1 for it alone.
 //! The blocks import adds close each call's gap exactly, so the replay equals the record by construction; the
 //! fit's residual per call is what says how faithfully the trace replays, and `U` is what may be called "the
 //! system prompt and tool schemas" where the trace shows no change.
@@ -35,9 +37,14 @@ pub struct Fit {
     /// with different histories to fit it from).
     pub k_fitted: bool,
     /// Whether `k` was given: 1 where the count is the model's own tokenizer's (a tokenizer.json, or an
-    /// OpenAI encoding for an OpenAI model).
+    /// OpenAI encoding for an OpenAI model), or the one the agent counted its record with
+    /// ([`Fit::record_counted_by`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub k_given: bool,
+    /// Where `k` is given because the record is the agent's own count with the tokenizer counting here
+    /// ([`ProviderUsage::counted_by`]), that tokenizer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_counted_by: Option<String>,
     /// Where `k` was fitted, the least-squares value when it fell outside [`K_RANGE`] and `k` is held at the
     /// nearer end: the fit then has one parameter fewer, and its residuals are not 0 by construction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,7 +201,8 @@ pub fn of_episode(episode: &Episode, steps: &[StepRecord]) -> Option<Fit> {
 
 /// The fit of an episode from each call point's replayed input without unrecorded context (`replayed`),
 /// counted with `counted_with` (`k` is 1 where that is the model's own tokenizer: a tokenizer.json, or an
-/// OpenAI encoding for an OpenAI model). `None` unless the trace leaves context out and its records line up with the call points.
+/// OpenAI encoding for an OpenAI model; where the record is the agent's own count, `counted_by`, the one it
+/// counted with and no other). `None` unless the trace leaves context out and its records line up with the call points.
 #[must_use]
 pub fn of_replayed(
     episode: &Episode,
@@ -218,9 +226,12 @@ pub fn of_replayed(
         && models
             .iter()
             .all(|(m, _)| crate::tokens::is_openai_model(m));
-    let given_k = counted_with
-        .filter(|n| openai || !encodings.contains(n))
-        .map(|_| 1.0);
+    // Where the record is the agent's own count (`counted_by`), k is 1 for that tokenizer only.
+    let given_k = match usage.counted_by.as_deref() {
+        Some(by) => counted_with.filter(|&n| n == by),
+        None => counted_with.filter(|n| openai || !encodings.contains(n)),
+    }
+    .map(|_| 1.0);
     let (growth, edits) = edit_growth(usage, replayed.len());
     let mut f = fit_grown(
         replayed,
@@ -230,6 +241,7 @@ pub fn of_replayed(
         given_k,
     )?;
     f.edits = edits;
+    f.record_counted_by = usage.counted_by.clone().filter(|_| given_k.is_some());
     f.unseen_summaries = RecordedCompaction::of(episode)
         .map(|r| {
             r.compactions
@@ -337,6 +349,7 @@ pub fn fit_grown(
         k,
         k_fitted,
         k_given: given_k.is_some(),
+        record_counted_by: None,
         k_held_from,
         segments,
         residuals,
@@ -482,6 +495,44 @@ mod tests {
         assert!((flat.residuals[0].unwrap() - (1165.0 / 1150.0 - 1.0)).abs() < 1e-12);
         let cut = fit(&replayed, &recorded, &[1, 2], None).unwrap();
         assert!(cut.by_construction, "{cut:?}");
+    }
+
+    /// A record that is the agent's own count (aider's `Tokens:` reports: `counted_by`) gives k = 1 for the
+    /// tokenizer that made it and no other: three calls of 1,100, 1,200 and 1,300 over histories of 100, 200
+    /// and 300 fit U = 1,000 with residual 0 and k given when counted with cl100k_base; counted with
+    /// o200k_base, k is fitted (1 here too, least squares), even for an OpenAI model, whose own encoding
+    /// gives k = 1 only where the record is the provider's.
+    #[test]
+    fn a_record_counted_by_the_agent_gives_k_for_its_tokenizer() {
+        let mut usage = ProviderUsage::from_calls(
+            "Tokens: reports",
+            [1100, 1200, 1300]
+                .map(|t| crate::history::usage::CallUsage {
+                    input_tokens: t,
+                    ..Default::default()
+                })
+                .to_vec(),
+        );
+        usage.leaves_out = Some("the system prompt".into());
+        usage.counted_by = Some("cl100k_base".into());
+        let episode = Episode {
+            model: Some("gpt-4o".into()),
+            ..Episode::default()
+        };
+        let replayed = [100, 200, 300];
+        let given = of_replayed(&episode, &usage, &replayed, Some("cl100k_base")).unwrap();
+        assert!(given.k_given && !given.k_fitted, "{given:?}");
+        assert_eq!(given.record_counted_by.as_deref(), Some("cl100k_base"));
+        assert!((given.segments[0].1.unwrap() - 1000.0).abs() < 1e-9);
+        assert!(given.residuals.iter().all(|r| r.unwrap().abs() < 1e-12));
+        assert!(!given.by_construction, "{given:?}");
+        let other = of_replayed(&episode, &usage, &replayed, Some("o200k_base")).unwrap();
+        assert!(!other.k_given && other.k_fitted, "{other:?}");
+        assert_eq!(other.record_counted_by, None);
+        // Without `counted_by` (the provider's record), the OpenAI model's encoding is its own: k given.
+        usage.counted_by = None;
+        let own = of_replayed(&episode, &usage, &replayed, Some("o200k_base")).unwrap();
+        assert!(own.k_given && own.record_counted_by.is_none(), "{own:?}");
     }
 
     /// Two calls of one segment whose least-squares k is past the plausible range (a history 1 token longer,

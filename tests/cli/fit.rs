@@ -52,8 +52,9 @@ fn usage_shows_the_fit_per_episode_and_per_call() {
     ] {
         assert!(stdout.contains(call), "{call}\n{stdout}");
     }
-    // gpt-4o-mini counted with o200k_base: k is 1, given. One call: as many parameters as calls, said to be 0
-    // by construction, never a result.
+    // gpt-4o-mini counted with o200k_base: k is 1, given (its replies' received counts are their cl100k_base
+    // counts, so the reports are aider's own, o200k_base for a gpt-4o model). One call: as many parameters as
+    // calls, said to be 0 by construction, never a result.
     let row = stdout
         .lines()
         .find(|l| l.starts_with("| aider_clear.md#context2"))
@@ -61,8 +62,8 @@ fn usage_shows_the_fit_per_episode_and_per_call() {
     assert!(row.ends_with("| +0.0%* |"), "{row}");
     assert!(
         flat.contains(
-            "aider_clear.md#context2: recorded ≈ U + k × replayed with k = 1 (given: counted with the \
-             model's own tokenizer)"
+            "aider_clear.md#context2: recorded ≈ U + k × replayed with k = 1 (given: the record is the \
+             agent's own count with o200k_base, the tokenizer counting here)"
         ) && flat.contains("the residual is 0 by construction and says nothing"),
         "{flat}"
     );
@@ -126,9 +127,9 @@ fn a_flagged_aider_session_names_what_its_transcript_does_not_show() {
             "growing by k × the sizes of the 5 applied edits the trace shows, holding from each of calls 2, \
              6 on the summary of older turns the agent sent in their place, which the trace does not hold); \
              its worst residual +3.9% at call 4; flagged: more than 3% on a call (what can change without \
-             the trace showing it: the repo map, which aider recomputes for each message from what it \
-             mentions, and where aider's count of its chat history differed from the one its rule is \
-             reproduced with here, when it summarized older turns)"
+             the trace showing it: the size of each summary of older turns aider sent, which the transcript \
+             does not hold and on which aider's rule for when to summarize again depends, and the repo \
+             map, which aider recomputes for each message within its budget)"
         ),
         "{flat}"
     );

@@ -1,6 +1,7 @@
 //! The one integration test binary: the CLI end to end, plus property tests of the strategies.
 
 mod advice;
+mod aider_count;
 mod aider_summary;
 mod anywhere;
 mod bad_inputs;

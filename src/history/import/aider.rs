@@ -33,7 +33,9 @@
 //!   file grows by its size from the next call on; `/undo` of that edit's commit reverts it by the same. An
 //!   applied edit without blocks (the `whole` format: the file's old text is not in the transcript) stays a
 //!   change point. Not shown, so none: the repo map aider recomputes for each message (ranked by the files
-//!   and identifiers it mentions).
+//!   and identifiers it mentions, within its budget: rebuilt with aider's own `RepoMap` for session0288, 936–1,174 tokens at
+//!   every call, `scripts/aider_reconstruct.py`), and the size of
+//!   aider's summaries ([`summary`]), which decides when aider summarizes again.
 
 mod console;
 mod edits;
@@ -537,11 +539,12 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
                 usage.leaves_out =
                     Some("aider's system prompt, repo map and the files added to the chat".into());
                 usage.changes_unshown = Some(
-                    "the repo map, which aider recomputes for each message from what it mentions, and \
-                     where aider's count of its chat history differed from the one its rule is \
-                     reproduced with here, when it summarized older turns"
+                    "the size of each summary of older turns aider sent, which the transcript does not \
+                     hold and on which aider's rule for when to summarize again depends, and the repo \
+                     map, which aider recomputes for each message within its budget"
                         .into(),
                 );
+                usage.counted_by = counted_by(&ep, &usage);
                 usage.store(&mut ep);
                 // Where aider summarized older turns, what it sent instead ([`summary`]).
                 let (sent, compactions) = summary::replay(&ep, &notes);
@@ -552,6 +555,55 @@ fn session(origin: &Path, session: Option<&str>, stamp: &str, lines: &[&str]) ->
             ep
         })
         .collect()
+}
+
+/// The tokenizer aider's `Tokens:` reports were counted with, where they are aider's own count and not the
+/// provider's. Until aider read usage from the stream (none of the shared sessions, v0.48–v0.51, did for a
+/// streamed reply), `Coder.calculate_and_show_tokens_and_cost` counted with `main_model.token_count`: received
+/// is cl100k_base of the reply as aider kept it (litellm 1.43's `encode`, for every model), sent litellm's
+/// `token_counter` of the messages (`openai_token_counter`: o200k_base for a model named gpt-4o…, else
+/// cl100k_base; 3 tokens a message and its role). Said where each reported reply the transcript holds is
+/// within 1% of its received count (an interrupted one without the "^C KeyboardInterrupt" aider appends after
+/// counting) and at least one is equal: the prompt counts are then the same count's, named here.
+fn counted_by(ep: &Episode, usage: &ProviderUsage) -> Option<String> {
+    if usage.approximate {
+        return None;
+    }
+    let replies: Vec<&str> = ep
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            crate::history::Item::Message {
+                role: Role::Assistant,
+                content,
+                ..
+            } => Some(&**content),
+            _ => None,
+        })
+        .collect();
+    let records = usage.per_call_point(replies.len())?;
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    let mut equal = false;
+    for (k, c) in &records {
+        let reply = replies[*k]
+            .strip_suffix("\n^C KeyboardInterrupt")
+            .unwrap_or(replies[*k]);
+        let counted = bpe.encode_ordinary(reply).len() as u64;
+        if counted.abs_diff(c.output_tokens) * 100 > c.output_tokens {
+            return None;
+        }
+        equal |= counted == c.output_tokens;
+    }
+    let models = ep.models();
+    let gpt_4o = |m: &str| m.to_ascii_lowercase().contains("gpt-4o");
+    let encoding = if !models.is_empty() && models.iter().all(|(m, _)| gpt_4o(m)) {
+        crate::tokens::Encoding::O200kBase
+    } else if models.iter().all(|(m, _)| !gpt_4o(m)) {
+        crate::tokens::Encoding::Cl100kBase
+    } else {
+        return None;
+    };
+    equal.then(|| encoding.as_str().to_owned())
 }
 
 /// Imports every session of the file.

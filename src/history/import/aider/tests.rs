@@ -293,3 +293,39 @@ fn older_turns_are_summarized_past_aiders_budget() {
     let eps = import(&transcript(900), Path::new("h.md")).unwrap();
     assert!(RecordedCompaction::of(&eps[0]).is_none());
 }
+
+/// aider's `Tokens:` report is its own count where each reply's received figure is the reply's cl100k_base
+/// count: "One two three." is 4 cl100k tokens, "Four five." 3. Then its prompt counts are litellm's too,
+/// o200k_base for a gpt-4o model, cl100k_base for any other; a received figure 1% or more off (the provider's
+/// count), rounded reports, or none equal, and it says nothing.
+#[test]
+fn aiders_own_count_is_named() {
+    let session = |model: &str, received: (u32, u32)| {
+        format!(
+            "# aider chat started at 2024-08-09 16:16:42\n\n\
+             > Aider v0.48.2-dev  \n\
+             > Models: {model} with diff edit format, weak model claude-3-haiku-20240307  \n\n\
+             #### first  \n\nOne two three.\n\n> Tokens: 1,000 sent, {} received.  \n\n\
+             #### second  \n\nFour five.\n\n> Tokens: 1,100 sent, {} received.  \n",
+            received.0, received.1
+        )
+    };
+    let counted_by = |text: &str| {
+        let eps = import(text, Path::new("h.md")).unwrap();
+        ProviderUsage::of(&eps[0]).unwrap().counted_by
+    };
+    let claude = "claude-3-5-sonnet-20240620";
+    assert_eq!(
+        counted_by(&session(claude, (4, 3))).as_deref(),
+        Some("cl100k_base")
+    );
+    assert_eq!(
+        counted_by(&session("gpt-4o-2024-05-13", (4, 3))).as_deref(),
+        Some("o200k_base")
+    );
+    // The provider's count of the same replies (Claude's tokenizer: 5 and 4).
+    assert_eq!(counted_by(&session(claude, (5, 4))), None);
+    // Rounded reports cannot say.
+    let rounded = session(claude, (4, 3)).replace("1,000 sent", "1.0k sent");
+    assert_eq!(counted_by(&rounded), None);
+}
