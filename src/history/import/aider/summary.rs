@@ -27,7 +27,12 @@ pub const CHAT_HISTORY_TOKENS: usize = 2 * 1024;
 
 /// The size aider counts for a summary it wrote, where a later decision sums it with the turns after it: the
 /// transcript does not hold it. aider asks its weak model to "*Briefly* summarize" and prefixes "I spoke to you
-/// previously about a number of things."; this is a short summary's size in aider's count.
+/// previously about a number of things."; this is a short summary's size in aider's count. Measured on the
+/// shared sessions (the record is aider's own count, so U's step at a summary is its size, ± the repo map's
+/// movement; session0288 rebuilt with aider's code, `scripts/aider_reconstruct.py`): session0343's three
+/// about 100–350, session0288's first 220–440, but its later ones and session0919's about 3,100–4,100 — near
+/// the weak model's 4,096-token output limit, larger than what they replace, and summarized again after every
+/// edit. No size fits both; after a long summary the rule places the next ones too late (docs/trace-fidelity.md).
 pub const SUMMARY_TOKENS: usize = 200;
 
 /// One message of aider's chat history: its count as aider makes it, whether it is the model's, and the
