@@ -8,7 +8,7 @@ use super::journal::JournalHead;
 use crate::error::{Error, Result};
 use crate::history::dataset::{LinesDigest, Read};
 use crate::history::validate::check_episode;
-use crate::history::Episode;
+use crate::history::{Episode, Item};
 use crate::replay::{EpisodeReplay, Replayer};
 use crate::strategy::{NamedStrategy, StrategyConfig};
 
@@ -77,25 +77,105 @@ pub(super) fn replay_episode(
     })
 }
 
-/// How far the reader may run ahead of the writer, in episodes: memory stays bounded whatever one slow episode
-/// holds up. Also how the writer tells the reader and the workers to stop.
-pub(super) struct Window {
+/// How far the reader may run ahead of the writer: at most `size` episodes read and not yet written and, with
+/// a real model ([`Window::weighed`]), at most as many bytes of them as `size` episodes of the mean size read so
+/// far, so that what a run holds open follows the concurrency and the dataset's mean episode, not a run of
+/// large episodes that happen to come together (an episode too large for the bytes left waits until none is
+/// open); and, with a real model, an episode past the first few is read only while the endpoint has a place
+/// for more requests than are outstanding ([`Window::on_demand`]): episodes are opened as the endpoint can
+/// take their calls, not as far as the window allows. Memory stays bounded whatever one slow episode holds up.
+/// Also how the writer tells the reader and the workers to stop.
+pub(super) struct Window<'a> {
     pub(super) size: usize,
-    /// (episodes written, stopped)
-    state: std::sync::Mutex<(usize, bool)>,
+    /// Whether the episodes open are also bounded by their bytes.
+    weighed: bool,
+    /// Whether more calls could go out now than are outstanding (None: the mock, always).
+    demand: Option<&'a (dyn Fn() -> bool + Sync)>,
+    state: std::sync::Mutex<Open>,
     moved: std::sync::Condvar,
 }
 
-impl Window {
-    pub(super) fn new(size: usize) -> Self {
+/// The episodes read and not yet written.
+#[derive(Debug, Default)]
+struct Open {
+    /// Episodes written (every episode before this index).
+    written: usize,
+    stopped: bool,
+    /// The bytes of each episode admitted and not yet written, in dataset order from `written`.
+    bytes: std::collections::VecDeque<u64>,
+    /// Their sum.
+    open_bytes: u64,
+    /// Every episode admitted so far: how many, and their bytes (the mean the budget is made of).
+    seen: u64,
+    seen_bytes: u64,
+}
+
+impl Open {
+    /// Whether episode `index` of `bytes` may be read now, in a window of `size`.
+    fn fits(&self, index: usize, bytes: u64, size: usize, weighed: bool) -> bool {
+        if index >= self.written + size {
+            return false;
+        }
+        if !weighed || self.bytes.is_empty() {
+            return true;
+        }
+        // `size` episodes of the mean size read so far, this one included.
+        let budget = (u128::from(self.seen_bytes) + u128::from(bytes)) * size as u128
+            / (u128::from(self.seen) + 1);
+        u128::from(self.open_bytes + bytes) <= budget
+    }
+
+    /// Counts an episode of `bytes` open.
+    fn take(&mut self, bytes: u64) {
+        self.bytes.push_back(bytes);
+        self.open_bytes += bytes;
+        self.seen += 1;
+        self.seen_bytes += bytes;
+    }
+
+    /// Every episode before `written` is written: no longer open.
+    fn written_to(&mut self, written: usize) {
+        for _ in self.written..written {
+            let bytes = self.bytes.pop_front().unwrap_or(0);
+            self.open_bytes = self.open_bytes.saturating_sub(bytes);
+        }
+        self.written = self.written.max(written);
+    }
+}
+
+/// Episodes open whatever the demand: a worker per core finds one to replay.
+fn open_at_least() -> usize {
+    rayon::current_num_threads().max(2)
+}
+
+/// How often a reader that waits for the endpoint's demand looks again.
+const DEMAND_POLL: std::time::Duration = std::time::Duration::from_millis(5);
+
+impl<'a> Window<'a> {
+    /// A window of `size` episodes, and of their bytes too when `weighed`.
+    pub(super) fn new(size: usize, weighed: bool) -> Self {
         Self {
             size,
-            state: std::sync::Mutex::new((0, false)),
+            weighed,
+            demand: None,
+            state: std::sync::Mutex::new(Open::default()),
             moved: std::sync::Condvar::new(),
         }
     }
 
-    fn update(&self, f: impl FnOnce(&mut (usize, bool))) {
+    /// The same window, reading an episode past the first few only while `demand` says the endpoint could take
+    /// more calls than are outstanding.
+    pub(super) fn on_demand(mut self, demand: &'a (dyn Fn() -> bool + Sync)) -> Self {
+        self.demand = Some(demand);
+        self
+    }
+
+    /// Whether the reader weighs the episodes it admits ([`episode_bytes`]).
+    pub(super) fn weighed(&self) -> bool {
+        self.weighed
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Open)) {
         if let Ok(mut state) = self.state.lock() {
             f(&mut state);
         }
@@ -104,36 +184,96 @@ impl Window {
 
     /// `written` episodes are written.
     pub(super) fn advance(&self, written: usize) {
-        self.update(|s| s.0 = written);
+        self.update(|s| s.written_to(written));
     }
 
     pub(super) fn stopped(&self) -> bool {
-        self.state.lock().map_or(true, |s| s.1)
+        self.state.lock().map_or(true, |s| s.stopped)
     }
 
-    /// Waits until episode `index` may be read; false when the run stopped.
-    fn admit(&self, index: usize) -> bool {
+    /// Waits until episode `index`, of `bytes` ([`episode_bytes`]; 0 when not weighed), may be read, and
+    /// counts it open; false when the run stopped.
+    fn admit(&self, index: usize, bytes: u64) -> bool {
         let Ok(mut state) = self.state.lock() else {
             return false;
         };
-        while !state.1 && index >= state.0 + self.size {
+        loop {
+            if state.stopped {
+                return false;
+            }
+            if state.fits(index, bytes, self.size, self.weighed) {
+                let wanted = index < state.written + open_at_least()
+                    || self.demand.is_none_or(|demand| demand());
+                if wanted {
+                    break;
+                }
+                // The endpoint has calls enough: look again as they are answered (or an episode written).
+                state = match self.moved.wait_timeout(state, DEMAND_POLL) {
+                    Ok((s, _)) => s,
+                    Err(_) => return false,
+                };
+                continue;
+            }
             state = match self.moved.wait(state) {
                 Ok(s) => s,
                 Err(_) => return false,
             };
         }
-        !state.1
+        state.take(bytes);
+        true
     }
 
     pub(super) fn stop_on_drop(&self) -> impl Drop + '_ {
-        struct Stop<'a>(&'a Window);
-        impl Drop for Stop<'_> {
+        struct Stop<'a, 'b>(&'a Window<'b>);
+        impl Drop for Stop<'_, '_> {
             fn drop(&mut self) {
-                self.0.update(|s| s.1 = true);
+                self.0.update(|s| s.stopped = true);
             }
         }
         Stop(self)
     }
+}
+
+/// What an episode weighs open, roughly: the bytes of its texts (items, findings, probes, tool schemas as
+/// their JSON would be) and a fixed share per item; read only when the window is [`Window::weighed`].
+pub(super) fn episode_bytes(ep: &Episode) -> u64 {
+    const PER_ITEM: usize = 48;
+    let items: usize = ep
+        .items
+        .iter()
+        .map(|item| {
+            PER_ITEM
+                + match item {
+                    Item::Message { content, .. }
+                    | Item::Reasoning { content, .. }
+                    | Item::Unrecorded { note: content, .. } => content.len(),
+                    Item::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => id.len() + name.len() + arguments.len(),
+                    Item::ToolResult {
+                        call_id,
+                        name,
+                        content,
+                        ..
+                    } => call_id.len() + name.len() + content.len(),
+                    Item::Observation { name, content } => name.len() + content.len(),
+                }
+        })
+        .sum();
+    let findings: usize = ep
+        .findings
+        .iter()
+        .map(|f| f.text.len() + f.evidence.iter().map(String::len).sum::<usize>())
+        .sum();
+    let probes: usize = ep
+        .probes
+        .iter()
+        .map(|p| p.question.len() + p.answers.iter().map(String::len).sum::<usize>())
+        .sum();
+    let tools: usize = ep.tools.iter().map(|t| t.to_string().len()).sum();
+    (items + findings + probes + tools + ep.task.len()) as u64
 }
 
 /// An episode sent to the workers: the episode and, in a shard, its line's hash (journaled with its results).
@@ -146,7 +286,7 @@ pub(super) type Input = (Episode, Option<u128>);
 pub(super) fn read_episodes(
     episodes: impl Iterator<Item = Result<Read>>,
     resumed: Option<(&JournalHead, &Path)>,
-    window: &Window,
+    window: &Window<'_>,
     tx: &std::sync::mpsc::SyncSender<(usize, Result<Input>)>,
 ) -> Option<String> {
     let (none, unhashed) = (HashSet::new(), HashMap::new());
@@ -182,7 +322,11 @@ pub(super) fn read_episodes(
             continue;
         }
         let failed = checked.is_err();
-        if !window.admit(index) || tx.send((index, checked)).is_err() || failed {
+        let bytes = match &checked {
+            Ok((ep, _)) if window.weighed() => episode_bytes(ep),
+            _ => 0,
+        };
+        if !window.admit(index, bytes) || tx.send((index, checked)).is_err() || failed {
             return None;
         }
         index += 1;
@@ -193,7 +337,7 @@ pub(super) fn read_episodes(
             "its finished episode '{gone}' is no longer among its lines of the dataset (the dataset changed since \
              the shard started)"
         ));
-        if window.admit(index) {
+        if window.admit(index, 0) {
             let _ = tx.send((index, Err(gone)));
         }
         return None;
@@ -223,4 +367,112 @@ fn check(file: &Path, line: usize, ep: &Episode, seen: &mut HashSet<String>) -> 
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Admits what fits of `sizes` in order, as the reader does, without waiting: the indices admitted.
+    fn admitted(open: &mut Open, from: usize, sizes: &[u64], size: usize, weighed: bool) -> usize {
+        let mut index = from;
+        for &bytes in sizes {
+            if !open.fits(index, bytes, size, weighed) {
+                break;
+            }
+            open.take(bytes);
+            index += 1;
+        }
+        index
+    }
+
+    #[test]
+    fn a_window_of_equal_episodes_holds_its_size_weighed_or_not() {
+        for weighed in [false, true] {
+            let mut open = Open::default();
+            assert_eq!(admitted(&mut open, 0, &[100; 10], 4, weighed), 4);
+            open.written_to(1);
+            assert_eq!(admitted(&mut open, 4, &[100; 10], 4, weighed), 5);
+            assert_eq!(open.open_bytes, 400);
+        }
+    }
+
+    #[test]
+    fn large_episodes_together_are_held_to_the_bytes_of_a_window_of_mean_ones() {
+        // Twenty episodes of 100 bytes read and written: the mean is 100, a window of 4 holds 400 bytes.
+        let mut open = Open::default();
+        assert_eq!(admitted(&mut open, 0, &[100; 4], 4, true), 4);
+        for written in 1..=16 {
+            open.written_to(written);
+            assert_eq!(
+                admitted(&mut open, written + 3, &[100], 4, true),
+                written + 4
+            );
+        }
+        open.written_to(20);
+        assert_eq!(open.open_bytes, 0);
+        // Then episodes of 1,000 bytes: the first is open alone (nothing else is), the next waits for it.
+        assert_eq!(admitted(&mut open, 20, &[1000, 1000], 4, true), 21);
+        assert_eq!(open.open_bytes, 1000);
+        // Unweighed, the count alone: four of them.
+        let mut count = Open::default();
+        assert_eq!(admitted(&mut count, 0, &[1000; 8], 4, false), 4);
+        // A small one waits too while the large one holds more than the budget, and goes once it is written.
+        assert_eq!(admitted(&mut open, 21, &[100], 4, true), 21);
+        open.written_to(21);
+        assert_eq!(admitted(&mut open, 21, &[100; 8], 4, true), 25);
+        assert!(open.open_bytes <= 4 * open.seen_bytes / open.seen);
+    }
+
+    #[test]
+    fn the_count_bounds_a_weighed_window_of_small_episodes() {
+        // Tiny episodes after large ones: the bytes would allow many, the count allows 4.
+        let mut open = Open::default();
+        assert_eq!(admitted(&mut open, 0, &[10_000], 4, true), 1);
+        open.written_to(1);
+        assert_eq!(admitted(&mut open, 1, &[1; 10], 4, true), 5);
+    }
+
+    #[test]
+    fn past_the_first_few_an_episode_is_read_only_on_demand() {
+        let wanted = std::sync::atomic::AtomicBool::new(false);
+        let demand = || wanted.load(std::sync::atomic::Ordering::Relaxed);
+        let window = Window::new(100, true).on_demand(&demand);
+        for index in 0..open_at_least() {
+            assert!(
+                window.admit(index, 100),
+                "the first few whatever the demand"
+            );
+        }
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| window.admit(open_at_least(), 100));
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            assert!(!reader.is_finished(), "no demand: the next waits");
+            wanted.store(true, std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                reader.join().unwrap(),
+                "read once the endpoint could take more"
+            );
+        });
+    }
+
+    #[test]
+    fn the_reader_waits_for_the_writer_and_stops_with_the_run() {
+        let window = Window::new(2, true);
+        assert!(window.admit(0, 100));
+        assert!(window.admit(1, 100));
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| window.admit(2, 100));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert!(
+                !reader.is_finished(),
+                "the third waits for the first to be written"
+            );
+            window.advance(1);
+            assert!(reader.join().unwrap());
+            let stopped = scope.spawn(|| window.admit(3, 100));
+            drop(window.stop_on_drop());
+            assert!(!stopped.join().unwrap());
+        });
+    }
 }

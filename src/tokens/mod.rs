@@ -3,10 +3,10 @@
 //!
 //! Two backends give identical counts: [`Backend::Bpe`] (the default: this crate's byte-pair encoder over
 //! tiktoken's vocabularies, laid out at build time and read in place from the binary, behind its own
-//! pre-tokenizer, which splits ASCII text without a regex and keeps a search cache per thread for the rest,
-//! and a per-thread table of the counts of the pieces met last; nine to twenty times as fast on one thread,
-//! and ready at once) and [`Backend::Tiktoken`] (`tiktoken-rs`, the reference port). Counting is the hot path
-//! of every replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its
+//! pre-tokenizer, which splits ASCII text without a regex and takes a search cache from a pool for the rest,
+//! and a table of the counts of the pieces met last, from a pool too (one per thread counting at once);
+//! nine to twenty times as fast on one thread, and ready at once) and [`Backend::Tiktoken`] (`tiktoken-rs`,
+//! the reference port). Counting is the hot path of every replay, so [`Tokenizer::count_item`] caches each item's count under a 128-bit hash of its
 //! content: a run over many strategies tokenizes each distinct item once in total.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -59,7 +59,7 @@ impl Encoding {
 }
 
 impl Encoding {
-    /// The encoding's place in the per-process and per-thread tables kept for each encoding.
+    /// The encoding's place in the per-process tables and pools kept for each encoding.
     fn slot(self) -> usize {
         match self {
             Encoding::O200kBase => 0,

@@ -1,8 +1,9 @@
 //! The built-in backend: this crate's byte-pair encoder over tiktoken's vocabularies ([`vocab`], laid out at
-//! build time by [`layout`]), behind its own pre-tokenizer ([`pretokenize`]), with a per-thread table of the
-//! counts of the pieces met last.
+//! build time by [`layout`]), behind its own pre-tokenizer ([`pretokenize`]), with a table of the counts of the
+//! pieces met last, shared by the counting threads ([`pool`]).
 
 pub(super) mod layout;
+mod pool;
 mod pretokenize;
 mod vocab;
 
@@ -80,13 +81,16 @@ impl Default for PieceCounts {
     }
 }
 
+/// The piece counts, per encoding (o200k_base, cl100k_base), shared by the counting threads ([`pool`]).
+static PIECE_COUNTS: [pool::Pool<PieceCounts>; 2] = [pool::Pool::new(), pool::Pool::new()];
+
 thread_local! {
-    /// Each thread's piece counts, per encoding (o200k_base, cl100k_base), made when the thread first counts.
-    static PIECE_COUNTS: std::cell::RefCell<[Option<PieceCounts>; 2]> =
+    /// The piece counts of a thread that keeps its own ([`pool::owns_scratch`]), per encoding.
+    static OWN_PIECE_COUNTS: std::cell::RefCell<[Option<PieceCounts>; 2]> =
         const { std::cell::RefCell::new([None, None]) };
 }
 
-/// Tokens of `text` by `vocab` behind `pre` (the encoding in per-thread slot `slot`), counting until past
+/// Tokens of `text` by `vocab` behind `pre` (the encoding in slot `slot` of the pools), counting until past
 /// `limit`: the count when it is at most `limit`, else some number above it.
 pub(super) fn count_while(
     vocab: &Vocabulary,
@@ -95,16 +99,22 @@ pub(super) fn count_while(
     text: &str,
     limit: usize,
 ) -> usize {
-    PIECE_COUNTS.with_borrow_mut(|caches| {
+    let count = |cache: &mut PieceCounts| {
         let mut counter = Counter {
-            cache: caches[slot].get_or_insert_with(PieceCounts::default),
+            cache,
             vocab,
             n: 0,
             limit,
         };
         pre.pieces_while(text, &mut counter);
         counter.n
-    })
+    };
+    if pool::owns_scratch() {
+        OWN_PIECE_COUNTS
+            .with_borrow_mut(|own| count(own[slot].get_or_insert_with(PieceCounts::default)))
+    } else {
+        PIECE_COUNTS[slot].with(PieceCounts::default, count)
+    }
 }
 
 /// Counts the pieces it takes: from the thread's table of piece counts, else by the encoder.

@@ -4,14 +4,14 @@
 //! pool hands its fast slot to one thread and writes an atomic on every search; with several worker threads
 //! counting at once, every piece of text costs a contended cache line and most searches take the pool's slow
 //! path (measured: two threads tokenized the dataset slower than one). This module compiles the same patterns
-//! and gives every thread its own cache, so counting scales with cores. ASCII text, nearly all of an agent's
+//! and gives every thread counting at once its own cache (from a pool, [`super::pool`]), so counting scales
+//! with cores. ASCII text, nearly all of an agent's
 //! history, is split without the regex by the same patterns compiled by hand ([`ascii`]): on short pieces the
 //! lazy DFA's search set-up and state lookups cost more than the pieces' bytes, and counting the bundled
 //! dataset's text on one thread went from 70 to 162 MiB/s. The pieces are exactly
 //! `bpe_openai::Tokenizer::split`'s: the tests compare both on every item of the bundled dataset and on edge
 //! cases, and the ASCII splitter with the compiled patterns on random text.
 
-use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use regex_automata::meta::{Cache, Regex};
@@ -28,7 +28,7 @@ pub(in crate::tokens) struct Pretokenizer {
     /// text never needs).
     regex: OnceLock<Regex>,
     lookahead: [bool; 3],
-    /// This encoding's slot in the per-thread caches.
+    /// This encoding's slot in the pools of caches.
     slot: usize,
 }
 
@@ -47,9 +47,13 @@ impl<F: FnMut(&str) -> bool> PieceSink for F {
     }
 }
 
+/// The search caches, per encoding, shared by the counting threads ([`super::pool`]): one for each thread
+/// splitting non-ASCII text at the same moment, not one for every thread that ever did.
+static CACHES: [super::pool::Pool<Cache>; 2] = [super::pool::Pool::new(), super::pool::Pool::new()];
+
 thread_local! {
-    /// One search cache per encoding per thread.
-    static CACHES: RefCell<[Option<Cache>; 2]> = const { RefCell::new([None, None]) };
+    /// The search caches of a thread that keeps its own ([`super::pool::owns_scratch`]), per encoding.
+    static OWN_CACHES: std::cell::RefCell<[Option<Cache>; 2]> = const { std::cell::RefCell::new([None, None]) };
 }
 
 /// The last two alternatives of both encodings and their look-ahead flags. All patterns are `bpe-openai` 0.3's,
@@ -142,8 +146,7 @@ impl Pretokenizer {
             }
             return;
         }
-        CACHES.with_borrow_mut(|caches| {
-            let cache = caches[self.slot].get_or_insert_with(|| self.regex().create_cache());
+        self.with_cache(|cache| {
             while last < bytes.len() {
                 if next_non_ascii < last {
                     next_non_ascii = non_ascii(last);
@@ -162,6 +165,16 @@ impl Pretokenizer {
                 last = end;
             }
         });
+    }
+
+    /// Runs `f` with a search cache: the thread's own ([`super::pool::owns_scratch`]), else one from the pool.
+    fn with_cache<R>(&self, f: impl FnOnce(&mut Cache) -> R) -> R {
+        let make = || self.regex().create_cache();
+        if super::pool::owns_scratch() {
+            OWN_CACHES.with_borrow_mut(|own| f(own[self.slot].get_or_insert_with(make)))
+        } else {
+            CACHES[self.slot].with(make, f)
+        }
     }
 
     /// The end of the piece of `text` that starts at `last`, by the compiled patterns; always past `last`.
@@ -190,8 +203,7 @@ impl Pretokenizer {
     /// [`Pretokenizer::pieces_while`] by the compiled patterns alone (the reference of the tests).
     #[cfg(test)]
     fn regex_pieces_while(&self, text: &str, mut piece: impl FnMut(&str) -> bool) {
-        CACHES.with_borrow_mut(|caches| {
-            let cache = caches[self.slot].get_or_insert_with(|| self.regex().create_cache());
+        self.with_cache(|cache| {
             let mut last = 0;
             while last < text.len() {
                 let end = self.regex_piece_end(cache, text, last);
