@@ -581,9 +581,10 @@ fn memory(work: &Path, latency: Duration) {
         std::fs::write(&all, lines).expect("writes the generated dataset");
     }
     let text = std::fs::read_to_string(&all).expect("the generated dataset");
-    // At 64, 100 episodes are fewer than the run may hold at once (a window of 2 × 64 episodes between the
-    // reader and the writer); 200 and 400 show where the peak stops growing. At 16 (a window of 32) every
-    // size is past it: what still grows there grows with the dataset.
+    // A real-model run reads an episode while fewer calls are outstanding than twice the endpoint's places,
+    // within a window of a worker's episode and a quarter more (80 at 64, 320 at 256), bounded in bytes too:
+    // 200 and 400 show whether the peak still grows with the dataset; what does (the bodies on the wire, the
+    // tokenizer's scratch before it was pooled) follows the largest requests a run meets at once.
     let mut peaks = BTreeMap::new();
     // ENDPOINT_BENCH_CONCURRENCY="64": only that concurrency.
     let levels: Vec<usize> = std::env::var("ENDPOINT_BENCH_CONCURRENCY").map_or_else(
