@@ -17,7 +17,8 @@
 //! (what `cargo bench -- --test` runs in CI) one short run. Parts: `-- concurrency`, `-- refusals`,
 //! `-- control` (what the memory measurement reads of a child touching a known amount), `-- memory`, and, not
 //! in the whole, `-- at256` (rounds of one run at 256 and the same run answered at once, against the run's lower
-//! bounds; `ENDPOINT_BENCH_ROUNDS`, 3). Environment:
+//! bounds; `ENDPOINT_BENCH_ROUNDS`, 3; `ENDPOINT_BENCH_BINS`, comma-separated builds run in turn in each
+//! round). Environment:
 //! `ENDPOINT_BENCH_BIN` (another ctxbench, to compare builds), `ENDPOINT_BENCH_WRAP` (a command the run is
 //! started under, e.g. `perf record -g -o FILE --`), `ENDPOINT_BENCH_EPISODES` and `ENDPOINT_BENCH_CONCURRENCY`
 //! (the memory part's sizes and levels, comma-separated), `ENDPOINT_BENCH_DATASETS` (more datasets the memory
@@ -161,66 +162,82 @@ fn at256(work: &Path, bundled: &Path, latency: Duration) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
+    // ENDPOINT_BENCH_BINS="old,new": each round runs each build in turn (its run and its floor), the order
+    // turning from round to round, so that the builds compared see the same minutes of the machine.
+    let bins: Vec<String> = std::env::var("ENDPOINT_BENCH_BINS").map_or_else(
+        |_| vec![bin()],
+        |v| v.split(',').map(str::to_owned).collect(),
+    );
+    let name = |bin: &str| {
+        Path::new(bin)
+            .file_name()
+            .map_or_else(|| bin.to_owned(), |n| n.to_string_lossy().into_owned())
+    };
     let mut rows = Vec::new();
     for round in 0..rounds {
-        let mut pair: [Option<(String, Run)>; 2] = [None, None];
-        for k in 0..2 {
-            // Alternating which goes first: both see the same machine.
-            let instant = (round + k) % 2 == 1;
-            let before = load();
-            let run = if instant {
-                run_with(
-                    work,
-                    bundled,
-                    256,
-                    stand_in(Duration::ZERO, 0.0),
-                    "# answered at once\n",
-                )
-            } else {
-                run(work, bundled, 256, stand_in(latency, 0.0))
+        for b in 0..bins.len() {
+            let bin = &bins[(round + b) % bins.len()];
+            let mut pair: [Option<(String, Run)>; 2] = [None, None];
+            for k in 0..2 {
+                // Alternating which goes first: both see the same machine.
+                let instant = (round + k) % 2 == 1;
+                let before = load();
+                let run = if instant {
+                    run_with_bin(
+                        bin,
+                        work,
+                        bundled,
+                        256,
+                        stand_in(Duration::ZERO, 0.0),
+                        "# answered at once\n",
+                    )
+                } else {
+                    run_with_bin(bin, work, bundled, 256, stand_in(latency, 0.0), "")
+                };
+                pair[usize::from(instant)] = Some((before, run));
+            }
+            let [Some((load_run, run)), Some((load_floor, floor))] = pair else {
+                unreachable!("both runs of a round ran")
             };
-            pair[usize::from(instant)] = Some((before, run));
+            let chain = 1 + critical_path(&run.out);
+            let waits = latency * chain;
+            let work_floor = floor.wall;
+            let bound = waits.max(work_floor);
+            let sum = waits + work_floor;
+            let secs = |d: Duration| format!("{:.2} s", d.as_secs_f64());
+            let cpu = |d: Option<Duration>| d.map_or_else(|| "–".to_owned(), secs);
+            rows.push(format!(
+                "| {} | {} | {load_run} / {load_floor} | {} | {chain} × {} ms = {} | {} ({} CPU) | {} | {:.2}× | {} | {:.2}× | {} |",
+                round + 1,
+                name(bin),
+                secs(run.wall),
+                latency.as_millis(),
+                secs(waits),
+                secs(work_floor),
+                cpu(floor.cpu),
+                secs(bound),
+                run.wall.as_secs_f64() / bound.as_secs_f64(),
+                secs(sum),
+                run.wall.as_secs_f64() / sum.as_secs_f64(),
+                cpu(run.cpu),
+            ));
+            // Read now: the next runs write the same folders.
+            println!("\nRound {}, {}:\n", round + 1, name(bin));
+            print_header();
+            print_row(256, latency, &run);
+            print_time_header();
+            print_time_row("256", &run);
+            print_time_row("256, answered at once", &floor);
         }
-        let [Some((load_run, run)), Some((load_floor, floor))] = pair else {
-            unreachable!("both runs of a round ran")
-        };
-        let chain = 1 + critical_path(&run.out);
-        let waits = latency * chain;
-        let work_floor = floor.wall;
-        let bound = waits.max(work_floor);
-        let sum = waits + work_floor;
-        let secs = |d: Duration| format!("{:.2} s", d.as_secs_f64());
-        let cpu = |d: Option<Duration>| d.map_or_else(|| "–".to_owned(), secs);
-        rows.push(format!(
-            "| {} | {load_run} / {load_floor} | {} | {chain} × {} ms = {} | {} ({} CPU) | {} | {:.2}× | {} | {:.2}× | {} |",
-            round + 1,
-            secs(run.wall),
-            latency.as_millis(),
-            secs(waits),
-            secs(work_floor),
-            cpu(floor.cpu),
-            secs(bound),
-            run.wall.as_secs_f64() / bound.as_secs_f64(),
-            secs(sum),
-            run.wall.as_secs_f64() / sum.as_secs_f64(),
-            cpu(run.cpu),
-        ));
-        // Read now: the next round's runs write the same folders.
-        println!("\nRound {}:\n", round + 1);
-        print_header();
-        print_row(256, latency, &run);
-        print_time_header();
-        print_time_row("256", &run);
-        print_time_row("256, answered at once", &floor);
     }
     println!(
         "\nmax_concurrency 256, the stand-in at {} ms, against what the run cannot finish before:\n",
         latency.as_millis()
     );
     println!(
-        "| round | load before (run / floor) | wall time | chain of dependent calls (preflight + longest replay chain) | the run answered at once (its own work) | the larger | wall / larger | sum | wall / sum | ctxbench CPU |"
+        "| round | build | load before (run / floor) | wall time | chain of dependent calls (preflight + longest replay chain) | the run answered at once (its own work) | the larger | wall / larger | sum | wall / sum | ctxbench CPU |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in &rows {
         println!("{row}");
     }
@@ -260,6 +277,18 @@ fn run_with(
     settings: Settings,
     llm_extra: &str,
 ) -> Run {
+    run_with_bin(&bin(), work, data, concurrency, settings, llm_extra)
+}
+
+/// [`run_with`] of the ctxbench at `bin`.
+fn run_with_bin(
+    bin: &str,
+    work: &Path,
+    data: &Path,
+    concurrency: usize,
+    settings: Settings,
+    llm_extra: &str,
+) -> Run {
     let endpoint = StandIn::start(settings).expect("the stand-in starts");
     let name = format!(
         "c{concurrency}-{}-r{}-l{}{}",
@@ -290,7 +319,7 @@ fn run_with(
     let stand_in_before = own_cpu();
     let spawned = Instant::now();
     let measured = spawn_measured(
-        &bin(),
+        bin,
         &run_args(data, Some(&config), &out),
         std::fs::File::create(&stdout_path)
             .expect("stdout file")

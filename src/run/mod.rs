@@ -1,7 +1,7 @@
 //! Running a comparison: configuration, parallel replay of a streamed dataset, and the files it writes.
 //!
 //! Episodes stream through a pipeline of threads ([`pipeline`]): a reader parses and checks them, at most a
-//! window of them ahead of the writer; the rayon workers replay each as soon as one is free (with a real
+//! window of them ahead of the writer; the workers replay each as soon as one is free (with a real
 //! model, a worker waits only for a strategy's call and, at the episode's end, for the answers of its probes:
 //! those go out as tasks of the client while the replay goes on; the mock answers at once); the writer
 //! ([`writer`]) puts results back in dataset order, computes their metrics and appends their rows. Every few episodes the rows are
@@ -27,8 +27,6 @@ mod writer;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-use rayon::prelude::*;
 
 pub use config::{
     dataset_sha256, has_recorded_compaction, PricingConfig, RunConfig, TokenizerConfig,
@@ -193,23 +191,18 @@ fn run_identity(config: &RunConfig, options: &RunOptions) -> Result<serde_json::
     Ok(config_json)
 }
 
-/// The replay's workers: with a real model a worker waits for a strategy's call and for its episode's last
+/// How many replay workers: with a real model a worker waits for a strategy's call and for its episode's last
 /// answers, so there are as many as requests may be in flight (the model's or the judge's limit, whichever is
-/// higher): with fewer, the endpoint would wait for the workers.
-fn worker_pool(config: &RunConfig) -> Result<(rayon::ThreadPool, usize)> {
-    let threads = [config.llm.as_ref(), config.judge.as_ref()]
+/// higher): with fewer, the endpoint would wait for the workers. Else one per core (rayon's count, which
+/// `RAYON_NUM_THREADS` sets).
+fn worker_count(config: &RunConfig) -> usize {
+    let cores = rayon::current_num_threads();
+    [config.llm.as_ref(), config.judge.as_ref()]
         .into_iter()
         .flatten()
         .map(|c| c.max_concurrency)
         .max()
-        .map_or_else(rayon::current_num_threads, |most| {
-            most.max(rayon::current_num_threads())
-        });
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Config(format!("cannot start {threads} worker threads: {e}")))?;
-    Ok((pool, threads))
+        .map_or(cores, |most| most.max(cores))
 }
 
 /// How many episodes the reader may run ahead of the writer ([`Window`]): what a run holds at most (each
@@ -280,7 +273,7 @@ struct Order<'a> {
 /// Writes the results in dataset order (the ones that arrive early wait), checkpointing as it goes; a bad
 /// episode or a failing strategy stops the run after everything before it was written.
 fn write_in_order(
-    results: std::sync::mpsc::Receiver<(usize, Option<String>, Result<Replayed>)>,
+    results: std::sync::mpsc::Receiver<Outcome>,
     writer: &mut Writer,
     order: &Order<'_>,
 ) -> Result<()> {
@@ -323,6 +316,54 @@ fn run_sha256(dataset: &Path, options: &RunOptions) -> Result<String> {
     }
 }
 
+/// What a worker sends back: the episode's place in the dataset, its id, and its replays.
+type Outcome = (usize, Option<String>, Result<Replayed>);
+
+/// Replays the episodes `episodes` brings on `threads` workers, each taking the next as soon as it is free,
+/// and sends each one's outcome to `results`. The workers are plain threads: a rayon pool of 256 reached through
+/// `par_bridge`, most of its workers idle (a worker waits for its episode's answers), spent a quarter of a
+/// real-model run's CPU at `max_concurrency` 256 in its idle workers' search for work.
+fn replay_all(
+    threads: usize,
+    episodes: std::sync::mpsc::Receiver<(usize, Result<Input>)>,
+    results: &std::sync::mpsc::Sender<Outcome>,
+    window: &Window,
+    session: &Session,
+    config: &RunConfig,
+) -> Result<()> {
+    let replayer = session.replayer();
+    let episodes = std::sync::Mutex::new(episodes);
+    std::thread::scope(|workers| {
+        for _ in 0..threads {
+            let (tx, episodes, replayer) = (results.clone(), &episodes, &replayer);
+            std::thread::Builder::new()
+                .spawn_scoped(workers, move || loop {
+                    let next = episodes
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .recv();
+                    let Ok((index, episode)) = next else { break };
+                    if window.stopped() {
+                        continue;
+                    }
+                    let id = episode.as_ref().ok().map(|(ep, _)| ep.id.clone());
+                    let replayed = episode.and_then(|(mut ep, line): Input| {
+                        // Blocks of unrecorded context sized with another tokenizer are sized again with the
+                        // run's (or the run refuses, saying why).
+                        crate::replay::unrecorded::resize(&mut ep, session.tokenizer())?;
+                        replay_episode(replayer, &ep, &config.strategies).map(|r| (ep, line, r))
+                    });
+                    // The receiver is gone only when the run has stopped.
+                    let _ = tx.send((index, id, replayed));
+                })
+                .map_err(|e| {
+                    Error::Config(format!("cannot start {threads} worker threads: {e}"))
+                })?;
+        }
+        Ok(())
+    })
+}
+
 /// [`run`] in the staging directory `out`.
 fn run_in(
     config: &RunConfig,
@@ -343,7 +384,7 @@ fn run_in(
         None
     };
     let resumed = journal.as_ref().map(|j| (j, out));
-    let (pool, threads) = worker_pool(config)?;
+    let threads = worker_count(config);
     // A shard reads and hashes its own episodes' lines; the others' are counted, neither parsed nor hashed.
     let episodes = stream_every(dataset, options.shard.map(|s| (s.index, s.count)))?;
     let demand = demand(config, session);
@@ -359,34 +400,11 @@ fn run_in(
         let (episode_tx, episode_rx) = std::sync::mpsc::sync_channel(window.size);
         let window = &window;
         let reader = scope.spawn(move || read_episodes(episodes, resumed, window, &episode_tx));
-        let (result_tx, result_rx) =
-            std::sync::mpsc::channel::<(usize, Option<String>, Result<Replayed>)>();
-        // Episodes replay on the pool as they arrive, each on the first free worker; results come back
-        // tagged with their place in the dataset.
-        let workers = scope.spawn(move || -> Result<()> {
-            let replayer = session.replayer();
-            pool.install(|| {
-                episode_rx.into_iter().par_bridge().for_each_with(
-                    result_tx,
-                    |tx, (index, episode): (usize, Result<Input>)| {
-                        if window.stopped() {
-                            return;
-                        }
-                        let id = episode.as_ref().ok().map(|(ep, _)| ep.id.clone());
-                        let replayed = episode.and_then(|(mut ep, line)| {
-                            // Blocks of unrecorded context sized with another tokenizer are sized
-                            // again with the run's (or the run refuses, saying why).
-                            crate::replay::unrecorded::resize(&mut ep, session.tokenizer())?;
-                            replay_episode(&replayer, &ep, &config.strategies)
-                                .map(|r| (ep, line, r))
-                        });
-                        // The receiver is gone only when the run has stopped.
-                        let _ = tx.send((index, id, replayed));
-                    },
-                );
-            });
-            Ok(())
-        });
+        let (result_tx, result_rx) = std::sync::mpsc::channel::<Outcome>();
+        // Episodes replay as they arrive, each on the first free worker; results come back tagged with their
+        // place in the dataset.
+        let workers = scope
+            .spawn(move || replay_all(threads, episode_rx, &result_tx, window, session, config));
 
         let sha256 = sha256
             .join()

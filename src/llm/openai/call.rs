@@ -5,9 +5,10 @@
 use std::sync::{Arc, PoisonError};
 
 use serde_json::json;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 use tokio::sync::oneshot;
 
+use super::body::{self, Hashing, Out};
 use super::budget::Reservation;
 use super::cache::{Cached, Hit};
 use super::flight::{Joined, Leader};
@@ -26,6 +27,8 @@ use crate::llm::{CallMeta, LlmRequest, LlmResponse, Pending, Usage};
 struct Outgoing {
     request: LlmRequest,
     digest: sha2::digest::Output<Sha256>,
+    /// The body's length in bytes.
+    len: usize,
     key: String,
     input: Option<u64>,
     priority: Priority,
@@ -47,11 +50,9 @@ impl Client {
 
     /// The cache key of `body`: a SHA-256 of the endpoint and the body (also the backoff's jitter seed).
     fn digest(&self, body: &str) -> sha2::digest::Output<Sha256> {
-        let mut hasher = Sha256::new();
-        hasher.update(self.config.base_url.as_bytes());
-        hasher.update(b"\n");
-        hasher.update(body.as_bytes());
-        hasher.finalize()
+        let mut hashing = Hashing::new(&self.config.base_url);
+        hashing.put(body.as_bytes());
+        hashing.finish().0
     }
 
     fn input_estimate(&self, req: &LlmRequest) -> Option<u64> {
@@ -65,10 +66,9 @@ impl Client {
     /// stays on the replay's thread), the cache read, and the wait for a backlog place of a call at
     /// [`Priority::Background`].
     pub(super) fn begin(self: &Arc<Self>, req: &LlmRequest, priority: Priority) -> Pending {
-        // Serialized once: the same text is hashed (cache key, backoff jitter) and sent on every attempt.
-        let body = wire::body_text(&self.config, self.schema.as_ref(), req);
-        let digest = self.digest(&body);
-        drop(body);
+        // Hashed as it is written, from where an earlier request that starts alike left off (the cache key,
+        // the backoff's jitter); the text is written again, the same bytes, for each attempt.
+        let (digest, len) = self.keys.key(&self.config, self.schema.as_ref(), req);
         let key = format!("{digest:x}");
         self.count(|s| s.calls += 1);
         let leader = match self.flights.join(&key) {
@@ -110,6 +110,7 @@ impl Client {
         let outgoing = Outgoing {
             request: req.clone(),
             digest,
+            len,
             key,
             input: self.input_estimate(req),
             priority,
@@ -166,7 +167,7 @@ impl Client {
             latency_ms,
         } = self
             .send_retrying(
-                || wire::body_text(&self.config, self.schema.as_ref(), &call.request),
+                || body::body_text(&self.config, self.schema.as_ref(), &call.request, call.len),
                 &call.digest,
                 (Policy::Call, call.priority),
             )
@@ -291,7 +292,7 @@ impl Client {
     pub(super) async fn preflight(&self) -> Result<()> {
         const MAX_TOKENS: u32 = 8;
         let req = LlmRequest::from_contents(vec![Item::user("Reply with the word OK.")]);
-        let mut body = wire::body(&self.config, self.schema.as_ref(), &req);
+        let mut body = body::body(&self.config, self.schema.as_ref(), &req);
         body["max_tokens"] = json!(MAX_TOKENS);
         // OpenAI refuses JSON mode for a prompt that does not ask for JSON: the check asks for a word.
         if let Some(fields) = body.as_object_mut() {

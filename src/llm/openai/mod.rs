@@ -1,7 +1,9 @@
 //! An [`Llm`] for any OpenAI-compatible chat-completions endpoint: OpenAI, vLLM, llama.cpp's server, Ollama,
-//! OpenRouter. One file per job: `config` (the settings, the key), `wire` (the request body, one HTTP attempt,
+//! OpenRouter. One file per job: `config` (the settings, the key), `body` (the request body, written
+//! without a JSON tree, into the text sent or a hash), `wire` (one HTTP attempt,
 //! what a response means, `Retry-After`), `retry` (the one retry loop and its backoff), `limits` (concurrency
-//! and rate), `budget` (`--max-cost`), `flight` (identical requests in flight sent once) and `cache` (answers
+//! and rate), `budget` (`--max-cost`), `flight` (identical requests in flight sent once), `key` (the cache key, hashed as
+//! the body is written, from where a request that starts alike left off) and `cache` (answers
 //! on disk).
 //!
 //! - The API key is read from the environment variable the config names (`api_key_env`); it is sent in the
@@ -40,11 +42,13 @@
 //! - Assistant turns go out as one message each: its text (and reasoning) as `content` — an empty string, not
 //!   `null`, when there is none — and its tool calls as `tool_calls`.
 
+mod body;
 mod budget;
 mod cache;
 mod call;
 mod config;
 mod flight;
+mod key;
 mod limits;
 mod retry;
 mod wire;
@@ -63,6 +67,7 @@ use crate::error::{Error, Result};
 use crate::tokens::Tokenizer;
 use cache::Cache;
 use flight::Flights;
+use key::Keys;
 use limits::{Backlog, Limits, Priority};
 
 /// What the client did over a run: requests sent and why not more.
@@ -97,7 +102,7 @@ pub struct LlmStats {
 const BACKLOG_PER_PLACE: usize = 4;
 
 /// The runtime every client's calls run on: two worker threads, whatever the concurrency (they wait on
-/// sockets; a run's CPU work stays on its rayon workers), made once and kept for the process.
+/// sockets; a run's CPU work stays on its replay workers), made once and kept for the process.
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
         OnceLock::new();
@@ -133,6 +138,8 @@ struct Client {
     /// The price, to report the spend, when known.
     price: Option<Price>,
     flights: Flights,
+    /// The cache keys, and where earlier requests' hashes left off.
+    keys: Keys,
     cache: Cache,
     stats: Mutex<LlmStats>,
     /// The preflight check's outcome, once it ran.
@@ -174,6 +181,13 @@ impl OpenAiLlm {
                 ..LlmStats::default()
             }),
             cache: Cache::new(&config),
+            keys: Keys::new(
+                &config.base_url,
+                config
+                    .max_concurrency
+                    .saturating_mul(BACKLOG_PER_PLACE)
+                    .max(64),
+            ),
             config,
             api_key,
             http,
