@@ -41,10 +41,18 @@ pub fn first_act(steps: &[StepRecord]) -> Option<usize> {
     steps.iter().position(|s| s.changed)
 }
 
+/// What [`put_sums`] found: the found needs met there, and the strategy's cost there and the baseline's
+/// (`None` where unpriced).
+pub(super) struct Sums {
+    /// Found needs met from `from` on.
+    pub needs: usize,
+    /// The strategy's cost and the baseline's, where both are priced.
+    pub priced: Option<(f64, f64)>,
+}
+
 /// The [`SUMS`] of an episode under a strategy from call point `from` on: the sums behind savings, cost saved
-/// and the retention figures (from the first act here, from call point 0 in [`super::intervals`]); returns the
-/// found needs met there.
-pub(super) fn put_sums(v: &EpisodeView<'_>, out: &mut Values<'_>, from: usize) -> usize {
+/// and the retention figures (from the first act here, from call point 0 in [`super::intervals`]).
+pub(super) fn put_sums(v: &EpisodeView<'_>, out: &mut Values<'_>, from: usize) -> Sums {
     fn after(r: &EpisodeReplay, from: usize) -> &[StepRecord] {
         r.steps.get(from..).unwrap_or(&[])
     }
@@ -57,11 +65,10 @@ pub(super) fn put_sums(v: &EpisodeView<'_>, out: &mut Values<'_>, from: usize) -
             .iter()
             .map(|s| prices.strategy_cost(s))
             .try_fold(0.0, |a, b| b.map(|b| a + b));
-        super::maybe(
-            own.zip(prices.episode_cost(after(r, from)))
-                .map(|(o, a)| a + o),
-        )
+        own.zip(prices.episode_cost(after(r, from)))
+            .map(|(o, a)| a + o)
     };
+    let (cost, baseline_cost) = (cost(v.replay), cost(v.baseline));
     let computed;
     let rows = match v.ledger {
         Some(rows) => rows,
@@ -73,15 +80,18 @@ pub(super) fn put_sums(v: &EpisodeView<'_>, out: &mut Values<'_>, from: usize) -
     let counts = needs::NeedCounts::of(rows.iter().filter(|r| r.step >= from));
     out.put(slot::INPUT_TOKENS, input(v.replay))
         .put(slot::BASELINE_INPUT_TOKENS, input(v.baseline))
-        .put(slot::COST_USD, cost(v.replay))
-        .put(slot::BASELINE_COST_USD, cost(v.baseline))
+        .put(slot::COST_USD, super::maybe(cost))
+        .put(slot::BASELINE_COST_USD, super::maybe(baseline_cost))
         .put(slot::NEEDS, counts.needs)
         .put(slot::RETAINED, counts.retained)
         .put(slot::FIRST_NEEDS, counts.first)
         .put(slot::FIRST_RETAINED, counts.first_retained)
         .put(slot::NEEDS_TASK, counts.task)
         .put(slot::TASK_RETAINED, counts.task_retained);
-    counts.needs
+    Sums {
+        needs: counts.needs,
+        priced: cost.zip(baseline_cost),
+    }
 }
 
 /// Episodes acted on, and the figures from the first act on over them.
@@ -105,7 +115,15 @@ impl Metric for Acted {
             ),
         ];
         slots.extend(SUMS.map(Slot::kept));
-        slots.push(Slot::kept(slot::NEEDED));
+        slots.extend(
+            [
+                slot::NEEDED,
+                slot::PRICED_ACTED,
+                slot::PRICED_COST_USD,
+                slot::PRICED_BASELINE_COST_USD,
+            ]
+            .map(Slot::kept),
+        );
         slots
     }
 
@@ -113,16 +131,24 @@ impl Metric for Acted {
         let from = first_act(&v.replay.steps);
         out.put(slot::ACTED, from.is_some())
             .put(slot::ACTED_FROM, from);
-        let needs = match from {
+        let sums = match from {
             Some(from) => put_sums(v, out, from),
             None => {
                 for name in SUMS {
                     out.put(name, 0);
                 }
-                0
+                Sums {
+                    needs: 0,
+                    priced: None,
+                }
             }
         };
-        out.put(slot::NEEDED, needs > 0);
+        // Where it acted and both costs are known: the cost saved there over the priced episodes alone.
+        let (cost, baseline) = sums.priced.unwrap_or((0.0, 0.0));
+        out.put(slot::NEEDED, sums.needs > 0)
+            .put(slot::PRICED_ACTED, sums.priced.is_some())
+            .put(slot::PRICED_COST_USD, super::float(cost))
+            .put(slot::PRICED_BASELINE_COST_USD, super::float(baseline));
     }
 
     fn strategy_fields(&self) -> Vec<Field> {
@@ -153,6 +179,21 @@ impl Metric for Acted {
                 "Cost saving (with the prompt cache) from each episode's first act on, over the episodes the \
                  strategy acted on; its own LLM calls count wherever it made them.",
                 Agg::float_saving(slot::COST_USD, slot::BASELINE_COST_USD),
+            ),
+            Field::new(
+                "episodes_acted_priced",
+                Unit::Count,
+                "Episodes the strategy acted on whose cost there is known (their model and the strategy's \
+                 priced): the episodes cost_savings_acted_priced rests on.",
+                Agg::sum(slot::PRICED_ACTED),
+            ),
+            Field::new(
+                "cost_savings_acted_priced",
+                Unit::Share,
+                "Cost saving from each episode's first act on, over the episodes the strategy acted on whose \
+                 cost is known (cost_savings_acted where every one is; null where none is): what the advice \
+                 judges its cost by when some episode is unpriced.",
+                Agg::float_saving(slot::PRICED_COST_USD, slot::PRICED_BASELINE_COST_USD),
             ),
             Field::new(
                 "needs_acted",

@@ -200,6 +200,9 @@ fn every_headline_figure_of_a_tiny_episode_by_hand() {
     assert_eq!(s.named("episodes_needed_acted"), 1);
     close("savings_acted", 1.0 - 47.0 / 81.0);
     close("cost_savings_acted", 1.0 - 47.0 / 64.0);
+    // Priced: the same over the priced episodes it acted on, this one.
+    close("cost_savings_acted_priced", 1.0 - 47.0 / 64.0);
+    assert_eq!(s.named("episodes_acted_priced"), 1);
     assert_eq!(s.count(field::NEEDS_ACTED), Some(1));
     close("retention_at_need_acted", 0.0);
     assert!(s.named("retention_first_need_acted").is_null());
@@ -538,6 +541,8 @@ fn the_published_columns_and_fields_are_pinned() {
             "episodes_needed_acted",
             "savings_acted",
             "cost_savings_acted",
+            "episodes_acted_priced",
+            "cost_savings_acted_priced",
             "needs_acted",
             "retention_at_need_acted",
             "retention_at_need_acted_ci95",

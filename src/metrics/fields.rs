@@ -95,6 +95,10 @@ keys! {
     SAVINGS_ACTED = "savings_acted",
     /// Cost saved there.
     COST_SAVINGS_ACTED = "cost_savings_acted",
+    /// Episodes acted on whose cost there is known.
+    EPISODES_ACTED_PRICED = "episodes_acted_priced",
+    /// Cost saved there, over those.
+    COST_SAVINGS_ACTED_PRICED = "cost_savings_acted_priced",
     /// The needs met there.
     NEEDS_ACTED = "needs_acted",
     /// Retention at need there.

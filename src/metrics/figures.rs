@@ -61,6 +61,12 @@ pub struct Figures {
     pub savings_acted: Option<f64>,
     #[serde(deserialize_with = "present")]
     pub cost_savings_acted: Option<f64>,
+    /// Absent in results written before it was: 0.
+    #[serde(default)]
+    pub episodes_acted_priced: u64,
+    /// Absent in results written before it was: null.
+    #[serde(default)]
+    pub cost_savings_acted_priced: Option<f64>,
     pub needs_acted: u64,
     #[serde(deserialize_with = "present")]
     pub retention_at_need_acted: Option<f64>,

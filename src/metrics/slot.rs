@@ -98,6 +98,12 @@ pub const PROBES_CORRECT: &str = "probes_correct";
 pub const PROBES_KEPT: &str = "probes_kept";
 /// `probes_valid`.
 pub const PROBES_VALID: &str = "probes_valid";
+/// `priced_acted`.
+pub const PRICED_ACTED: &str = "priced_acted";
+/// `priced_cost_usd`.
+pub const PRICED_COST_USD: &str = "priced_cost_usd";
+/// `priced_baseline_cost_usd`.
+pub const PRICED_BASELINE_COST_USD: &str = "priced_baseline_cost_usd";
 /// `retained`.
 pub const RETAINED: &str = "retained";
 /// `retention`.

@@ -206,7 +206,9 @@ pub enum Fact {
     Unpriced {
         /// The models, as the config names them.
         models: Vec<String>,
-        /// Episodes whose trace names no model where the configuration names no `agent_model` either.
+        /// Episodes whose trace names no model where the configuration names no `agent_model` either (absent
+        /// in a summary.json written before it was counted: 0).
+        #[serde(default)]
         unnamed: usize,
     },
 }
@@ -274,5 +276,23 @@ impl Analysis {
     #[must_use]
     pub fn of(&self, strategy: &str) -> Option<&Assessment> {
         self.assessments.iter().find(|a| a.strategy == strategy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A summary.json written before episodes naming no model were counted still reads: none counted.
+    #[test]
+    fn an_unpriced_fact_without_its_count_of_unnamed_episodes_reads() {
+        let f: Fact = serde_json::from_str(r#"{"fact":"unpriced","models":["my-local"]}"#).unwrap();
+        assert_eq!(
+            f,
+            Fact::Unpriced {
+                models: vec!["my-local".into()],
+                unnamed: 0
+            }
+        );
     }
 }

@@ -492,7 +492,14 @@ pub fn dataset_line(run: &RunReport) -> String {
 /// The model an example summary names: the mock's name is the model it is priced as, not what wrote it.
 #[must_use]
 pub fn example_model(run: &RunReport, model: &str) -> String {
-    if !run.settings.real_llm {
+    if model == crate::llm::pricing::NO_MODEL {
+        // An episode naming no model, and none configured: nothing to be priced as.
+        if run.settings.real_llm {
+            "unpriced: no model named".to_owned()
+        } else {
+            "the mock LLM, unpriced: no model named".to_owned()
+        }
+    } else if !run.settings.real_llm {
         format!("the mock LLM, priced as {model}")
     } else {
         model.to_owned()

@@ -83,9 +83,9 @@ pub fn sentence(fact: &Fact, analysis: &Analysis) -> String {
             let unnamed = match unnamed {
                 0 => String::new(),
                 n => format!(
-                    "{n} {} whose trace names no model {} unpriced, never priced as another: name the \
-                     model in the config (`[pricing] agent_model`), or import again a dataset imported before \
-                     import recorded each call's model. ",
+                    "{n} {} whose trace names no model {} unpriced, never priced as another: give each its \
+                     model in the dataset (the episode's `\"model\"`), or price all of them as one model with \
+                     `[pricing] agent_model`. ",
                     if *n == 1 { "episode" } else { "episodes" },
                     if *n == 1 { "is" } else { "are" },
                 ),

@@ -76,10 +76,10 @@ pub enum Reason {
         baseline_cost: Option<f64>,
         /// Its token savings.
         savings: f64,
-        /// Its cost saved from its first act on, where the run's whole cost is unknown (some episode is
-        /// unpriced) and the episodes it acted on are priced: what decided. Absent otherwise.
+        /// Its cost saved from its first act on over the priced episodes it acted on, where the run's whole
+        /// cost is unknown (some episode is unpriced) and that saving is none: what decided. Absent otherwise.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        cost_savings_acted: Option<f64>,
+        cost_savings_acted_priced: Option<f64>,
     },
     /// No found finding is needed on these episodes: nothing measured what it loses.
     Unmeasured,
@@ -185,8 +185,8 @@ impl Reason {
                 cost,
                 baseline_cost,
                 savings,
-                cost_savings_acted,
-            } => costlier(cost, baseline_cost, savings, cost_savings_acted),
+                cost_savings_acted_priced,
+            } => costlier(cost, baseline_cost, savings, cost_savings_acted_priced),
             Self::Unmeasured => {
                 "no found finding is needed: nothing measured its losses".to_owned()
             }
@@ -227,9 +227,9 @@ fn costlier(
     cost: Option<f64>,
     baseline_cost: Option<f64>,
     savings: f64,
-    cost_savings_acted: Option<f64>,
+    cost_savings_acted_priced: Option<f64>,
 ) -> String {
-    match (cost, baseline_cost, cost_savings_acted) {
+    match (cost, baseline_cost, cost_savings_acted_priced) {
         (Some(c), Some(b), _) if c > b => format!(
             "costs {}, more than no reduction's {}",
             usd_exact(c, b),
@@ -239,12 +239,12 @@ fn costlier(
             format!("costs {}, as much as no reduction", usd(Some(c)))
         }
         (_, _, Some(s)) if s < 0.0 => format!(
-            "costs {} more than no reduction from its first act on (the run's whole cost is unknown: \
-             some episodes are unpriced)",
+            "costs {} more than no reduction from its first act on, where priced (the run's whole cost is \
+             unknown: some episodes are unpriced)",
             pct(Some(-s))
         ),
-        (_, _, Some(s)) if s <= 0.0 => "costs as much as no reduction from its first act on (the run's \
-             whole cost is unknown: some episodes are unpriced)"
+        (_, _, Some(s)) if s <= 0.0 => "costs as much as no reduction from its first act on, where priced \
+             (the run's whole cost is unknown: some episodes are unpriced)"
             .to_owned(),
         _ if savings < 0.0 => "sends more tokens than no reduction".to_owned(),
         _ => "sends as many tokens as no reduction".to_owned(),

@@ -303,12 +303,16 @@ fn facts(
             .iter()
             .filter(|g| g.model.price.is_none())
             .map(|g| g.model.model.clone());
+        // Only the models the table does not price: a priced one named in the config needs no price.
+        let table = config.price_table();
         let mut models: Vec<String> = [agent, settings.strategy_model]
             .into_iter()
             .flatten()
+            .filter(|m| table.get(m).is_none())
             .chain(unpriced)
             .filter(|m| !m.is_empty())
             .collect();
+        models.sort();
         models.dedup();
         let unnamed = if settings.agent_model.is_none() {
             unnamed

@@ -156,8 +156,9 @@ fn is_default_min_episodes(n: &u64) -> bool {
 pub struct RunConfig {
     /// Recorded in the summary; the mock LLM and the replay use no randomness.
     pub seed: u64,
-    /// The context window, in tokens, of an episode whose trace names no model (the bundled dataset) or whose
-    /// model the price table gives no input limit; the others take their model's ([`RunConfig::window`]).
+    /// The context window, in tokens, of an episode whose trace names no model or whose model the price table
+    /// gives no input limit; the others (the bundled dataset's gpt-4o included) take their model's input limit
+    /// from the table, and [`RunConfig::window`] sets every episode's.
     pub context_window: usize,
     /// Every episode's window, in tokens, whatever its model (`--window`): a what-if of a smaller window, or a
     /// model the table does not know.

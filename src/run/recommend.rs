@@ -79,13 +79,13 @@ pub fn reason(c: &Candidate<'_>, at: &Setting<'_>) -> Reason {
     if f.episodes_acted == 0 {
         return Reason::ActedNowhere;
     }
-    // Where some episode is unpriced the run's whole cost is unknown: the episodes it acted on decide, from
-    // its first act on, where they are priced.
+    // Where some episode is unpriced the run's whole cost is unknown: the priced episodes it acted on decide,
+    // from its first act on, for every strategy alike.
     let (dearer, acted) = match (f.cost_usd, f.baseline_cost_usd) {
         (Some(c), Some(b)) => (c >= b, None),
         _ => (
-            f.cost_savings_acted.is_some_and(|s| s <= 0.0),
-            f.cost_savings_acted,
+            f.cost_savings_acted_priced.is_some_and(|s| s <= 0.0),
+            f.cost_savings_acted_priced.filter(|s| *s <= 0.0),
         ),
     };
     if dearer || f.input_tokens >= f.baseline_input_tokens {
@@ -93,7 +93,7 @@ pub fn reason(c: &Candidate<'_>, at: &Setting<'_>) -> Reason {
             cost: f.cost_usd,
             baseline_cost: f.baseline_cost_usd,
             savings: f.savings,
-            cost_savings_acted: acted,
+            cost_savings_acted_priced: acted,
         };
     }
     if f.needs == 0 {
@@ -368,14 +368,17 @@ mod tests {
             (Some(0.01), Standing::Qualifies),
             (None, Standing::Qualifies),
         ] {
+            // The figure over the priced episodes it acted on decides, not the one over all of them
+            // (unknown where one of them is unpriced).
             let f = Figures {
-                cost_savings_acted: acted,
+                cost_savings_acted_priced: acted,
+                cost_savings_acted: None,
                 ..unpriced.clone()
             };
             assert_eq!(standing(f, &r), standing_, "{acted:?}");
         }
         let f = Figures {
-            cost_savings_acted: Some(-0.25),
+            cost_savings_acted_priced: Some(-0.25),
             baseline_cost_usd: Some(2.0),
             ..unpriced
         };
@@ -385,7 +388,7 @@ mod tests {
                 cost: None,
                 baseline_cost: Some(2.0),
                 savings: f.savings,
-                cost_savings_acted: Some(-0.25)
+                cost_savings_acted_priced: Some(-0.25)
             }
         );
         let unmeasured = Figures { needs: 0, ..good() };
@@ -483,7 +486,7 @@ mod tests {
                 cost: Some(20.363),
                 baseline_cost: Some(20.358),
                 savings: 0.033,
-                cost_savings_acted: None
+                cost_savings_acted_priced: None
             }
         );
     }

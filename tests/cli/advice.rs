@@ -213,11 +213,16 @@ fn a_strategy_that_costs_more_than_nothing_is_not_a_pick() {
         "{s}"
     );
     assert!(s["cost_savings_acted"].as_f64().unwrap() < 0.0, "{s}");
+    assert_eq!(
+        s["cost_savings_acted_priced"], s["cost_savings_acted"],
+        "{s}"
+    );
+    assert_eq!(s["episodes_acted_priced"], 1, "{s}");
     assert_eq!(ran.recommended(), None);
     assert_eq!(ran.standing("openhands_observation_masking"), "costlier");
     let flat = ran.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        flat.contains("more than no reduction from its first act on"),
+        flat.contains("more than no reduction from its first act on, where priced"),
         "{flat}"
     );
     assert!(

@@ -352,7 +352,7 @@ fn an_episode_naming_no_model_is_unpriced_unless_the_config_names_one() {
     assert!(out.status.success(), "{}", crate::text(&out.stderr));
     let console = flat(&crate::text(&out.stdout));
     assert!(
-        console.contains("1 episode whose trace names no model is unpriced, never priced as another: name the model in the config"),
+        console.contains("1 episode whose trace names no model is unpriced, never priced as another: give each its model in the dataset"),
         "{console}"
     );
     assert!(
@@ -397,6 +397,77 @@ fn an_episode_naming_no_model_is_unpriced_unless_the_config_names_one() {
     );
     let priced = cost(&named);
     assert!(priced.iter().all(|c| !c.is_empty()), "{priced:?}");
+    // A priced model the config names for the strategies is not listed as one to price: only the episode is.
+    let config = dir.path().join("strategy.toml");
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(crate::root().join("configs/default.toml"))
+            .unwrap()
+            .replace(
+                "# strategy_model = \"gpt-4o-mini\"",
+                "strategy_model = \"gpt-4o-mini\"",
+            ),
+    )
+    .unwrap();
+    let out = crate::ctxbench_run(
+        &data,
+        Some(&config),
+        &dir.path().join("strategy"),
+        &["--strategies", "none"],
+        None,
+    );
+    assert!(out.status.success(), "{}", crate::text(&out.stderr));
+    let console = flat(&crate::text(&out.stdout));
+    assert!(
+        console.contains("1 episode whose trace names no model is unpriced")
+            && !console.contains("[pricing.models.\"gpt-4o-mini\"]"),
+        "{console}"
+    );
+}
+
+/// Where one episode a strategy acted on is unpriced, its cost saved there over all of them is unknown, and
+/// over the priced ones it is exactly that of the priced episode run alone: the advice judges every strategy
+/// by the latter.
+#[test]
+fn the_cost_saved_where_it_acted_is_over_the_priced_episodes_in_a_mixed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mixed, _) = two_bundled(dir.path(), |lines| {
+        lines[1].as_object_mut().unwrap().remove("model");
+    });
+    let alone = dir.path().join("alone.jsonl");
+    let first = std::fs::read_to_string(&mixed).unwrap();
+    std::fs::write(&alone, first.lines().next().unwrap().to_owned() + "\n").unwrap();
+    let figures = |data: &std::path::Path, name: &str| -> serde_json::Value {
+        let run = dir.path().join(name);
+        let out = crate::ctxbench_run(data, None, &run, &["--strategies", "none,compaction"], None);
+        assert!(out.status.success(), "{}", crate::text(&out.stderr));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap())
+                .unwrap();
+        summary["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["strategy"] == "compaction")
+            .unwrap()
+            .clone()
+    };
+    let (mixed, alone) = (figures(&mixed, "mixed"), figures(&alone, "alone"));
+    assert_eq!(mixed["episodes_acted"], 2, "{mixed}");
+    assert_eq!(mixed["episodes_acted_priced"], 1, "{mixed}");
+    assert!(mixed["cost_savings_acted"].is_null(), "{mixed}");
+    assert!(
+        alone["cost_savings_acted"].as_f64().unwrap() > 0.0,
+        "{alone}"
+    );
+    assert_eq!(
+        mixed["cost_savings_acted_priced"],
+        alone["cost_savings_acted"]
+    );
+    assert_eq!(
+        alone["cost_savings_acted_priced"],
+        alone["cost_savings_acted"]
+    );
 }
 
 /// The bundled dataset's first two episodes, changed by `edit`, written to `DIR/two.jsonl`: its path and them.

@@ -31,7 +31,7 @@ pub mod table;
 
 use serde::{Deserialize, Serialize};
 
-pub use episode::{CallPrices, Defaults, ModelGroup, ModelUse, RecordedCost, WindowFrom};
+pub use episode::{CallPrices, Defaults, ModelGroup, ModelUse, RecordedCost, WindowFrom, NO_MODEL};
 pub use table::{PriceSource, PriceTable, Quote};
 
 /// The shortest prompt a provider caches when neither the table nor `pricing.toml` says: OpenAI's and

@@ -49,7 +49,7 @@ fn each_reason_says_why_in_a_line() {
                 cost: Some(20.363_168),
                 baseline_cost: Some(20.358_032),
                 savings: 0.033,
-                cost_savings_acted: None,
+                cost_savings_acted_priced: None,
             },
             "costs $20.363, more than no reduction's $20.358",
         ),
@@ -58,7 +58,7 @@ fn each_reason_says_why_in_a_line() {
                 cost: Some(2.0),
                 baseline_cost: Some(2.0),
                 savings: 0.1,
-                cost_savings_acted: None,
+                cost_savings_acted_priced: None,
             },
             "costs $2.00, as much as no reduction",
         ),
@@ -67,7 +67,7 @@ fn each_reason_says_why_in_a_line() {
                 cost: None,
                 baseline_cost: None,
                 savings: -0.01,
-                cost_savings_acted: None,
+                cost_savings_acted_priced: None,
             },
             "sends more tokens than no reduction",
         ),
@@ -76,7 +76,7 @@ fn each_reason_says_why_in_a_line() {
                 cost: None,
                 baseline_cost: Some(1.0),
                 savings: 0.0,
-                cost_savings_acted: None,
+                cost_savings_acted_priced: None,
             },
             "sends as many tokens as no reduction",
         ),
@@ -85,20 +85,20 @@ fn each_reason_says_why_in_a_line() {
                 cost: None,
                 baseline_cost: None,
                 savings: 0.061,
-                cost_savings_acted: Some(-5.849),
+                cost_savings_acted_priced: Some(-5.849),
             },
-            "costs 584.9% more than no reduction from its first act on (the run's whole cost is unknown: \
-             some episodes are unpriced)",
+            "costs 584.9% more than no reduction from its first act on, where priced (the run's whole cost \
+             is unknown: some episodes are unpriced)",
         ),
         (
             Reason::Costlier {
                 cost: None,
                 baseline_cost: None,
                 savings: 0.061,
-                cost_savings_acted: Some(0.0),
+                cost_savings_acted_priced: Some(0.0),
             },
-            "costs as much as no reduction from its first act on (the run's whole cost is unknown: some \
-             episodes are unpriced)",
+            "costs as much as no reduction from its first act on, where priced (the run's whole cost is \
+             unknown: some episodes are unpriced)",
         ),
         (
             Reason::Unmeasured,
