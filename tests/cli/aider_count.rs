@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use ctxbench::history::usage::ProviderUsage;
-use ctxbench::{Item, Role, Tokenizer};
+use ctxbench::Tokenizer;
 
 use crate::traces::{imported, usage_with};
 
@@ -31,18 +31,7 @@ fn aider_reports_its_own_count_of_each_reply() {
         let Some(usage) = ProviderUsage::of(ep).filter(|_| ep.source == "import/aider") else {
             continue;
         };
-        let replies: Vec<&str> = ep
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Message {
-                    role: Role::Assistant,
-                    content,
-                    ..
-                } => Some(&**content),
-                _ => None,
-            })
-            .collect();
+        let replies = crate::traces::assistant_replies(ep);
         let Some(records) = usage.per_call_point(replies.len()) else {
             continue;
         };
