@@ -599,6 +599,21 @@ pub fn call_points(items: &[Item]) -> Vec<usize> {
 }
 
 impl Episode {
+    /// The texts of its assistant messages, in order (not its tool calls or reasoning).
+    #[must_use]
+    pub fn assistant_messages(&self) -> Vec<&str> {
+        self.items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Message {
+                    role: Role::Assistant,
+                    content,
+                } => Some(&**content),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Every call point: the positions just before an assistant turn begins, and the end of the episode when
     /// items follow the last turn, unless the recording shows the agent stopped there ([`Episode::stopped`]).
     #[must_use]

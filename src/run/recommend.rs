@@ -83,10 +83,10 @@ pub fn reason(c: &Candidate<'_>, at: &Setting<'_>) -> Reason {
     // from its first act on, for every strategy alike.
     let (dearer, acted) = match (f.cost_usd, f.baseline_cost_usd) {
         (Some(c), Some(b)) => (c >= b, None),
-        _ => (
-            f.cost_savings_acted_priced.is_some_and(|s| s <= 0.0),
-            f.cost_savings_acted_priced.filter(|s| *s <= 0.0),
-        ),
+        _ => {
+            let dearer = f.cost_savings_acted_priced.filter(|s| *s <= 0.0);
+            (dearer.is_some(), dearer)
+        }
     };
     if dearer || f.input_tokens >= f.baseline_input_tokens {
         return Reason::Costlier {

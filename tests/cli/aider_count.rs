@@ -31,7 +31,7 @@ fn aider_reports_its_own_count_of_each_reply() {
         let Some(usage) = ProviderUsage::of(ep).filter(|_| ep.source == "import/aider") else {
             continue;
         };
-        let replies = crate::traces::assistant_replies(ep);
+        let replies = ep.assistant_messages();
         let Some(records) = usage.per_call_point(replies.len()) else {
             continue;
         };

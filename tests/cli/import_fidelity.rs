@@ -238,7 +238,7 @@ fn aider_keeps_an_interrupted_reply_as_aider_did() {
     let usage = ProviderUsage::of(ep).unwrap();
     assert_eq!(usage.unrecorded.len(), 1);
     assert_eq!(usage.unrecorded[0].call_point, 3);
-    let replies = crate::traces::assistant_replies(ep);
+    let replies = ep.assistant_messages();
     let interrupted = replies[3];
     assert!(
         interrupted.starts_with("Certainly! I'll modify the `init_before_message` method")

@@ -11,21 +11,6 @@ use ctxbench::history::usage::ProviderUsage;
 use ctxbench::run::usage::{compare, EpisodeUsage};
 use ctxbench::{Episode, Item, Role, Tokenizer};
 
-/// The texts of `ep`'s assistant messages, in order.
-pub(crate) fn assistant_replies(ep: &Episode) -> Vec<&str> {
-    ep.items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Message {
-                role: Role::Assistant,
-                content,
-                ..
-            } => Some(&**content),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Every shared trace, imported: (file name, its episodes).
 pub(crate) fn imported() -> Option<Vec<(String, Vec<Episode>)>> {
     let files = crate::shared_trace_files()?;

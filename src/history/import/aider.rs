@@ -569,18 +569,7 @@ fn counted_by(ep: &Episode, usage: &ProviderUsage) -> Option<String> {
     if usage.approximate {
         return None;
     }
-    let replies: Vec<&str> = ep
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            crate::history::Item::Message {
-                role: Role::Assistant,
-                content,
-                ..
-            } => Some(&**content),
-            _ => None,
-        })
-        .collect();
+    let replies = ep.assistant_messages();
     let records = usage.per_call_point(replies.len())?;
     let bpe = tiktoken_rs::cl100k_base_singleton();
     let mut equal = false;
